@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "savetool",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "SaveKit", targets: ["SaveKit"]),
+        .executable(name: "savetool", targets: ["savetool"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    ],
+    targets: [
+        // The core: value model, codecs, editing. No archive or CLI dependency.
+        .target(
+            name: "SaveKit",
+            dependencies: [
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // The command-line tool: argument parsing and output only; the work is in SaveKit.
+        .executableTarget(
+            name: "savetool",
+            dependencies: [
+                "SaveKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "SaveKitTests", dependencies: ["SaveKit"]),
+        .testTarget(name: "savetoolTests", dependencies: ["SaveKit"]),
+    ]
+)

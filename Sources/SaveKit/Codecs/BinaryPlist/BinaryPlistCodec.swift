@@ -1,0 +1,24 @@
+/// Apple's binary property list format (`bplist00`), what `UserDefaults` writes to
+/// `Library/Preferences/*.plist`.
+public struct BinaryPlistCodec: SaveCodec {
+    public let id = "bplist"
+    public let summary = "binary property list (bplist00, as UserDefaults writes)"
+    public let fileExtensions = ["bplist"]
+    public let capabilities: ValueCapabilities = [.date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters]
+
+    public init() {}
+
+    public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
+        prefix.starts(with: Array("bplist0".utf8))
+    }
+
+    public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
+        try BinaryPlistReader.parse(bytes, options: options)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        var report = ValueLowering.Report()
+        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
+        return try BinaryPlistWriter.encode(value, maxDepth: DecodingOptions().maxDepth)
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+import OrderedCollections
+
+/// Reads `bplist00` binary property lists, the format `UserDefaults` writes.
+///
+/// Every number read from the file (offsets, counts, references) is checked against the file
+/// before it is used, so a hostile file ends in an error naming the byte, never in a crash or
+/// a huge allocation. Objects referenced from several places are decoded once and shared;
+/// a reference cycle is an error (as in CoreFoundation and libplist), and so is a graph of
+/// shared references that would expand past ``DecodingOptions/maxExpandedValues``.
+struct BinaryPlistReader {
+    struct Failure: Error {
+        var offset: Int
+        var found: String
+        var expected: String
+        var isLimit = false
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private let options: DecodingOptions
+    private var offsetSize = 0
+    private var referenceSize = 0
+    private var objectCount = 0
+    private var offsetTableStart = 0
+    /// Decoded objects by index, so that a shared object is decoded once.
+    private var decoded: [SaveValue?] = []
+    /// How many values each decoded object expands to, for the expansion limit.
+    private var expandedSize: [Int] = []
+    /// Objects being decoded right now: meeting one again is a cycle.
+    private var inProgress: [Bool] = []
+
+    private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
+        self.bytes = bytes
+        self.options = options
+    }
+
+    static func parse(_ input: [UInt8], options: DecodingOptions) throws(CodecError) -> SaveValue {
+        do {
+            return try input.withUnsafeBufferPointer { buffer throws(Failure) in
+                var reader = BinaryPlistReader(bytes: buffer, options: options)
+                return try reader.parseDocument()
+            }
+        } catch {
+            if error.isLimit {
+                throw .limitExceeded(codec: "bplist", at: .byte(error.offset), found: error.found, expected: error.expected)
+            }
+            throw .malformed(codec: "bplist", at: .byte(error.offset), found: error.found, expected: error.expected)
+        }
+    }
+
+    // MARK: - Trailer
+
+    private mutating func parseDocument() throws(Failure) -> SaveValue {
+        let headerLength = 8
+        let trailerLength = 32
+        guard bytes.count >= headerLength + 1 + trailerLength else {
+            throw Failure(offset: 0, found: "\(bytes.count) bytes", expected: "at least \(headerLength + 1 + trailerLength) bytes (header, one object, trailer)")
+        }
+        let magic: [UInt8] = Array("bplist0".utf8)
+        guard (0..<7).allSatisfy({ bytes[$0] == magic[$0] }) else {
+            throw Failure(offset: 0, found: "a file not starting with \"bplist0\"", expected: "a binary property list")
+        }
+        let trailer = bytes.count - trailerLength
+        offsetSize = Int(bytes[trailer + 6])
+        referenceSize = Int(bytes[trailer + 7])
+        let declaredObjects = readUInt64(at: trailer + 8, size: 8)
+        let topObject = readUInt64(at: trailer + 16, size: 8)
+        let declaredTableStart = readUInt64(at: trailer + 24, size: 8)
+        guard (1...8).contains(offsetSize) else {
+            throw Failure(offset: trailer + 6, found: "an offset size of \(offsetSize) bytes", expected: "1 to 8 bytes")
+        }
+        guard (1...8).contains(referenceSize) else {
+            throw Failure(offset: trailer + 7, found: "an object reference size of \(referenceSize) bytes", expected: "1 to 8 bytes")
+        }
+        // The offset table sits between the objects and the trailer.
+        guard declaredTableStart >= UInt64(headerLength + 1), declaredTableStart < UInt64(trailer) else {
+            throw Failure(offset: trailer + 24, found: "an offset table at byte \(declaredTableStart)", expected: "a table between byte 9 and the trailer at byte \(trailer)")
+        }
+        offsetTableStart = Int(declaredTableStart)
+        let tableCapacity = UInt64((trailer - offsetTableStart) / offsetSize)
+        guard declaredObjects >= 1, declaredObjects <= tableCapacity else {
+            throw Failure(
+                offset: trailer + 8, found: "\(declaredObjects) objects declared",
+                expected: "1 to \(tableCapacity) objects (as many as the offset table can hold)")
+        }
+        objectCount = Int(declaredObjects)
+        guard topObject < declaredObjects else {
+            throw Failure(offset: trailer + 16, found: "top object \(topObject)", expected: "an object below \(objectCount)")
+        }
+        decoded = Array(repeating: nil, count: objectCount)
+        expandedSize = Array(repeating: 0, count: objectCount)
+        inProgress = Array(repeating: false, count: objectCount)
+        return try object(Int(topObject), depth: 0, referencedAt: trailer + 16)
+    }
+
+    // MARK: - Objects
+
+    private mutating func object(_ index: Int, depth: Int, referencedAt: Int) throws(Failure) -> SaveValue {
+        if let value = decoded[index] { return value }
+        if inProgress[index] {
+            throw Failure(offset: referencedAt, found: "a reference back to object \(index), which contains it", expected: "a plist without reference cycles")
+        }
+        let start = try objectOffset(index)
+        let marker = bytes[start]
+        let value: SaveValue
+        var size = 1
+        switch marker >> 4 {
+        case 0x0:
+            switch marker {
+            case 0x00: value = .null
+            case 0x08: value = .bool(false)
+            case 0x09: value = .bool(true)
+            default:
+                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "an object marker (0x08 false, 0x09 true, 0x1n integer, …)")
+            }
+        case 0x1: value = try integer(at: start).value
+        case 0x2:
+            let length = 1 << Int(marker & 0x0F)
+            guard length == 4 || length == 8 else {
+                throw Failure(offset: start, found: "a \(length)-byte real", expected: "a 4- or 8-byte real")
+            }
+            try need(start + 1, length)
+            let bits = readUInt64(at: start + 1, size: length)
+            value = .real(length == 4 ? Double(Float(bitPattern: UInt32(bits))) : Double(bitPattern: bits))
+        case 0x3:
+            guard marker == 0x33 else {
+                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "0x33 for a date")
+            }
+            try need(start + 1, 8)
+            let seconds = Double(bitPattern: readUInt64(at: start + 1, size: 8))
+            guard seconds.isFinite else {
+                throw Failure(offset: start, found: "a date that is not a finite number", expected: "seconds since 2001-01-01")
+            }
+            value = .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case 0x4:
+            let (count, body) = try lengthAndBody(start)
+            try need(body, count)
+            value = .data(Data(UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])))
+        case 0x5, 0x6:
+            value = .string(try string(at: start))
+        case 0x8:
+            let length = Int(marker & 0x0F) + 1
+            try need(start + 1, length)
+            value = .uid(readUInt64(at: start + 1, size: length))
+        case 0xA:
+            guard depth < options.maxDepth else { throw tooDeep(start) }
+            let (count, body) = try lengthAndBody(start)
+            try needReferences(body, count)
+            inProgress[index] = true
+            var items: [SaveValue] = []
+            items.reserveCapacity(count)
+            for position in 0..<count {
+                let referenceOffset = body + position * referenceSize
+                let child = try reference(at: referenceOffset)
+                items.append(try object(child, depth: depth + 1, referencedAt: referenceOffset))
+                size += expandedSize[child]
+            }
+            inProgress[index] = false
+            value = .array(items)
+        case 0xD:
+            guard depth < options.maxDepth else { throw tooDeep(start) }
+            let (count, body) = try lengthAndBody(start)
+            let (doubled, overflow) = count.multipliedReportingOverflow(by: 2)
+            guard !overflow else { throw Failure(offset: start, found: "a dictionary of \(count) entries", expected: "a count that fits the file") }
+            try needReferences(body, doubled)
+            inProgress[index] = true
+            var entries = OrderedDictionary<String, SaveValue>(minimumCapacity: count)
+            for position in 0..<count {
+                let keyOffset = body + position * referenceSize
+                let keyIndex = try reference(at: keyOffset)
+                let keyStart = try objectOffset(keyIndex)
+                guard bytes[keyStart] >> 4 == 0x5 || bytes[keyStart] >> 4 == 0x6 else {
+                    throw Failure(offset: keyStart, found: "a dictionary key of marker 0x\(hex(bytes[keyStart], digits: 2))", expected: "a string key (0x5n or 0x6n)")
+                }
+                let key = try string(at: keyStart)
+                let valueOffset = body + (count + position) * referenceSize
+                let child = try reference(at: valueOffset)
+                let item = try object(child, depth: depth + 1, referencedAt: valueOffset)
+                if entries.updateValue(item, forKey: key) != nil {
+                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary")
+                }
+                size += 1 + expandedSize[child]
+            }
+            inProgress[index] = false
+            value = .dictionary(entries)
+        default:
+            throw Failure(
+                offset: start, found: "the marker 0x\(hex(marker, digits: 2))",
+                expected: "an object marker of a plist (sets, 0xCn, and other reserved markers are not written by any plist writer)")
+        }
+        guard size <= options.maxExpandedValues else {
+            throw Failure(
+                offset: start, found: "shared objects that expand to more than \(options.maxExpandedValues) values",
+                expected: "a plist that does not multiply itself through shared references", isLimit: true)
+        }
+        decoded[index] = value
+        expandedSize[index] = size
+        return value
+    }
+
+    private func tooDeep(_ offset: Int) -> Failure {
+        Failure(offset: offset, found: "nesting deeper than \(options.maxDepth) levels", expected: "a document nested at most \(options.maxDepth) deep", isLimit: true)
+    }
+
+    private func objectOffset(_ index: Int) throws(Failure) -> Int {
+        let entry = offsetTableStart + index * offsetSize
+        let offset = readUInt64(at: entry, size: offsetSize)
+        guard offset >= 8, offset < UInt64(offsetTableStart) else {
+            throw Failure(offset: entry, found: "object \(index) at byte \(offset)", expected: "an object between byte 8 and the offset table at byte \(offsetTableStart)")
+        }
+        return Int(offset)
+    }
+
+    private func reference(at offset: Int) throws(Failure) -> Int {
+        let value = readUInt64(at: offset, size: referenceSize)
+        guard value < UInt64(objectCount) else {
+            throw Failure(offset: offset, found: "a reference to object \(value)", expected: "a reference below \(objectCount), the number of objects")
+        }
+        return Int(value)
+    }
+
+    private func integer(at start: Int) throws(Failure) -> (value: SaveValue, end: Int) {
+        let marker = bytes[start]
+        let length = 1 << Int(marker & 0x0F)
+        guard length <= 16 else {
+            throw Failure(offset: start, found: "a \(length)-byte integer", expected: "an integer of 1, 2, 4, 8 or 16 bytes")
+        }
+        try need(start + 1, length)
+        switch length {
+        case 1, 2, 4:
+            return (.integer(Int64(readUInt64(at: start + 1, size: length))), start + 1 + length)
+        case 8:
+            return (.integer(Int64(bitPattern: readUInt64(at: start + 1, size: 8))), start + 9)
+        default:
+            // 16 bytes, signed: what writers use for integers above Int64.max.
+            let high = readUInt64(at: start + 1, size: 8)
+            let low = readUInt64(at: start + 9, size: 8)
+            if high == 0 { return (.int(low), start + 17) }
+            if high == UInt64.max && low >= UInt64(1) << 63 { return (.integer(Int64(bitPattern: low)), start + 17) }
+            throw Failure(offset: start, found: "a 128-bit integer outside the 64-bit range", expected: "an integer from -2^63 to 2^64-1")
+        }
+    }
+
+    /// The element count of a data, string, array or dictionary object and where its body starts.
+    private func lengthAndBody(_ start: Int) throws(Failure) -> (count: Int, body: Int) {
+        let nibble = bytes[start] & 0x0F
+        if nibble != 0x0F { return (Int(nibble), start + 1) }
+        try need(start + 1, 1)
+        guard bytes[start + 1] >> 4 == 0x1 else {
+            throw Failure(offset: start + 1, found: "a length of marker 0x\(hex(bytes[start + 1], digits: 2))", expected: "an integer object (0x1n) giving the length")
+        }
+        let (length, end) = try integer(at: start + 1)
+        guard case .integer(let count) = length, count >= 0, count <= Int64(bytes.count) else {
+            throw Failure(offset: start + 1, found: "a length of \(length)", expected: "a length no larger than the file (\(bytes.count) bytes)")
+        }
+        return (Int(count), end)
+    }
+
+    private func string(at start: Int) throws(Failure) -> String {
+        let (count, body) = try lengthAndBody(start)
+        if bytes[start] >> 4 == 0x5 {
+            try need(body, count)
+            let slice = UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])
+            if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
+                throw Failure(offset: body + bad, found: "the byte 0x\(hex(slice[bad], digits: 2)) in an ASCII string", expected: "ASCII (0x00–0x7F); other text is stored as UTF-16")
+            }
+            return String(decoding: slice, as: UTF8.self)
+        }
+        let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
+        guard !overflow else { throw Failure(offset: start, found: "a string of \(count) UTF-16 units", expected: "a length that fits the file") }
+        try need(body, byteCount)
+        var units: [UInt16] = []
+        units.reserveCapacity(count)
+        for position in 0..<count {
+            units.append(UInt16(bytes[body + 2 * position]) << 8 | UInt16(bytes[body + 2 * position + 1]))
+        }
+        guard let text = String(validating: units, as: UTF16.self) else {
+            throw Failure(offset: body, found: "an unpaired UTF-16 surrogate", expected: "valid UTF-16 text")
+        }
+        return text
+    }
+
+    // MARK: - Bounds
+
+    /// Checks that `count` bytes from `start` lie before the offset table.
+    private func need(_ start: Int, _ count: Int) throws(Failure) {
+        let (end, overflow) = start.addingReportingOverflow(count)
+        guard !overflow, end <= offsetTableStart else {
+            throw Failure(offset: start, found: "an object running past byte \(offsetTableStart), where the offset table starts", expected: "\(count) bytes of object data")
+        }
+    }
+
+    private func needReferences(_ start: Int, _ count: Int) throws(Failure) {
+        let (length, overflow) = count.multipliedReportingOverflow(by: referenceSize)
+        guard !overflow else {
+            throw Failure(offset: start, found: "\(count) references", expected: "a count that fits the file")
+        }
+        try need(start, length)
+    }
+
+    @inline(__always)
+    private func readUInt64(at offset: Int, size: Int) -> UInt64 {
+        var value: UInt64 = 0
+        for index in 0..<size { value = value << 8 | UInt64(bytes[offset + index]) }
+        return value
+    }
+}

@@ -1,0 +1,69 @@
+/// The codecs savetool knows, looked up by id, by file extension or by content.
+///
+/// A registry is a value: commands start from ``builtIn``, add the plugins they find, and
+/// pass it on. Nothing is global, so a server embedding SaveKit can keep one registry per use.
+public struct CodecRegistry: Sendable {
+    /// How many leading bytes ``SaveCodec/sniff(_:)`` is shown.
+    public static let sniffLength = 64
+
+    public private(set) var codecs: [any SaveCodec] = []
+
+    public init(_ codecs: [any SaveCodec] = []) {
+        for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }
+    }
+
+    /// JSON, XML plist and binary plist. Sniffing tries them in that registration order, the
+    /// most certain magic number (`bplist0`) first.
+    public static let builtIn = CodecRegistry([BinaryPlistCodec(), XMLPlistCodec(), JSONCodec()])
+
+    /// Adds a codec. Its id must be new: a plugin cannot silently replace a built-in codec.
+    public mutating func register(_ codec: any SaveCodec) throws(RegistryError) {
+        if let existing = self.codec(id: codec.id) {
+            throw .duplicateID(codec.id, existing: existing.origin, new: codec.origin)
+        }
+        codecs.append(codec)
+    }
+
+    public func codec(id: String) -> (any SaveCodec)? {
+        codecs.first { $0.id == id }
+    }
+
+    /// The codec with this id, or an error listing the ids there are.
+    public func requireCodec(id: String) throws(CodecError) -> any SaveCodec {
+        guard let codec = codec(id: id) else { throw .unknownCodec(id, known: codecs.map(\.id)) }
+        return codec
+    }
+
+    /// The codec whose extension ends the path (`save.plist` → XML plist; the first registered wins).
+    public func codec(forPath path: String) -> (any SaveCodec)? {
+        let name = path.split(separator: "/").last.map(String.init)?.lowercased() ?? ""
+        // Longest extension first, so that "tar.gz" beats "gz" once archives are codecs too.
+        let candidates = codecs.flatMap { codec in codec.fileExtensions.map { (ext: $0.lowercased(), codec: codec) } }
+            .sorted { $0.ext.count > $1.ext.count }
+        return candidates.first { name.hasSuffix("." + $0.ext) }?.codec
+    }
+
+    /// The codec whose magic matches the first bytes of a document.
+    public func codec(sniffing bytes: [UInt8]) -> (any SaveCodec)? {
+        let prefix = bytes.prefix(Self.sniffLength)
+        return codecs.first { $0.sniff(prefix) }
+    }
+
+    /// The codec of an input: from its content first, then from its name.
+    public func detect(bytes: [UInt8], path: String?) throws(CodecError) -> any SaveCodec {
+        if let codec = codec(sniffing: bytes) { return codec }
+        if let path, let codec = codec(forPath: path) { return codec }
+        throw .undetectable(hint: "one of \(codecs.map(\.id).joined(separator: ", ")); name it with --from")
+    }
+}
+
+public enum RegistryError: Error, Sendable, CustomStringConvertible {
+    case duplicateID(String, existing: CodecOrigin, new: CodecOrigin)
+
+    public var description: String {
+        switch self {
+        case .duplicateID(let id, let existing, let new):
+            "codec id '\(id)' from \(new) is taken by \(existing), expected a plugin with an id of its own"
+        }
+    }
+}

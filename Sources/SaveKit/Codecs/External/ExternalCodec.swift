@@ -1,0 +1,157 @@
+import Foundation
+
+/// A codec provided by an executable named `savetool-codec-<id>`, found on `PATH` or in a
+/// plugins directory. It speaks typed JSON on its standard input and output:
+///
+/// - `savetool-codec-<id> describe` prints `{"id", "extensions", "magic", "decode", "encode"}`;
+/// - `… decode` reads the native bytes and writes typed JSON;
+/// - `… encode` reads typed JSON and writes the native bytes.
+///
+/// A plugin that exits non-zero fails with its own stderr as the message; one that runs past
+/// ``timeout`` is killed.
+public struct ExternalCodec: SaveCodec {
+    public let id: String
+    public let summary: String
+    public let fileExtensions: [String]
+    public let capabilities = ValueCapabilities.all
+    public let executable: String
+    public let canDecode: Bool
+    public let canEncode: Bool
+    /// Magic prefixes from `describe`.
+    public let magic: [[UInt8]]
+    public var timeout: TimeInterval
+
+    public var origin: CodecOrigin { .plugin(path: executable) }
+
+    /// Asks the executable to describe itself.
+    public init(executable: String, timeout: TimeInterval = 10) throws(CodecError) {
+        let name = executable.split(separator: "/").last.map(String.init) ?? executable
+        let expectedID = String(name.dropFirst(ExternalCodec.prefix.count))
+        let result = try Self.run(executable, argument: "describe", input: [], timeout: timeout, id: expectedID)
+        let description: SaveValue
+        do {
+            description = try JSONReader.parse(result, options: DecodingOptions())
+        } catch {
+            throw .plugin(id: expectedID, message: "describe printed something that is not JSON (\(error)), expected {\"id\", \"extensions\", \"magic\", \"decode\", \"encode\"}")
+        }
+        guard let id = description["id"]?.stringValue, id == expectedID else {
+            throw .plugin(id: expectedID, message: "describe gave the id \(description["id"].map { "\($0)" } ?? "nothing"), expected \"\(expectedID)\" as in its file name")
+        }
+        self.id = id
+        self.executable = executable
+        self.timeout = timeout
+        self.fileExtensions = description["extensions"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        self.magic = description["magic"]?.arrayValue?.compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) }.map { Array($0) } } ?? []
+        self.canDecode = description["decode"].map { $0 == .bool(true) } ?? false
+        self.canEncode = description["encode"].map { $0 == .bool(true) } ?? false
+        self.summary = description["summary"]?.stringValue ?? "plugin"
+    }
+
+    static let prefix = "savetool-codec-"
+
+    public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
+        magic.contains { !$0.isEmpty && prefix.starts(with: $0) }
+    }
+
+    public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
+        guard canDecode else { throw CodecError.plugin(id: id, message: "it does not decode (describe says \"decode\": false)") }
+        let output = try Self.run(executable, argument: "decode", input: bytes, timeout: timeout, id: id)
+        do {
+            return try JSONReader.parse(output, options: options)
+        } catch {
+            throw CodecError.plugin(id: id, message: "decode printed invalid typed JSON: \(error)")
+        }
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        guard canEncode else { throw CodecError.plugin(id: id, message: "it does not encode (describe says \"encode\": false)") }
+        let json = try JSONCodec().encode(value, options: EncodingOptions())
+        return try Self.run(executable, argument: "encode", input: json, timeout: timeout, id: id)
+    }
+
+    /// Finds `savetool-codec-*` executables in `directories`, first found first.
+    public static func discover(in directories: [String]) -> [String] {
+        var seen = Set<String>()
+        var found: [String] = []
+        for directory in directories {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names.sorted() where name.hasPrefix(prefix) && name.count > prefix.count && !seen.contains(name) {
+                let path = directory + "/" + name
+                guard FileManager.default.isExecutableFile(atPath: path) else { continue }
+                seen.insert(name)
+                found.append(path)
+            }
+        }
+        return found
+    }
+
+    // MARK: - Running
+
+    private final class Collected: @unchecked Sendable {
+        var output = Data()
+        var errors = Data()
+    }
+
+    static func run(_ executable: String, argument: String, input: [UInt8], timeout: TimeInterval, id: String) throws(CodecError) -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = [argument]
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
+        do {
+            try process.run()
+        } catch {
+            throw .plugin(id: id, message: "cannot start \(executable): \(error.localizedDescription)")
+        }
+        let collected = Collected()
+        let readers = DispatchGroup()
+        // Output is read while input is written: a plugin that answers as it reads would
+        // otherwise fill the pipe and wait for us while we wait for it.
+        DispatchQueue.global().async(group: readers) { collected.output = stdout.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: readers) { collected.errors = stderr.fileHandleForReading.readDataToEndOfFile() }
+        let payload = Data(input)
+        DispatchQueue.global().async {
+            signal(SIGPIPE, SIG_IGN)
+            try? stdin.fileHandleForWriting.write(contentsOf: payload)
+            try? stdin.fileHandleForWriting.close()
+        }
+        if finished.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            finished.wait()
+            throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
+        }
+        readers.wait()
+        guard process.terminationStatus == 0, process.terminationReason == .exit else {
+            let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw .plugin(id: id, message: "\(argument) failed (exit \(process.terminationStatus))\(message.isEmpty ? "" : ": " + message)")
+        }
+        return Array(collected.output)
+    }
+}
+
+extension CodecRegistry {
+    /// The built-in codecs followed by the plugins found in `pluginDirectories` and then on `PATH`.
+    /// A plugin that fails to describe itself is reported in `problems` and left out.
+    public static func withPlugins(
+        directories pluginDirectories: [String], searchPath: Bool = true
+    ) -> (registry: CodecRegistry, problems: [String]) {
+        var registry = CodecRegistry.builtIn
+        var problems: [String] = []
+        var directories = pluginDirectories
+        if searchPath, let path = ProcessInfo.processInfo.environment["PATH"] {
+            directories += path.split(separator: ":").map(String.init)
+        }
+        for executable in ExternalCodec.discover(in: directories) {
+            do {
+                try registry.register(try ExternalCodec(executable: executable))
+            } catch {
+                problems.append("\(executable): \(error)")
+            }
+        }
+        return (registry, problems)
+    }
+}

@@ -1,0 +1,35 @@
+/// JSON (RFC 8259), read and written as typed JSON so that no value of a plist is lost.
+///
+/// Typed JSON spells dates, data, uids and non-finite reals as one-key marker objects
+/// (`{"$date": "2026-11-21T08:00:00Z"}`); ``EncodingOptions/plainJSON`` writes them as plain
+/// strings and numbers instead, for tools that do not know the markers.
+public struct JSONCodec: SaveCodec {
+    public let id = "json"
+    public let summary = "JSON (RFC 8259); typed JSON keeps dates, data, uids and int/real apart"
+    public let fileExtensions = ["json"]
+    public let capabilities = ValueCapabilities.all
+
+    public init() {}
+
+    public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
+        var bytes = prefix[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return false }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
+    }
+
+    public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
+        try JSONReader.parse(bytes, options: options)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        var report = ValueLowering.Report()
+        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
+        var writer = JSONWriter(pretty: options.pretty, maxDepth: DecodingOptions().maxDepth)
+        var path: [String] = []
+        try writer.write(value, path: &path)
+        var output = writer.output
+        output.append(0x0A)
+        return output
+    }
+}

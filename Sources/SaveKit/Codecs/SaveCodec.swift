@@ -1,0 +1,136 @@
+/// A file format that savetool can read into a ``SaveValue`` and write back.
+///
+/// The built-in JSON and property-list codecs conform to this protocol exactly as a plugin
+/// does, and are found through the same ``CodecRegistry``; adding a codec touches no other
+/// codec and no command.
+///
+/// ```swift
+/// struct INICodec: SaveCodec {
+///     let id = "ini"
+///     let summary = "Windows-style INI files"
+///     let fileExtensions = ["ini"]
+///     let capabilities: ValueCapabilities = [.null]
+///     func sniff(_ prefix: ArraySlice<UInt8>) -> Bool { prefix.first == UInt8(ascii: "[") }
+///     func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue { … }
+///     func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] { … }
+/// }
+/// var registry = CodecRegistry.builtIn
+/// try registry.register(INICodec())
+/// ```
+public protocol SaveCodec: Sendable {
+    /// The short name users type after `--from`/`--to`: `json`, `plist`, `bplist`.
+    var id: String { get }
+    /// One line for `savetool formats list`.
+    var summary: String { get }
+    /// File name endings without the dot, most usual first.
+    var fileExtensions: [String] { get }
+    /// What the format can hold beyond strings, numbers, booleans, arrays and dictionaries.
+    /// Values it cannot hold are converted or refused before ``encode(_:options:)`` sees them.
+    var capabilities: ValueCapabilities { get }
+    /// Where the codec comes from, for `savetool formats list`.
+    var origin: CodecOrigin { get }
+    /// Whether the first bytes of a file (up to ``CodecRegistry/sniffLength``) look like this format.
+    /// Only magic numbers and the like: a cheap, certain test, not a parse.
+    func sniff(_ prefix: ArraySlice<UInt8>) -> Bool
+    func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue
+    func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8]
+}
+
+extension SaveCodec {
+    public var origin: CodecOrigin { .builtIn }
+
+    public func decode(_ bytes: [UInt8]) throws -> SaveValue {
+        try decode(bytes, options: DecodingOptions())
+    }
+
+    public func encode(_ value: SaveValue) throws -> [UInt8] {
+        try encode(value, options: EncodingOptions())
+    }
+}
+
+/// Where a codec was loaded from.
+public enum CodecOrigin: Sendable, Equatable, CustomStringConvertible {
+    case builtIn
+    /// An external `savetool-codec-<id>` executable.
+    case plugin(path: String)
+
+    public var description: String {
+        switch self {
+        case .builtIn: "built-in"
+        case .plugin(let path): path
+        }
+    }
+}
+
+/// The kinds of value a codec can hold beyond the ones every codec holds
+/// (bool, integer, finite real, string, array, dictionary).
+public struct ValueCapabilities: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    public static let null = ValueCapabilities(rawValue: 1 << 0)
+    public static let date = ValueCapabilities(rawValue: 1 << 1)
+    /// Dates with a fraction of a second (XML plist dates hold whole seconds).
+    public static let subsecondDate = ValueCapabilities(rawValue: 1 << 2)
+    public static let data = ValueCapabilities(rawValue: 1 << 3)
+    public static let uid = ValueCapabilities(rawValue: 1 << 4)
+    /// NaN and the infinities.
+    public static let nonFiniteReal = ValueCapabilities(rawValue: 1 << 5)
+    /// C0 control characters other than tab, line feed and carriage return (XML 1.0 has none).
+    public static let controlCharacters = ValueCapabilities(rawValue: 1 << 6)
+
+    public static let all: ValueCapabilities = [.null, .date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters]
+}
+
+/// How a decoder reads.
+public struct DecodingOptions: Sendable {
+    /// The deepest nesting of arrays and dictionaries accepted. Apple's CoreFoundation and
+    /// libplist stop at 512 too; deeper documents are refused with an error, never a crash.
+    public var maxDepth: Int = 512
+    /// JSON only: read `{"$date": …}`-style markers of typed JSON back into their types.
+    /// Off, they stay ordinary dictionaries.
+    public var typedJSONMarkers: Bool = true
+    /// Binary plists may share one object from many places; a file whose shared objects
+    /// expand past this many values is refused (a "billion laughs" defence).
+    public var maxExpandedValues: Int = 50_000_000
+
+    public init() {}
+}
+
+/// How an encoder writes, and what to do with values the target cannot hold.
+public struct EncodingOptions: Sendable {
+    /// Human-readable indentation (JSON, XML plist); `false` writes the smallest text.
+    public var pretty: Bool = true
+    /// JSON only: plain JSON (dates as strings, data as base64, uids as integers) instead of typed JSON.
+    public var plainJSON: Bool = false
+    /// What to do with `null` in a format that has none.
+    public var nullPolicy: NullPolicy = .error
+    /// What to do with a fraction of a second in a format that holds whole seconds.
+    public var subsecondDatePolicy: SubsecondDatePolicy = .error
+
+    public init() {}
+
+    public enum NullPolicy: String, Sendable, CaseIterable {
+        /// Refuse, naming the JSON Pointer of the first `null`.
+        case error
+        /// Leave out the key or array element, and count it.
+        case drop
+    }
+
+    public enum SubsecondDatePolicy: String, Sendable, CaseIterable {
+        case error
+        /// Round down to the whole second, and count it.
+        case truncate
+    }
+}
+
+extension SaveCodec {
+    /// Encodes after making the value fit this codec as `options` say, and tells what changed.
+    ///
+    /// Use this rather than ``encode(_:options:)`` when the user should hear about values that
+    /// were converted or dropped (the CLI prints `report.warnings` on stderr).
+    public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
+        let lowered = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
+        return try encode(lowered, options: options)
+    }
+}

@@ -1,0 +1,33 @@
+/// Apple's XML property list format, as written by `plutil -convert xml1` and Xcode.
+///
+/// It holds no `null`, dates only to the second, and no C0 control characters in strings;
+/// ``ValueLowering`` asks the user's choice for each before the writer runs.
+public struct XMLPlistCodec: SaveCodec {
+    public let id = "plist"
+    public let summary = "XML property list (Apple plist 1.0)"
+    public let fileExtensions = ["plist", "xml"]
+    public let capabilities: ValueCapabilities = [.date, .data, .uid, .nonFiniteReal]
+
+    public init() {}
+
+    public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
+        if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE]) { return true }
+        var bytes = prefix[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return false }
+        return first == UInt8(ascii: "<")
+    }
+
+    public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
+        try XMLPlistReader.parse(bytes, options: options)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        var report = ValueLowering.Report()
+        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
+        var writer = XMLPlistWriter(maxDepth: DecodingOptions().maxDepth)
+        var path: [String] = []
+        try writer.write(value, depth: 0, path: &path)
+        return writer.finish()
+    }
+}

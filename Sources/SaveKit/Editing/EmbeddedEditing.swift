@@ -1,0 +1,85 @@
+import Foundation
+
+/// Reading and editing through embedded documents: with a `UserDefaults` plist whose
+/// `gameSave` key holds the bytes of a JSON document, `/gameSave/level` names the `level`
+/// inside that JSON. An edit re-encodes the embedded document in its own codec.
+extension SaveValue {
+    /// The value at `pointer`, decoding embedded documents on the way when the path goes on
+    /// past a `data` (or JSON-text string) value.
+    public func value(at pointer: JSONPointer, seeingThrough registry: CodecRegistry) throws -> SaveValue {
+        guard let (prefix, inner, _, rest) = try splitAtEmbedded(pointer, registry: registry) else {
+            return try requireValue(at: pointer)
+        }
+        do {
+            return try inner.value(at: rest, seeingThrough: registry)
+        } catch let error as PointerError {
+            throw error.prefixed(by: prefix)
+        }
+    }
+
+    /// Sets the value at `pointer`, editing inside embedded documents where the path leads.
+    public mutating func setValue(_ newValue: SaveValue, at pointer: JSONPointer, seeingThrough registry: CodecRegistry) throws {
+        try edit(pointer, registry: registry) { (value: inout SaveValue, path: JSONPointer) in try value.setValue(newValue, at: path) }
+    }
+
+    /// Removes the value at `pointer`, editing inside embedded documents where the path leads.
+    public mutating func removeValue(at pointer: JSONPointer, seeingThrough registry: CodecRegistry) throws {
+        try edit(pointer, registry: registry) { (value: inout SaveValue, path: JSONPointer) in try value.removeValue(at: path) }
+    }
+
+    private mutating func edit(_ pointer: JSONPointer, registry: CodecRegistry, _ body: (inout SaveValue, JSONPointer) throws -> Void) throws {
+        guard let (prefix, inner, codec, rest) = try splitAtEmbedded(pointer, registry: registry) else {
+            try body(&self, pointer)
+            return
+        }
+        var edited = inner
+        do {
+            try edited.edit(rest, registry: registry, body)
+        } catch let error as PointerError {
+            throw error.prefixed(by: prefix)
+        }
+        var options = EncodingOptions()
+        options.pretty = false  // embedded JSON is usually what JSONEncoder wrote: compact
+        let bytes = try codec.encode(edited, options: options)
+        let holder = try requireValue(at: prefix)
+        if case .string = holder {
+            try setValue(.string(String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self)), at: prefix)
+        } else {
+            try setValue(.data(Data(bytes.last == 0x0A && codec.id == "json" ? bytes.dropLast() : bytes[...])), at: prefix)
+        }
+    }
+
+    /// The first embedded document on the path with tokens left after it.
+    private func splitAtEmbedded(_ pointer: JSONPointer, registry: CodecRegistry)
+        throws -> (prefix: JSONPointer, inner: SaveValue, codec: any SaveCodec, rest: JSONPointer)?
+    {
+        var current = self
+        for (index, token) in pointer.tokens.enumerated() {
+            let bytes: [UInt8]
+            switch current {
+            case .data(let data): bytes = Array(data)
+            case .string(let text): bytes = Array(text.utf8)
+            default:
+                guard let next = current.value(at: JSONPointer(tokens: [token])) else { return nil }
+                current = next
+                continue
+            }
+            guard let (inner, codec) = EmbeddedDocument.decode(bytes, registry: registry) else { return nil }
+            return (JSONPointer(tokens: Array(pointer.tokens[..<index])), inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
+        }
+        return nil
+    }
+}
+
+extension PointerError {
+    /// The same error with its pointer seen from the outer document.
+    func prefixed(by prefix: JSONPointer) -> PointerError {
+        func join(_ pointer: JSONPointer) -> JSONPointer { JSONPointer(tokens: prefix.tokens + pointer.tokens) }
+        switch self {
+        case .notFound(let pointer): return .notFound(join(pointer))
+        case .notAContainer(let pointer, let type): return .notAContainer(join(pointer), type: type)
+        case .badIndex(let pointer, let token, let count): return .badIndex(join(pointer), token: token, count: count)
+        default: return self
+        }
+    }
+}

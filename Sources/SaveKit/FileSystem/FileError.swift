@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a file could not be read or written. Each case maps to one exit code of the CLI.
+public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The input does not exist or cannot be opened (exit 66).
+    case unreadable(path: String, reason: String)
+    /// The output cannot be created (exit 73).
+    case cannotCreate(path: String, reason: String)
+    /// Reading or writing failed part way, a full disk included (exit 74).
+    case ioFailure(path: String, operation: String, reason: String)
+
+    public var path: String {
+        switch self {
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _, _): path
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unreadable(_, let reason): "cannot read: \(reason)"
+        case .cannotCreate(_, let reason): "cannot create: \(reason)"
+        case .ioFailure(_, let operation, let reason): "\(operation) failed: \(reason)"
+        }
+    }
+
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file or directory"
+        case EACCES, EPERM: "permission denied"
+        case EISDIR: "is a directory, expected a file"
+        case ENOSPC: "no space left on the device"
+        case EDQUOT: "disk quota exceeded"
+        case EFBIG: "file too large for this file system or limit"
+        case EROFS: "read-only file system"
+        default: String(cString: strerror(code))
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// What `savetool inspect` tells about a document: its shape, its size in values, and the
+/// documents embedded in it (a `Data` value holding JSON or a plist of its own).
+public struct DocumentSummary: Sendable {
+    public struct Member: Sendable {
+        public var key: String
+        public var type: String
+        /// Element count of arrays and dictionaries, byte count of data, character count of strings.
+        public var count: Int?
+    }
+
+    public struct Embedded: Sendable {
+        public var pointer: JSONPointer
+        public var codec: String
+        public var topLevelType: String
+        public var count: Int?
+        public var byteCount: Int
+    }
+
+    public var topLevelType: String
+    public var topLevelCount: Int?
+    /// The keys of a top-level dictionary, in file order.
+    public var members: [Member]
+    /// How many values of each type the document holds, containers included.
+    public var typeCounts: [String: Int]
+    public var depth: Int
+    public var embedded: [Embedded]
+
+    public init(of value: SaveValue, registry: CodecRegistry = .builtIn) {
+        topLevelType = value.typeName
+        topLevelCount = Self.count(of: value)
+        members = value.dictionaryValue.map { entries in
+            entries.map { Member(key: $0.key, type: $0.value.typeName, count: Self.count(of: $0.value)) }
+        } ?? []
+        typeCounts = [:]
+        depth = 0
+        embedded = []
+        walk(value, at: JSONPointer(), depth: 0, registry: registry)
+    }
+
+    static func count(of value: SaveValue) -> Int? {
+        switch value {
+        case .array(let items): items.count
+        case .dictionary(let entries): entries.count
+        case .data(let bytes): bytes.count
+        case .string(let text): text.count
+        default: nil
+        }
+    }
+
+    private mutating func walk(_ value: SaveValue, at pointer: JSONPointer, depth level: Int, registry: CodecRegistry) {
+        typeCounts[value.typeName, default: 0] += 1
+        depth = max(depth, level)
+        switch value {
+        case .array(let items):
+            for (index, item) in items.enumerated() { walk(item, at: pointer.appending(index), depth: level + 1, registry: registry) }
+        case .dictionary(let entries):
+            for (key, item) in entries { walk(item, at: pointer.appending(key), depth: level + 1, registry: registry) }
+        case .data(let bytes):
+            if let found = EmbeddedDocument.decode(Array(bytes), registry: registry) {
+                embedded.append(Embedded(pointer: pointer, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+            }
+        case .string(let text):
+            let bytes = Array(text.utf8)
+            if bytes.count >= 2, let found = EmbeddedDocument.decode(bytes, registry: registry), found.codec.id == "json" {
+                embedded.append(Embedded(pointer: pointer, codec: "json", topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+            }
+        default:
+            break
+        }
+    }
+}
+
+/// A document held inside a value of another document.
+public enum EmbeddedDocument {
+    /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
+    public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
+        guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes), value.isContainer else { return nil }
+        return (value, codec)
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// RFC 3339 timestamps in UTC, written with exactly as many fractional digits as it takes to
+/// give back the same `Date` (none for whole seconds).
+///
+/// Written by hand rather than with `ISO8601DateFormatter`: that formatter rounds to
+/// milliseconds (losing what a plist date holds), and converting through the calendar for
+/// every date of a 50 MB save costs more than the rest of the conversion.
+public enum RFC3339 {
+    /// Seconds between 1970-01-01 and 2001-01-01, the reference date of property lists.
+    static let unixToReference: Int64 = 978_307_200
+
+    /// Whether the date has a year from 0001 to 9999, the range the text form can spell.
+    public static func isRepresentable(_ date: Date) -> Bool {
+        let seconds = date.timeIntervalSinceReferenceDate
+        return seconds.isFinite && seconds >= -63_113_904_000 && seconds < 252_423_993_600
+    }
+
+    /// `2026-11-21T08:00:00Z`, or `2026-11-21T08:00:00.25Z` when there is a fraction.
+    /// The date must be ``isRepresentable(_:)``.
+    public static func format(_ date: Date) -> String {
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard isRepresentable(date) else { return String(seconds) }
+        let whole = seconds.rounded(.down)
+        let fraction = seconds - whole  // exact: both are doubles of the same magnitude
+        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: Int64(whole) + unixToReference)
+        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        if fraction != 0 { text += shortestFraction(fraction, whole: whole, target: seconds) }
+        return text + "Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.
+    public static func parse(_ text: String) -> Date? {
+        var bytes = Array(text.utf8)
+        guard bytes.count >= 20 else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int? {
+            var value = 0
+            for index in start..<(start + count) {
+                let digit = Int(bytes[index]) - 48
+                guard digit >= 0 && digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        bytes[10] |= 0x20  // 't' and 'T' alike
+        guard bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x74, bytes[13] == 0x3A, bytes[16] == 0x3A,
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        var index = 19
+        var fractionText = ""
+        if bytes[index] == 0x2E {
+            index += 1
+            let start = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+            guard index > start else { return nil }
+            fractionText = "0." + String(decoding: bytes[start..<index], as: UTF8.self)
+        }
+        guard index < bytes.count else { return nil }
+        var offset = 0
+        switch bytes[index] | 0x20 {
+        case 0x7A:  // z
+            index += 1
+        case 0x2B | 0x20, 0x2D | 0x20:  // + -
+            guard bytes.count == index + 6, bytes[index + 3] == 0x3A,
+                let offsetHours = number(index + 1, 2), let offsetMinutes = number(index + 4, 2),
+                offsetHours < 24, offsetMinutes < 60
+            else { return nil }
+            offset = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[index] == 0x2D ? -1 : 1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let unix = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        var seconds = Double(unix - unixToReference)
+        if !fractionText.isEmpty, let fraction = Double(fractionText) { seconds += fraction }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    // MARK: - Calendar arithmetic (proleptic Gregorian; H. Hinnant's days-from-civil algorithms)
+
+    static func civil(fromUnixSeconds unix: Int64) -> (year: Int, month: Int, day: Int, secondOfDay: Int) {
+        var days = unix / 86_400
+        var secondOfDay = unix % 86_400
+        if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day), Int(secondOfDay))
+    }
+
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let m = Int64(month)
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    /// `.5`, `.123456`: the fewest digits that parse back to exactly `target`.
+    private static func shortestFraction(_ fraction: Double, whole: Double, target: Double) -> String {
+        for digits in 1...17 {
+            let text = String(format: "%.\(digits)f", fraction)
+            guard text.hasPrefix("0."), let parsed = Double(text) else { continue }
+            if whole + parsed == target { return String(text.dropFirst()) }
+        }
+        return String(String(format: "%.17f", fraction).dropFirst())
+    }
+}

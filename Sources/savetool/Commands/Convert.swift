@@ -1,0 +1,87 @@
+import ArgumentParser
+import SaveKit
+
+struct Convert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Convert one document from one codec to another, losing nothing.",
+        discussion: """
+            The input codec is sniffed from the content, then taken from the extension; the \
+            output codec comes from --to, else from the output's extension (.plist is XML, \
+            .bplist binary, .json JSON), and is JSON on standard output.
+
+            JSON is written as typed JSON: dates, data, uids and NaN keep their types as \
+            {"$date": …}, {"$data": …}, {"$uid": …}, {"$real": …}, so converting back gives \
+            the same plist. --plain writes plain strings and numbers instead, and says on \
+            stderr how many values changed type.
+
+            Where the target cannot hold a value, you choose: plists have no null \
+            (--null drop leaves such keys out), XML plist dates have no fraction of a second \
+            (--round-dates rounds down). Without the flag the conversion stops, naming the value.
+
+            Examples:
+              savetool convert com.example.game.plist -o game.json
+              savetool convert game.json -o com.example.game.plist --to bplist
+              cat save.json | savetool convert - --to plist
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("The input document, or - for standard input.", valueName: "in"))
+    var input: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - is standard output.", valueName: "out"))
+    var output: String = "-"
+
+    @Option(help: ArgumentHelp("The input codec, when sniffing would guess wrong.", valueName: "codec"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id.", valueName: "codec"))
+    var to: String?
+
+    @Flag(help: "Plain JSON: dates as RFC 3339 strings, data as base64, uids as integers (lossy).")
+    var plain = false
+
+    @Option(help: ArgumentHelp("What to do with null in a plist: error, or drop the key or element.", valueName: "error|drop"))
+    var null: EncodingOptions.NullPolicy = .error
+
+    @Flag(help: "Round dates down to whole seconds where the target (XML plist) holds no fraction.")
+    var roundDates = false
+
+    @Flag(help: "The smallest output: no indentation.")
+    var compact = false
+
+    func run() throws {
+        try Failure.reporting(file: input) {
+            let registry = global.registry()
+            let document = try LoadedDocument.load(input, codecID: from, registry: registry)
+            let target = try outputCodec(registry)
+            var options = EncodingOptions()
+            options.pretty = !compact
+            options.plainJSON = plain
+            options.nullPolicy = null
+            options.subsecondDatePolicy = roundDates ? .truncate : .error
+            var report = ValueLowering.Report()
+            let bytes = try target.encode(document.value, options: options, report: &report)
+            for warning in report.warnings { global.warn("\(input): \(warning)") }
+            try FileIO.writeAtomically(bytes, to: output)
+            if global.json && output != "-" {
+                try Console.outputJSON([
+                    "input": .string(input), "output": .string(output),
+                    "from": .string(document.codec.id), "to": .string(target.id),
+                    "bytesIn": .int(UInt64(document.bytes.count)), "bytesOut": .int(UInt64(bytes.count)),
+                    "warnings": .array(report.warnings.map(SaveValue.string)),
+                ])
+            }
+        }
+    }
+
+    private func outputCodec(_ registry: CodecRegistry) throws -> any SaveCodec {
+        if let to { return try registry.requireCodec(id: to) }
+        if output == "-" { return try registry.requireCodec(id: "json") }
+        guard let codec = registry.codec(forPath: output) else {
+            throw ValidationError("cannot tell the output codec from '\(output)', expected an extension such as .json, .plist or .bplist, or --to")
+        }
+        return codec
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import SaveKit
+
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the structural differences of two documents, whatever their codecs.",
+        discussion: """
+            Each difference is one line with a JSON Pointer: '+' added, '-' removed, '~' \
+            changed. Dictionaries are compared by key (their order does not count); a change of \
+            type, such as the integer 1 against the real 1.0, does.
+
+            Exit 0 when the documents are the same, 1 when they differ.
+
+            Example:
+              savetool diff yesterday/com.example.game.plist today.json
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The first (old) document.")
+    var a: String
+
+    @Argument(help: "The second (new) document.")
+    var b: String
+
+    func run() throws {
+        let differences = try Failure.reporting {
+            let registry = global.registry()
+            let old = try LoadedDocument.load(a, registry: registry)
+            let new = try LoadedDocument.load(b, registry: registry)
+            let diff = StructuralDiff(from: old.value, to: new.value)
+            if global.json {
+                try Console.outputJSON(["same": .bool(diff.isEmpty), "differences": .array(diff.changes.map(json))])
+            } else if !global.quiet {
+                Console.output(diff.changes.map(line).joined())
+            }
+            return diff.changes.count
+        }
+        if differences > 0 { throw ExitCode(Failure.Code.negative) }
+    }
+
+    private func line(_ change: StructuralDiff.Change) -> String {
+        switch change {
+        case .added(let pointer, let value): "+ \(pointer.displayText): \(inline(value))\n"
+        case .removed(let pointer, let value): "- \(pointer.displayText): \(inline(value))\n"
+        case .changed(let pointer, let old, let new): "~ \(pointer.displayText): \(inline(old)) → \(inline(new))\n"
+        }
+    }
+
+    private func inline(_ value: SaveValue) -> String {
+        var options = EncodingOptions()
+        options.pretty = false
+        let bytes = (try? JSONCodec().encode(value, options: options)) ?? []
+        var text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines)
+        if text.count > 120 { text = String(text.prefix(117)) + "…" }
+        return text
+    }
+
+    private func json(_ change: StructuralDiff.Change) -> SaveValue {
+        switch change {
+        case .added(let pointer, let value): ["op": "added", "path": .string(pointer.description), "to": value]
+        case .removed(let pointer, let value): ["op": "removed", "path": .string(pointer.description), "from": value]
+        case .changed(let pointer, let old, let new): ["op": "changed", "path": .string(pointer.description), "from": old, "to": new]
+        }
+    }
+}

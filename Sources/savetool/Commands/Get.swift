@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import SaveKit
+
+struct Get: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print one value of a document, named by a JSON Pointer.",
+        discussion: """
+            Paths are JSON Pointers (RFC 6901): /players/0/name. A key holding '/' is written \
+            with ~1, one holding '~' with ~0; '' is the whole document. A path may go on into \
+            an embedded document: /gameSave/level reads 'level' inside the JSON held by the \
+            data value 'gameSave'.
+
+            The value is printed as typed JSON. Exit 1 when there is no value at the path.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The document, or - for standard input.")
+    var file: String
+
+    @Argument(help: "A JSON Pointer such as /players/0/name ('' for the whole document).")
+    var pointer: String
+
+    @Flag(help: "Print a string as its bare text and data as its raw bytes.")
+    var raw = false
+
+    @Flag(help: "When the value holds an embedded document, print that document.")
+    var decode = false
+
+    func run() throws {
+        try Failure.reporting(file: file) {
+            let registry = global.registry()
+            let path = try JSONPointer(parsing: pointer)
+            let document = try LoadedDocument.load(file, registry: registry)
+            var value = try document.value.value(at: path, seeingThrough: registry)
+            if decode {
+                let bytes: [UInt8]
+                switch value {
+                case .data(let data): bytes = Array(data)
+                case .string(let text): bytes = Array(text.utf8)
+                default: bytes = []
+                }
+                guard let embedded = EmbeddedDocument.decode(bytes, registry: registry) else {
+                    throw LocatedError(file: file, message: "\(path.displayText): found a \(value.typeName), expected data or text holding a JSON or plist document", code: Failure.Code.dataError)
+                }
+                value = embedded.value
+            }
+            switch (raw, value) {
+            case (true, .string(let text)): Console.output(text + "\n")
+            case (true, .data(let data)): Console.output(Array(data))
+            default: Console.output(try JSONCodec().encode(value))
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import SaveKit
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Tell what a save file is: codec, size, shape and embedded documents.",
+        discussion: """
+            Embedded documents are values that hold a whole document of their own, such as a \
+            UserDefaults plist whose gameSave key holds the bytes of a JSON document. Read one \
+            with: savetool get <file> <pointer> --decode
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The document to inspect, or - for standard input.")
+    var file: String
+
+    func run() throws {
+        try Failure.reporting(file: file) {
+            let registry = global.registry()
+            let document = try LoadedDocument.load(file, registry: registry)
+            let summary = DocumentSummary(of: document.value, registry: registry)
+            if global.json {
+                try Console.outputJSON(json(document, summary))
+            } else {
+                Console.output(text(document, summary))
+            }
+        }
+    }
+
+    private func text(_ document: LoadedDocument, _ summary: DocumentSummary) -> String {
+        var lines = [
+            "file:      \(file)",
+            "codec:     \(document.codec.id) — \(document.codec.summary)",
+            "size:      \(document.bytes.count) bytes",
+            "top level: \(describe(summary.topLevelType, summary.topLevelCount))",
+        ]
+        let width = min(summary.members.map(\.key.count).max() ?? 0, 32)
+        for member in summary.members {
+            lines.append("  \(member.key.padding(toLength: max(width, member.key.count), withPad: " ", startingAt: 0))  \(describe(member.type, member.count))")
+        }
+        let counts = summary.typeCounts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+            .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+        lines.append("values:    \(counts); nested \(summary.depth) deep")
+        if summary.embedded.isEmpty {
+            lines.append("embedded:  none")
+        } else {
+            lines.append("embedded:")
+            for item in summary.embedded {
+                lines.append("  \(item.pointer.displayText)  \(item.codec) document, \(describe(item.topLevelType, item.count)) (\(item.byteCount) bytes)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func describe(_ type: String, _ count: Int?) -> String {
+        guard let count else { return type }
+        switch type {
+        case "dictionary": return "dictionary, \(count) key\(count == 1 ? "" : "s")"
+        case "array": return "array, \(count) element\(count == 1 ? "" : "s")"
+        case "data": return "data, \(count) byte\(count == 1 ? "" : "s")"
+        case "string": return "string, \(count) character\(count == 1 ? "" : "s")"
+        default: return type
+        }
+    }
+
+    private func json(_ document: LoadedDocument, _ summary: DocumentSummary) -> SaveValue {
+        func counted(_ type: String, _ count: Int?) -> SaveValue {
+            var entry: SaveValue = ["type": .string(type)]
+            if let count { try? entry.setValue(.int(UInt64(count)), at: JSONPointer(tokens: ["count"])) }
+            return entry
+        }
+        var topLevel = counted(summary.topLevelType, summary.topLevelCount)
+        if !summary.members.isEmpty {
+            let members = summary.members.map { member -> SaveValue in
+                var entry = counted(member.type, member.count)
+                try? entry.setValue(.string(member.key), at: JSONPointer(tokens: ["key"]))
+                return entry
+            }
+            try? topLevel.setValue(.array(members), at: JSONPointer(tokens: ["keys"]))
+        }
+        let embedded = summary.embedded.map { item -> SaveValue in
+            var entry = counted(item.topLevelType, item.count)
+            try? entry.setValue(.string(item.pointer.description), at: JSONPointer(tokens: ["pointer"]))
+            try? entry.setValue(.string(item.codec), at: JSONPointer(tokens: ["codec"]))
+            try? entry.setValue(.int(UInt64(item.byteCount)), at: JSONPointer(tokens: ["bytes"]))
+            return entry
+        }
+        var counts = SaveValue.dictionary([:])
+        for (type, count) in summary.typeCounts.sorted(by: { $0.key < $1.key }) {
+            try? counts.setValue(.int(UInt64(count)), at: JSONPointer(tokens: [type]))
+        }
+        return [
+            "file": .string(file), "codec": .string(document.codec.id), "size": .int(UInt64(document.bytes.count)),
+            "topLevel": topLevel, "valueCounts": counts, "depth": .int(UInt64(summary.depth)), "embedded": .array(embedded),
+        ]
+    }
+}

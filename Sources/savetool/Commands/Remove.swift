@@ -1,0 +1,30 @@
+import ArgumentParser
+import SaveKit
+
+struct Remove: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove one value of a document in place, keeping its codec.",
+        discussion: """
+            Removes a key from its dictionary or an element from its array (later elements \
+            move up). Exit 1, and nothing written, when there is no value at the path.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The document to edit.")
+    var file: String
+
+    @Argument(help: "A JSON Pointer such as /achievements/3.")
+    var pointer: String
+
+    func run() throws {
+        try Failure.reporting(file: file) {
+            let registry = global.registry()
+            let path = try JSONPointer(parsing: pointer)
+            var document = try LoadedDocument.load(file, registry: registry)
+            try document.value.removeValue(at: path, seeingThrough: registry)
+            try DocumentOutput.replace(document, global: global)
+        }
+    }
+}

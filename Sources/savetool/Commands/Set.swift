@@ -1,0 +1,66 @@
+import ArgumentParser
+import SaveKit
+
+struct Set: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Change one value of a document in place, keeping its codec.",
+        discussion: """
+            The new value is typed JSON: 3, 2.5, "Ana", true, [1, 2], {"$date": \
+            "2026-11-21T08:00:00Z"}, {"$data": "3q2+7w=="}. With --string it is taken as text \
+            as given. An existing value is replaced; a new key is added at the end of its \
+            dictionary; '-' as the last token appends to an array. Paths may go into embedded \
+            documents, which are re-encoded in their own codec.
+
+            The file is replaced atomically: a crash leaves the old file or the new one.
+
+            Examples:
+              savetool set game.plist /gameSave/coins 500
+              savetool set tournament.json /players/0/name --string "Zoë"
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The document to edit.")
+    var file: String
+
+    @Argument(help: "A JSON Pointer such as /players/0/score.")
+    var pointer: String
+
+    @Argument(help: ArgumentHelp("The new value, as typed JSON (or text with --string).", valueName: "json-value"))
+    var value: String
+
+    @Flag(help: "Take the value as a string, not as JSON.")
+    var string = false
+
+    func run() throws {
+        try Failure.reporting(file: file) {
+            let registry = global.registry()
+            let path = try JSONPointer(parsing: pointer)
+            let newValue: SaveValue
+            if string {
+                newValue = .string(value)
+            } else {
+                do {
+                    newValue = try JSONCodec().decode(Array(value.utf8))
+                } catch {
+                    throw ValidationError("the value '\(value)' is not JSON (\(error)); quote text as '\"text\"' or use --string")
+                }
+            }
+            var document = try LoadedDocument.load(file, registry: registry)
+            try document.value.setValue(newValue, at: path, seeingThrough: registry)
+            try DocumentOutput.replace(document, global: global)
+        }
+    }
+}
+
+/// Writing an edited document back over its file.
+enum DocumentOutput {
+    static func replace(_ document: LoadedDocument, global: GlobalOptions) throws {
+        var report = ValueLowering.Report()
+        let bytes = try document.codec.encode(document.value, options: EncodingOptions(), report: &report)
+        for warning in report.warnings { global.warn("\(document.path): \(warning)") }
+        try FileIO.writeAtomically(bytes, to: document.path)
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import SaveKit
+
+@main
+struct SaveTool: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "savetool",
+        abstract: "Read, convert, edit and compare the save files of apps and games.",
+        discussion: """
+            Save files come as JSON, XML property lists and binary property lists (what \
+            UserDefaults writes). savetool reads them all into one value model and writes any \
+            of them back without losing a type, a value or the order of keys.
+
+            Examples:
+              savetool convert Preferences/com.example.game.plist -o game.json
+              savetool get game.json /gameSave/level
+              savetool diff yesterday.plist today.plist
+
+            Exit codes: 0 success, 1 a negative answer (diff found differences, get found no \
+            value), 64 usage, 65 bad data, 66 unreadable input, 73 cannot create output, \
+            74 I/O error.
+            """,
+        version: version,
+        subcommands: [
+            Convert.self, Inspect.self, Get.self, Set.self, Remove.self, Diff.self, Formats.self,
+        ]
+    )
+}

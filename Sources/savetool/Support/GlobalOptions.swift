@@ -1,0 +1,29 @@
+import ArgumentParser
+import SaveKit
+
+/// Options every command accepts.
+struct GlobalOptions: ParsableArguments {
+    @Flag(help: "Machine-readable output: one JSON document on standard output.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print only errors.")
+    var quiet = false
+
+    @Option(name: .customLong("formats"), help: ArgumentHelp("A directory of extra save-kind definitions (repeatable).", valueName: "dir"))
+    var formatDirectories: [String] = []
+
+    @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
+    var pluginDirectories: [String] = []
+
+    /// The built-in codecs plus any plugins; problems with plugins are warned about, not fatal.
+    func registry() -> CodecRegistry {
+        let (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
+        for problem in problems { warn("ignoring plugin \(problem)") }
+        return registry
+    }
+
+    func warn(_ message: String) {
+        guard !quiet else { return }
+        Console.error("savetool: warning: \(message)")
+    }
+}

@@ -28,7 +28,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "SaveKitTests", dependencies: ["SaveKit"]),
+        .testTarget(
+            name: "SaveKitTests",
+            dependencies: ["SaveKit", .product(name: "OrderedCollections", package: "swift-collections")]
+        ),
         .testTarget(name: "savetoolTests", dependencies: ["SaveKit"]),
     ]
 )

@@ -1,5 +1,5 @@
 /// Where in a document something was found.
-public enum SourceLocation: Sendable, Equatable, CustomStringConvertible {
+public enum DocumentLocation: Sendable, Equatable, CustomStringConvertible {
     /// In a text format, 1-based, columns counted in Unicode scalars.
     case lineColumn(line: Int, column: Int)
     /// In a binary format, 0-based from the start of the file.
@@ -19,7 +19,7 @@ public enum SourceLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The line and column of a byte offset in UTF-8 text.
-    public static func lineColumn(of offset: Int, in bytes: [UInt8]) -> SourceLocation {
+    public static func lineColumn(of offset: Int, in bytes: [UInt8]) -> DocumentLocation {
         var line = 1
         var column = 1
         let end = min(offset, bytes.count)
@@ -44,11 +44,11 @@ public enum SourceLocation: Sendable, Equatable, CustomStringConvertible {
 /// `savetool: save.plist:byte 412: object reference 90 past the last object (57), expected …`.
 public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes are not a valid document in this codec.
-    case malformed(codec: String, at: SourceLocation, found: String, expected: String)
+    case malformed(codec: String, at: DocumentLocation, found: String, expected: String)
     /// A value that the target codec cannot hold, and the options did not say to convert it.
     case unrepresentable(codec: String, at: JSONPointer, found: String, expected: String)
     /// A safety limit (nesting depth, size) was reached.
-    case limitExceeded(codec: String, at: SourceLocation, found: String, expected: String)
+    case limitExceeded(codec: String, at: DocumentLocation, found: String, expected: String)
     /// No codec has this id.
     case unknownCodec(String, known: [String])
     /// Neither the content nor the name of the file tells its codec.
@@ -56,7 +56,7 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A plugin failed or misbehaved.
     case plugin(id: String, message: String)
 
-    public var location: SourceLocation? {
+    public var location: DocumentLocation? {
         switch self {
         case .malformed(_, let at, _, _), .limitExceeded(_, let at, _, _): at
         case .unrepresentable(_, let pointer, _, _): .pointer(pointer)

@@ -93,6 +93,15 @@ public struct DecodingOptions: Sendable {
     /// Binary plists may share one object from many places; a file whose shared objects
     /// expand past this many values is refused (a "billion laughs" defence).
     public var maxExpandedValues: Int = 50_000_000
+    /// What to do with a key that appears twice in one dictionary. CoreFoundation, plistlib and
+    /// libplist keep the last silently; savetool refuses unless asked, so nothing is lost unseen.
+    public var duplicateKeys: DuplicateKeyPolicy = .reject
+
+    public enum DuplicateKeyPolicy: String, Sendable, CaseIterable {
+        case reject
+        /// The last value wins, as in Apple's and Python's readers.
+        case last
+    }
 
     public init() {}
 }

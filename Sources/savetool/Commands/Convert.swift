@@ -26,6 +26,7 @@ struct Convert: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: ArgumentHelp("The input document, or - for standard input.", valueName: "in"))
     var input: String
@@ -54,7 +55,7 @@ struct Convert: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: input) {
             let registry = global.registry()
-            let document = try LoadedDocument.load(input, codecID: from, registry: registry)
+            let document = try LoadedDocument.load(input, codecID: from, registry: registry, options: reading.decoding)
             let target = try outputCodec(registry)
             var options = EncodingOptions()
             options.pretty = !compact

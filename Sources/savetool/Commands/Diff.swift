@@ -17,6 +17,7 @@ struct Diff: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: "The first (old) document.")
     var a: String
@@ -27,8 +28,8 @@ struct Diff: ParsableCommand {
     func run() throws {
         let differences = try Failure.reporting {
             let registry = global.registry()
-            let old = try LoadedDocument.load(a, registry: registry)
-            let new = try LoadedDocument.load(b, registry: registry)
+            let old = try LoadedDocument.load(a, registry: registry, options: reading.decoding)
+            let new = try LoadedDocument.load(b, registry: registry, options: reading.decoding)
             let diff = StructuralDiff(from: old.value, to: new.value)
             if global.json {
                 try Console.outputJSON(["same": .bool(diff.isEmpty), "differences": .array(diff.changes.map(json))])

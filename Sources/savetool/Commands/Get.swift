@@ -16,6 +16,7 @@ struct Get: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: "The document, or - for standard input.")
     var file: String
@@ -33,7 +34,7 @@ struct Get: ParsableCommand {
         try Failure.reporting(file: file) {
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
-            let document = try LoadedDocument.load(file, registry: registry)
+            let document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
             var value = try document.value.value(at: path, seeingThrough: registry)
             if decode {
                 let bytes: [UInt8]

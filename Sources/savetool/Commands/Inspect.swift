@@ -12,6 +12,7 @@ struct Inspect: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: "The document to inspect, or - for standard input.")
     var file: String
@@ -19,7 +20,7 @@ struct Inspect: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: file) {
             let registry = global.registry()
-            let document = try LoadedDocument.load(file, registry: registry)
+            let document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
             let summary = DocumentSummary(of: document.value, registry: registry)
             if global.json {
                 try Console.outputJSON(json(document, summary))

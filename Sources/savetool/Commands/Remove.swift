@@ -11,6 +11,7 @@ struct Remove: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: "The document to edit.")
     var file: String
@@ -22,7 +23,7 @@ struct Remove: ParsableCommand {
         try Failure.reporting(file: file) {
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
-            var document = try LoadedDocument.load(file, registry: registry)
+            var document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
             try document.value.removeValue(at: path, seeingThrough: registry)
             try DocumentOutput.replace(document, global: global)
         }

@@ -21,6 +21,7 @@ struct Set: ParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
 
     @Argument(help: "The document to edit.")
     var file: String
@@ -48,7 +49,7 @@ struct Set: ParsableCommand {
                     throw ValidationError("the value '\(value)' is not JSON (\(error)); quote text as '\"text\"' or use --string")
                 }
             }
-            var document = try LoadedDocument.load(file, registry: registry)
+            var document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
             try document.value.setValue(newValue, at: path, seeingThrough: registry)
             try DocumentOutput.replace(document, global: global)
         }

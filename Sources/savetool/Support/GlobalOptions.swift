@@ -27,3 +27,17 @@ struct GlobalOptions: ParsableArguments {
         Console.error("savetool: warning: \(message)")
     }
 }
+
+/// Options of the commands that read documents.
+struct ReadingOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A key found twice in one dictionary: reject it, or keep the last value as Apple's readers do.", valueName: "reject|last"))
+    var duplicateKeys: DecodingOptions.DuplicateKeyPolicy = .reject
+
+    var decoding: DecodingOptions {
+        var options = DecodingOptions()
+        options.duplicateKeys = duplicateKeys
+        return options
+    }
+}
+
+extension DecodingOptions.DuplicateKeyPolicy: ExpressibleByArgument {}

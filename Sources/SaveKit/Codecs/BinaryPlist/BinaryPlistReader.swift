@@ -176,8 +176,8 @@ struct BinaryPlistReader {
                 let valueOffset = body + (count + position) * referenceSize
                 let child = try reference(at: valueOffset)
                 let item = try object(child, depth: depth + 1, referencedAt: valueOffset)
-                if entries.updateValue(item, forKey: key) != nil {
-                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary")
+                if entries.updateValue(item, forKey: key) != nil, options.duplicateKeys == .reject {
+                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary (--duplicate-keys last keeps the last, as Apple\'s readers do)")
                 }
                 size += 1 + expandedSize[child]
             }

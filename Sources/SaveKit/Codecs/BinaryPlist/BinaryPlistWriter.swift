@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Objects are numbered in the order Python's `plistlib` (and, through it, Apple's writer)
 /// numbers them — each container before its children, a dictionary's keys before its values —
-/// and equal scalars (strings, numbers, dates, data) are written once and shared, so files are
-/// as small as theirs and byte-identical for the same input.
+/// and equal objects are written once and shared: scalars (strings, numbers, dates, data) as
+/// plistlib and Apple do, and equal arrays and dictionaries too, which plistlib shares only when
+/// they are one Python object. Files are as small as theirs or smaller, and byte-identical to
+/// plistlib's for the same input whenever plistlib shares what is equal.
 struct BinaryPlistWriter {
     private enum Object {
         case scalar(SaveValue)
@@ -32,6 +34,14 @@ struct BinaryPlistWriter {
 
     private var objects: [Object] = []
     private var sharedScalars: [ScalarKey: Int] = [:]
+    /// Containers by their children's object numbers: equal children get equal numbers, so
+    /// equal containers have equal keys.
+    private var sharedContainers: [ContainerKey: Int] = [:]
+
+    private enum ContainerKey: Hashable {
+        case array([Int])
+        case dictionary([Int], [Int])
+    }
     private let maxDepth: Int
 
     init(maxDepth: Int) { self.maxDepth = maxDepth }
@@ -59,8 +69,7 @@ struct BinaryPlistWriter {
                 references.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            objects[index] = .array(references)
-            return index
+            return share(.array(references), key: .array(references), placeholder: index)
         case .dictionary(let entries):
             try checkDepth(depth, path)
             let index = objects.count
@@ -75,8 +84,7 @@ struct BinaryPlistWriter {
                 values.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            objects[index] = .dictionary(keys: keys, values: values)
-            return index
+            return share(.dictionary(keys: keys, values: values), key: .dictionary(keys, values), placeholder: index)
         case .null:
             throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null)")
         case .bool(let flag): key = .bool(flag)
@@ -92,6 +100,19 @@ struct BinaryPlistWriter {
         let index = objects.count
         objects.append(.scalar(value))
         sharedScalars[key] = index
+        return index
+    }
+
+    /// Keeps a container at its placeholder, or drops the placeholder for an equal container
+    /// already numbered. A duplicate's children were all duplicates too, so its placeholder is
+    /// the last object and removing it renumbers nothing.
+    private mutating func share(_ object: Object, key: ContainerKey, placeholder index: Int) -> Int {
+        if let existing = sharedContainers[key], objects.count == index + 1 {
+            objects.removeLast()
+            return existing
+        }
+        objects[index] = object
+        sharedContainers[key] = index
         return index
     }
 

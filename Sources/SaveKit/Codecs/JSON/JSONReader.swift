@@ -19,12 +19,14 @@ struct JSONReader {
     private var position: Int
     private let maxDepth: Int
     private let markers: Bool
+    private let rejectDuplicates: Bool
 
     private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
         self.position = 0
         self.maxDepth = options.maxDepth
         self.markers = options.typedJSONMarkers
+        self.rejectDuplicates = options.duplicateKeys == .reject
     }
 
     static func parse(_ input: [UInt8], options: DecodingOptions) throws(CodecError) -> SaveValue {
@@ -34,7 +36,7 @@ struct JSONReader {
                 return try reader.parseDocument()
             }
         } catch {
-            let location = SourceLocation.lineColumn(of: error.offset, in: input)
+            let location = DocumentLocation.lineColumn(of: error.offset, in: input)
             if error.isLimit {
                 throw .limitExceeded(codec: "json", at: location, found: error.found, expected: error.expected)
             }
@@ -114,8 +116,8 @@ struct JSONReader {
             } else {
                 value = try parseValue(depth: depth)
             }
-            if entries.updateValue(value, forKey: key) != nil {
-                throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in an object")
+            if entries.updateValue(value, forKey: key) != nil, rejectDuplicates {
+                throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in an object (--duplicate-keys last keeps the last, as Apple\'s readers do)")
             }
             skipWhitespace()
             guard position < bytes.count else {

@@ -23,11 +23,12 @@ struct JSONWriter {
             if number.isFinite {
                 append(number.description)  // Swift prints the shortest text that round-trips, always with "." or "e"
             } else {
-                append("{\"$real\": \"\(number.isNaN ? "nan" : number < 0 ? "-inf" : "inf")\"}")
+                append(markerStart("$real"))
+                append("\"\(number.isNaN ? "nan" : number < 0 ? "-inf" : "inf")\"}")
             }
         case .string(let text): appendString(text)
         case .date(let date):
-            append("{\"$date\": ")
+            append(markerStart("$date"))
             if RFC3339.isRepresentable(date) {
                 appendString(RFC3339.format(date))
             } else {
@@ -39,11 +40,13 @@ struct JSONWriter {
             }
             output.append(UInt8(ascii: "}"))
         case .data(let bytes):
-            append("{\"$data\": \"")
+            append(markerStart("$data"))
+            append("\"")
             append(bytes.base64EncodedString())
             append("\"}")
         case .uid(let number):
-            append("{\"$uid\": \(number)}")
+            append(markerStart("$uid"))
+            append("\(number)}")
         case .array(let items):
             if items.isEmpty { append("[]"); return }
             try checkDepth(depth, path)
@@ -61,7 +64,7 @@ struct JSONWriter {
             if entries.isEmpty { append("{}"); return }
             try checkDepth(depth, path)
             let wrapped = TypedJSON.needsWrapping(entries)
-            if wrapped { append(pretty ? "{\"$dict\": " : "{\"$dict\":") }
+            if wrapped { append(markerStart("$dict")) }
             output.append(UInt8(ascii: "{"))
             for (index, entry) in entries.enumerated() {
                 if index > 0 { output.append(UInt8(ascii: ",")) }
@@ -77,6 +80,11 @@ struct JSONWriter {
             output.append(UInt8(ascii: "}"))
             if wrapped { output.append(UInt8(ascii: "}")) }
         }
+    }
+
+    /// Markers stay on one line even in pretty output: `{"$date": "…"}`.
+    private func markerStart(_ key: String) -> String {
+        pretty ? "{\"\(key)\": " : "{\"\(key)\":"
     }
 
     private func checkDepth(_ depth: Int, _ path: [String]) throws(CodecError) {

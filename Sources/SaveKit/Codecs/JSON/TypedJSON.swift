@@ -47,7 +47,8 @@ enum TypedJSON {
             case "nan": return .real(.nan)
             case "inf", "+inf", "infinity": return .real(.infinity)
             case "-inf", "-infinity": return .real(-.infinity)
-            default: break
+            default:
+                if let number = XMLPlistReader.parseReal(text), number.isFinite { return .real(number) }
             }
         case ("$real", .real(let number)):
             return .real(number)

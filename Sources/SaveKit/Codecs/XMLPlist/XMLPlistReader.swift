@@ -19,10 +19,12 @@ struct XMLPlistReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private let maxDepth: Int
+    private let rejectDuplicates: Bool
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
-        self.maxDepth = maxDepth
+        self.maxDepth = options.maxDepth
+        self.rejectDuplicates = options.duplicateKeys == .reject
     }
 
     static func parse(_ input: [UInt8], options: DecodingOptions) throws(CodecError) -> SaveValue {
@@ -37,11 +39,11 @@ struct XMLPlistReader {
                 if let bad = UTF8Validation.firstInvalidOffset(in: buffer) {
                     throw Failure(offset: bad, found: "the byte 0x\(hex(buffer[bad], digits: 2)), which is not valid UTF-8", expected: "UTF-8 text")
                 }
-                var reader = XMLPlistReader(bytes: buffer, maxDepth: options.maxDepth)
+                var reader = XMLPlistReader(bytes: buffer, options: options)
                 return try reader.parseDocument()
             }
         } catch {
-            let location = SourceLocation.lineColumn(of: error.offset, in: text)
+            let location = DocumentLocation.lineColumn(of: error.offset, in: text)
             if error.isLimit { throw .limitExceeded(codec: "plist", at: location, found: error.found, expected: error.expected) }
             throw .malformed(codec: "plist", at: location, found: error.found, expected: error.expected)
         }
@@ -176,8 +178,8 @@ struct XMLPlistReader {
                 throw Failure(offset: valueTag.offset, found: "a second <key> after <key>\(key)</key>", expected: "a value for the key")
             }
             let value = try parseValue(valueTag, depth: depth + 1)
-            if entries.updateValue(value, forKey: key) != nil {
-                throw Failure(offset: keyTag.offset, found: "the key \"\(key)\" a second time", expected: "each key once in a <dict>")
+            if entries.updateValue(value, forKey: key) != nil, rejectDuplicates {
+                throw Failure(offset: keyTag.offset, found: "the key \"\(key)\" a second time", expected: "each key once in a <dict> (--duplicate-keys last keeps the last, as Apple\'s readers do)")
             }
         }
         // Apple's spelling of a keyed archive's UID in XML.

@@ -1,0 +1,92 @@
+import Foundation
+import SaveKit
+import Testing
+
+@Suite("Value model")
+struct ValueModelTests {
+    @Test func integersHaveOneRepresentation() {
+        #expect(SaveValue.int(5) == .integer(5))
+        #expect(SaveValue.int(UInt64(Int64.max)) == .integer(.max))
+        #expect(SaveValue.int(UInt64(Int64.max) + 1) == .unsignedInteger(UInt64(Int64.max) + 1))
+    }
+
+    @Test func equalityIsStrictAboutTypesOrderAndCodeUnits() {
+        #expect(SaveValue.integer(1) != .real(1.0))
+        #expect(SaveValue.real(0.0) != .real(-0.0))
+        #expect(SaveValue.real(.nan) == .real(.nan))
+        #expect(SaveValue(dictionaryLiteral: ("a", 1), ("b", 2)) != SaveValue(dictionaryLiteral: ("b", 2), ("a", 1)))
+        // NFC "é" and NFD "e\u{301}" are canonically equivalent but not the same bytes.
+        #expect(SaveValue.string("\u{E9}") != .string("e\u{301}"))
+    }
+
+    @Test func pointerEditing() throws {
+        var save: SaveValue = ["players": [["name": "Ana"], ["name": "Besa"]], "a/b": ["~": true]]
+        #expect(save.value(at: try JSONPointer(parsing: "/players/1/name")) == "Besa")
+        #expect(save.value(at: try JSONPointer(parsing: "/a~1b/~0")) == true)
+        try save.setValue(3, at: JSONPointer(parsing: "/players/0/score"))
+        try save.setValue(["name": "Cleo"], at: JSONPointer(parsing: "/players/-"))
+        #expect(try Codecs.compactJSON(save) == #"{"players":[{"name":"Ana","score":3},{"name":"Besa"},{"name":"Cleo"}],"a/b":{"~":true}}"#)
+        #expect(try save.removeValue(at: JSONPointer(parsing: "/players/1")) == ["name": "Besa"])
+        #expect(throws: PointerError.notFound(JSONPointer(tokens: ["nope"]))) { try save.removeValue(at: JSONPointer(parsing: "/nope")) }
+        #expect(throws: PointerError.badIndex(JSONPointer(tokens: ["players", "01"]), token: "01", count: 2)) {
+            try save.requireValue(at: JSONPointer(parsing: "/players/01"))
+        }
+        #expect(throws: PointerError.notAPointer("players")) { try JSONPointer(parsing: "players") }
+        #expect(try JSONPointer(parsing: "/a~1b/~0").description == "/a~1b/~0")
+    }
+
+    @Test func editingSeesThroughEmbeddedDocuments() throws {
+        let inner = Array(#"{"level":3,"coins":10}"#.utf8)
+        var defaults: SaveValue = ["gameSave": .data(Data(inner)), "volume": 0.5]
+        let registry = CodecRegistry.builtIn
+        #expect(try defaults.value(at: JSONPointer(parsing: "/gameSave/level"), seeingThrough: registry) == 3)
+        try defaults.setValue(500, at: JSONPointer(parsing: "/gameSave/coins"), seeingThrough: registry)
+        guard case .data(let rewritten) = defaults["gameSave"] else { Issue.record("gameSave is no longer data"); return }
+        #expect(String(decoding: rewritten, as: UTF8.self) == #"{"level":3,"coins":500}"#)
+        #expect(throws: PointerError.notFound(JSONPointer(tokens: ["gameSave", "xp"]))) {
+            try defaults.value(at: JSONPointer(parsing: "/gameSave/xp"), seeingThrough: registry)
+        }
+    }
+
+    @Test func structuralDiff() throws {
+        let old = try Codecs.value(#"{"a": 1, "b": [1, 2, 3], "c": "x", "d": 1}"#)
+        let new = try Codecs.value(#"{"d": 1.0, "b": [1, 5], "a": 1, "e": null}"#)
+        let changes = StructuralDiff(from: old, to: new).changes.map { "\($0.pointer)" }
+        #expect(changes == ["/b/1", "/b/2", "/c", "/d", "/e"])
+        #expect(StructuralDiff(from: old, to: old).isEmpty)
+    }
+}
+
+@Suite("RFC 3339 dates")
+struct RFC3339Tests {
+    @Test(arguments: [
+        (0.0, "2001-01-01T00:00:00Z"),
+        (-978_307_200.0, "1970-01-01T00:00:00Z"),
+        (0.5, "2001-01-01T00:00:00.5Z"),
+        (-0.25, "2000-12-31T23:59:59.75Z"),
+        (120_000_000.123, "2004-10-20T21:20:00.123Z"),
+        (-31_622_400.0, "2000-01-01T00:00:00Z"),  // leap year 2000
+        (11_139_552_000.0, "2354-01-01T00:00:00Z"),
+    ])
+    func formatsAndParsesBack(seconds: Double, text: String) throws {
+        let date = Date(timeIntervalSinceReferenceDate: seconds)
+        #expect(RFC3339.format(date) == text)
+        #expect(RFC3339.parse(text)?.timeIntervalSinceReferenceDate == seconds)
+    }
+
+    @Test func everyFractionRoundTrips() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let seconds = Double.random(in: -60_000_000_000...250_000_000_000, using: &generator)
+            let date = Date(timeIntervalSinceReferenceDate: seconds)
+            #expect(RFC3339.parse(RFC3339.format(date))?.timeIntervalSinceReferenceDate == seconds, "\(seconds)")
+        }
+    }
+
+    @Test func offsetsAndInvalidDates() {
+        #expect(RFC3339.parse("2026-11-21T09:00:00+01:00") == RFC3339.parse("2026-11-21T08:00:00Z"))
+        for bad in ["2026-02-30T00:00:00Z", "2026-11-21 08:00:00Z", "2026-11-21T24:00:00Z", "2026-11-21T08:00:00", "20261121T080000Z"] {
+            #expect(RFC3339.parse(bad) == nil, "\(bad)")
+        }
+    }
+}

@@ -28,10 +28,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers shared by the test targets: the conformance corpus, running processes.
+        .target(name: "TestSupport", dependencies: ["SaveKit"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SaveKitTests",
-            dependencies: ["SaveKit", .product(name: "OrderedCollections", package: "swift-collections")]
+            dependencies: ["SaveKit", "TestSupport", .product(name: "OrderedCollections", package: "swift-collections")],
+            resources: [.copy("Oracles")]
         ),
-        .testTarget(name: "savetoolTests", dependencies: ["SaveKit"]),
+        // Runs the built savetool binary: exit codes, messages, files on disk.
+        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import SaveKit
+import TestSupport
 import Testing
 
 @Suite("JSON codec")
@@ -24,6 +25,8 @@ struct JSONCodecTests {
             "nan": .real(.nan), "inf": .real(.infinity), "ninf": .real(-.infinity),
             "looksLikeAMarker": ["$date": "not a date"],
             "wrapsItself": ["$dict": ["x": 1]],
+            "wrapsAMarker": ["$dict": .date(Date(timeIntervalSinceReferenceDate: 0))],
+            "wrapsData": ["$dict": ["$data": .data(Data())]],
             "farFuture": .date(Date(timeIntervalSinceReferenceDate: 1e15)),
         ]
         let text = try Codecs.compactJSON(value)

@@ -1,6 +1,7 @@
 import Foundation
 import OrderedCollections
 import SaveKit
+import TestSupport
 import Testing
 
 /// Apple-, plistlib-, libplist- and Foundation-written plists: each valid file decodes to the

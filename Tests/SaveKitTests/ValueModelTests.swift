@@ -1,5 +1,6 @@
 import Foundation
 import SaveKit
+import TestSupport
 import Testing
 
 @Suite("Value model")

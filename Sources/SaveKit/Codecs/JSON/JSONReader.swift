@@ -110,7 +110,7 @@ struct JSONReader {
             skipWhitespace()
             // The value of a lone "$dict" key is a dictionary to keep as written, markers and all.
             let value: SaveValue
-            if markers, entries.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{") {
+            if readMarkers, entries.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{") {
                 value = try parseObject(depth: depth + 1, readMarkers: false)
                 unwrappedMarkerValue = true
             } else {

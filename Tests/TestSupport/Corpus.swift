@@ -4,23 +4,23 @@ import Testing
 
 /// The public conformance data the project is tested against, kept outside the repository
 /// (`shared/corpus` beside the checkout; `SAVETOOL_CORPUS` points elsewhere). See docs/conformance.md.
-enum Corpus {
-    static let root: URL = {
+public enum Corpus {
+    public static let root: URL = {
         if let path = ProcessInfo.processInfo.environment["SAVETOOL_CORPUS"] { return URL(fileURLWithPath: path) }
         return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
     }()
 
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+    public static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 
-    static func bytes(_ relative: String) throws -> [UInt8] {
+    public static func bytes(_ relative: String) throws -> [UInt8] {
         Array(try Data(contentsOf: url(relative)))
     }
 
     /// Files directly in a corpus folder, sorted; fails the test when the corpus is missing.
-    static func files(in folder: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> [String] {
+    public static func files(in folder: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url(folder).path)) ?? []
         if names.isEmpty {
             Issue.record("corpus folder \(url(folder).path) is missing or empty; set SAVETOOL_CORPUS", sourceLocation: sourceLocation)
@@ -29,27 +29,27 @@ enum Corpus {
     }
 
     /// Files in a corpus folder, computed when the test list is built (for parameterized tests).
-    static func listing(_ folder: String) -> [String] {
+    public static func listing(_ folder: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url(folder).path)) ?? []
         return names.sorted().map { folder + "/" + $0 }
     }
 }
 
 /// Test helpers over the codecs.
-enum Codecs {
-    static let json = JSONCodec()
-    static let xml = XMLPlistCodec()
-    static let binary = BinaryPlistCodec()
+public enum Codecs {
+    public static let json = JSONCodec()
+    public static let xml = XMLPlistCodec()
+    public static let binary = BinaryPlistCodec()
 
     /// Parses typed JSON written in a test.
-    static func value(_ json: String) throws -> SaveValue {
+    public static func value(_ json: String) throws -> SaveValue {
         try JSONCodec().decode(Array(json.utf8))
     }
 
-    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+    public static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// Encodes compactly, without the final newline.
-    static func compactJSON(_ value: SaveValue) throws -> String {
+    public static func compactJSON(_ value: SaveValue) throws -> String {
         var options = EncodingOptions()
         options.pretty = false
         return text(try JSONCodec().encode(value, options: options)).trimmingCharacters(in: .newlines)

@@ -1,0 +1,169 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// Hostile input must end in a located error, never a crash, a hang or a huge allocation.
+@Suite("Hostile input")
+struct HostileInputTests {
+    /// A small binary plist with a dictionary, an array, strings, numbers, a date and data.
+    static let sample: [UInt8] = {
+        let value: SaveValue = [
+            "name": "Zoë 🎮", "level": 12, "ratio": 0.75, "when": .date(Date(timeIntervalSinceReferenceDate: 700_000_000)),
+            "blob": .data(Data([1, 2, 3, 4])), "list": [1, "two", [3.0, true], ["four": .uid(4)]],
+        ]
+        return try! BinaryPlistCodec().encode(value)
+    }()
+
+    @Test func everyTruncationOfABinaryPlistIsRefused() {
+        for length in 0..<Self.sample.count {
+            #expect(throws: CodecError.self, "first \(length) bytes") { try BinaryPlistCodec().decode(Array(Self.sample[..<length])) }
+        }
+    }
+
+    @Test func everyTruncationOfTextIsRefused() throws {
+        let value = try BinaryPlistCodec().decode(Self.sample)
+        for codec in [XMLPlistCodec(), JSONCodec()] as [any SaveCodec] {
+            let text = try codec.encode(value)
+            for length in stride(from: 0, to: text.count - 1, by: 1) {
+                // A JSON prefix that is itself a complete value ("1") is valid; any other prefix is not.
+                if let accepted = try? codec.decode(Array(text[..<length])) {
+                    #expect(!accepted.isContainer, "\(codec.id): \(length) bytes accepted")
+                }
+            }
+        }
+    }
+
+    @Test func everySingleByteCorruptionIsHandled() throws {
+        // Each byte replaced by a few values: decode must return or throw, never trap.
+        for index in 0..<Self.sample.count {
+            for replacement: UInt8 in [0x00, 0x0F, 0x7F, 0xFF, Self.sample[index] ^ 0x01] {
+                var corrupted = Self.sample
+                corrupted[index] = replacement
+                if let value = try? BinaryPlistCodec().decode(corrupted) { _ = try? BinaryPlistCodec().encode(value) }
+            }
+        }
+    }
+
+    @Test func deepNestingInEveryCodec() throws {
+        let depth = 100_000
+        let json = Array(repeating: UInt8(ascii: "["), count: depth) + Array(repeating: UInt8(ascii: "]"), count: depth)
+        let xml = Array(("<plist>" + String(repeating: "<array>", count: depth) + String(repeating: "</array>", count: depth) + "</plist>").utf8)
+        #expect(throws: CodecError.self) { try JSONCodec().decode(json) }
+        #expect(throws: CodecError.self) { try XMLPlistCodec().decode(xml) }
+        #expect(throws: CodecError.self) { try BinaryPlistCodec().decode(Self.nestedArrays(depth)) }
+        #expect(throws: Never.self) { try BinaryPlistCodec().decode(Self.nestedArrays(511)) }
+        // Writers refuse what readers would refuse.
+        var deep: SaveValue = "leaf"
+        for _ in 0..<600 { deep = [deep] }
+        for codec in [JSONCodec(), XMLPlistCodec(), BinaryPlistCodec()] as [any SaveCodec] {
+            #expect(throws: CodecError.self, "\(codec.id)") { try codec.encode(deep) }
+        }
+    }
+
+    /// `depth` one-element arrays, object i referencing object i+1, then a string.
+    static func nestedArrays(_ depth: Int) -> [UInt8] {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for index in 0..<depth {
+            offsets.append(bytes.count)
+            bytes.append(0xA1)
+            bytes += withUnsafeBytes(of: UInt32(index + 1).bigEndian, Array.init)
+        }
+        offsets.append(bytes.count)
+        bytes += [0x54] + Array("seed".utf8)
+        let table = bytes.count
+        for offset in offsets { bytes += withUnsafeBytes(of: UInt32(offset).bigEndian, Array.init) }
+        bytes += [0, 0, 0, 0, 0, 0, 4, 4]
+        bytes += withUnsafeBytes(of: UInt64(offsets.count).bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: UInt64(0).bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+        return bytes
+    }
+
+    /// Builds a binary plist from raw objects (1-byte offsets and references).
+    static func binaryPlist(_ objects: [[UInt8]], top: UInt64 = 0, declaredCount: UInt64? = nil, offsetSize: UInt8 = 1, referenceSize: UInt8 = 1) -> [UInt8] {
+        var bytes = Array("bplist00".utf8)
+        var offsets: [Int] = []
+        for object in objects { offsets.append(bytes.count); bytes += object }
+        let table = bytes.count
+        for offset in offsets { bytes.append(UInt8(truncatingIfNeeded: offset)) }
+        bytes += [0, 0, 0, 0, 0, 0, offsetSize, referenceSize]
+        bytes += withUnsafeBytes(of: (declaredCount ?? UInt64(objects.count)).bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: top.bigEndian, Array.init)
+        bytes += withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+        return bytes
+    }
+
+    @Test func craftedBinaryPlists() {
+        let cases: [(String, [UInt8])] = [
+            ("array containing itself", Self.binaryPlist([[0xA1, 0x00]])),
+            ("two arrays referencing each other", Self.binaryPlist([[0xA1, 0x01], [0xA1, 0x00]])),
+            ("dictionary whose value is itself", Self.binaryPlist([[0xD1, 0x01, 0x00], [0x51, 0x61]])),
+            ("reference past the last object", Self.binaryPlist([[0xA1, 0x09]])),
+            ("huge declared array count", Self.binaryPlist([[0xAF, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]])),
+            ("huge declared string length", Self.binaryPlist([[0x5F, 0x13, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]])),
+            ("negative length", Self.binaryPlist([[0x4F, 0x13, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]])),
+            ("UTF-16 lone surrogate", Self.binaryPlist([[0x61, 0xD8, 0x00]])),
+            ("non-ASCII in an ASCII string", Self.binaryPlist([[0x52, 0xC3, 0xA9]])),
+            ("top object past the end", Self.binaryPlist([[0x09]], top: 5)),
+            ("more objects declared than the table holds", Self.binaryPlist([[0x09]], declaredCount: 1 << 60)),
+            ("offset size 9", Self.binaryPlist([[0x09]], offsetSize: 9)),
+            ("reference size 0", Self.binaryPlist([[0x09]], referenceSize: 0)),
+            ("set marker", Self.binaryPlist([[0xC1, 0x01], [0x09]])),
+            ("integer of 32 bytes", Self.binaryPlist([[0x15] + Array(repeating: 0, count: 32)])),
+            ("length that is not an integer", Self.binaryPlist([[0x5F, 0x23, 0, 0, 0, 0, 0, 0, 0, 0]])),
+        ]
+        for (name, bytes) in cases {
+            #expect(throws: CodecError.self, "\(name)") { try BinaryPlistCodec().decode(bytes) }
+        }
+    }
+
+    @Test func sharedReferencesCannotExplode() throws {
+        // Object i is an array of two references to object i+1: 2^60 values if expanded.
+        var objects: [[UInt8]] = []
+        for index in 0..<60 { objects.append([0xA2, UInt8(index + 1), UInt8(index + 1)]) }
+        objects.append([0x09])
+        #expect(throws: CodecError.self) { try BinaryPlistCodec().decode(Self.binaryPlist(objects)) }
+        // A modest amount of legitimate sharing is fine.
+        var options = DecodingOptions()
+        options.maxExpandedValues = 1 << 12
+        var shallowObjects: [[UInt8]] = (0..<10).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
+        shallowObjects.append([0x09])
+        let shallow = Self.binaryPlist(shallowObjects)
+        #expect(throws: Never.self) { try BinaryPlistCodec().decode(shallow, options: options) }
+    }
+
+    @Test func hostileXML() {
+        let cases = [
+            #"<?xml version="1.0"?><!DOCTYPE plist [<!ENTITY a "aaaaaaaa">]><plist><string>&a;</string></plist>"#,
+            "<plist><string>&unknown;</string></plist>",
+            "<plist><string>a & b</string></plist>",
+            "<plist><dict><key>a</key></dict></plist>",
+            "<plist><array><key>a</key></array></plist>",
+            "<plist><integer>99999999999999999999</integer></plist>",
+            "<plist><integer>-9223372036854775809</integer></plist>",
+            "<plist><date>2026-13-01T00:00:00Z</date></plist>",
+            "<plist><data>!!!</data></plist>",
+            "<plist><real>0x1p3</real></plist>",
+            "<plist><string>unclosed",
+            "<plist><string>x</string><string>y</string></plist>",
+            "<plist><dict><key>a</key><string>1</string><key>a</key><string>2</string></dict></plist>",
+            "<plist><string>&#0;</string></plist>",
+            "<plist><string>&#xD800;</string></plist>",
+        ]
+        for text in cases {
+            #expect(throws: CodecError.self, "\(text)") { try XMLPlistCodec().decode(Array(text.utf8)) }
+        }
+        // Invalid UTF-16: an odd byte count, and an unpaired surrogate.
+        #expect(throws: CodecError.self) { try XMLPlistCodec().decode([0xFF, 0xFE, 0x3C, 0x00, 0x70]) }
+        #expect(throws: CodecError.self) { try XMLPlistCodec().decode([0xFF, 0xFE, 0x3C, 0x00, 0x00, 0xD8]) }
+    }
+
+    @Test func errorsNameTheByte() {
+        let bytes = Self.binaryPlist([[0xA2, 0x01, 0x07], [0x09]])
+        #expect(throws: CodecError.malformed(
+            codec: "bplist", at: .byte(10), found: "a reference to object 7", expected: "a reference below 2, the number of objects")
+        ) { try BinaryPlistCodec().decode(bytes) }
+    }
+}

@@ -24,7 +24,16 @@ struct SaveTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Convert.self, Inspect.self, Get.self, Set.self, Remove.self, Diff.self, Formats.self,
+            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Formats.self,
         ]
     )
+
+    /// Listed here so that `savetool --help` shows them; each command reads its own copy.
+    @OptionGroup(title: "Global options (before or after the command)") var global: GlobalOptions
+
+    /// Global options may come before the command (`savetool --json inspect x`): they are
+    /// moved after it, where the command's own copy of ``GlobalOptions`` reads them.
+    static func main() {
+        main(GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
+    }
 }

@@ -52,6 +52,8 @@ enum Failure {
             }
         case let error as LocatedError:
             return ("\(error.file):\(error.message)", error.code)
+        case let error as ValidationError:
+            return (error.message, Code.usage)
         case let error as RegistryError:
             return ("\(error)", Code.usage)
         default:

@@ -15,6 +15,36 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
     var pluginDirectories: [String] = []
 
+    static let flags: Set<String> = ["--json", "-q", "--quiet"]
+    static let optionsWithValue: Set<String> = ["--formats", "--plugins"]
+
+    /// `[--json, inspect, x]` → `[inspect, x, --json]`; stops at the first other option
+    /// (`--help`, `--version`) and keeps anything after `--` last.
+    static func movedAfterCommand(_ arguments: [String]) -> [String] {
+        var moved: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let token = arguments[index]
+            if flags.contains(token) {
+                moved.append(token)
+                index += 1
+            } else if optionsWithValue.contains(token), index + 1 < arguments.count {
+                moved += [token, arguments[index + 1]]
+                index += 2
+            } else if optionsWithValue.contains(where: { token.hasPrefix($0 + "=") }) {
+                moved.append(token)
+                index += 1
+            } else {
+                break
+            }
+        }
+        guard !moved.isEmpty else { return arguments }
+        var rest = Array(arguments[index...])
+        let end = rest.firstIndex(of: "--") ?? rest.endIndex
+        rest.insert(contentsOf: moved, at: end)
+        return rest
+    }
+
     /// The built-in codecs plus any plugins; problems with plugins are warned about, not fatal.
     func registry() -> CodecRegistry {
         let (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)

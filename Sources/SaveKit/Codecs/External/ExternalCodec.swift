@@ -23,8 +23,13 @@ public struct ExternalCodec: SaveCodec {
 
     public var origin: CodecOrigin { .plugin(path: executable) }
 
+    /// How long a plugin may run: `SAVETOOL_PLUGIN_TIMEOUT` seconds, else 10.
+    public static var defaultTimeout: TimeInterval {
+        ProcessInfo.processInfo.environment["SAVETOOL_PLUGIN_TIMEOUT"].flatMap(TimeInterval.init) ?? 10
+    }
+
     /// Asks the executable to describe itself.
-    public init(executable: String, timeout: TimeInterval = 10) throws(CodecError) {
+    public init(executable: String, timeout: TimeInterval = ExternalCodec.defaultTimeout) throws(CodecError) {
         let name = executable.split(separator: "/").last.map(String.init) ?? executable
         let expectedID = String(name.dropFirst(ExternalCodec.prefix.count))
         let result = try Self.run(executable, argument: "describe", input: [], timeout: timeout, id: expectedID)
@@ -121,10 +126,12 @@ public struct ExternalCodec: SaveCodec {
         }
         if finished.wait(timeout: .now() + timeout) == .timedOut {
             kill(process.processIdentifier, SIGKILL)
-            finished.wait()
+            // Not waiting for the output: a child the plugin started may still hold the pipe open.
             throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
         }
-        readers.wait()
+        if readers.wait(timeout: .now() + 2) == .timedOut {
+            throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
+        }
         guard process.terminationStatus == 0, process.terminationReason == .exit else {
             let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             throw .plugin(id: id, message: "\(argument) failed (exit \(process.terminationStatus))\(message.isEmpty ? "" : ": " + message)")

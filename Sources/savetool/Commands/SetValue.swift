@@ -1,7 +1,7 @@
 import ArgumentParser
 import SaveKit
 
-struct Set: ParsableCommand {
+struct SetValue: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Change one value of a document in place, keeping its codec.",

@@ -1,0 +1,117 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("savetool convert")
+struct ConvertCommandTests {
+    @Test func binaryPlistToTypedJSONAndBackIsByteIdentical() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let json = directory.appendingPathComponent("blocks.json").path
+        let back = directory.appendingPathComponent("blocks.plist").path
+        #expect(try CLI.run("convert", CLI.blocks, "-o", json).status == 0)
+        let text = try String(contentsOfFile: json, encoding: .utf8)
+        #expect(text.contains(#""installDate": {"$date": "2025-03-14T09:26:53Z"}"#))
+        #expect(text.contains(#""lastReviewPrompt": {"$date": "2026-10-02T18:04:11.5Z"}"#))
+        #expect(text.contains(#""deviceToken": {"$data": "jzqcHnfSsEUZqmwOPV97IQ=="}"#))
+        #expect(try CLI.run("convert", json, "-o", back, "--to", "bplist").status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: back, andPath: CLI.blocks))
+    }
+
+    @Test func outputCodecFollowsTheExtension() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let xml = directory.appendingPathComponent("kingdoms.plist").path
+        #expect(try CLI.run("convert", CLI.kingdoms, "-o", xml, "--round-dates").status == 0)
+        #expect(try String(contentsOfFile: xml, encoding: .utf8).hasPrefix("<?xml"))
+        #expect(FileManager.default.contentsEqual(atPath: xml, andPath: CLI.sample("kingdom/Library/Preferences/com.example.kingdoms.xml.plist")))
+        let result = try CLI.run("convert", CLI.blocks, "-o", directory.appendingPathComponent("x.unknown").path)
+        #expect(result.status == 64)
+    }
+
+    @Test func subsecondDatesInXMLAreTheUsersChoice() throws {
+        let refused = try CLI.run("convert", CLI.blocks, "--to", "plist")
+        #expect(refused.status == 65)
+        #expect(refused.errors.contains("/lastReviewPrompt: the date 2026-10-02T18:04:11.5Z with a fraction of a second cannot be written as plist"))
+        let rounded = try CLI.run("convert", CLI.blocks, "--to", "plist", "--round-dates")
+        #expect(rounded.status == 0)
+        #expect(rounded.outputText.contains("<date>2026-10-02T18:04:11Z</date>"))
+        #expect(rounded.errors.contains("rounded 1 date down to whole seconds"))
+    }
+
+    @Test func nullInAPlistIsTheUsersChoice() throws {
+        let input = Array(#"{"a": 1, "b": null, "c": [null, 2]}"#.utf8)
+        let refused = try CLI.run("convert", "-", "--to", "plist", input: input)
+        #expect(refused.status == 65)
+        #expect(refused.errors == "savetool: <stdin>:/b: null cannot be written as plist, expected a value (plist has no null; --null drop leaves such keys out)\n")
+        let dropped = try CLI.run("convert", "-", "--to", "bplist", "--null", "drop", input: input)
+        #expect(dropped.status == 0)
+        #expect(dropped.errors.contains("dropped 2 null values"))
+        #expect(try CLI.run("convert", "-", "--compact", input: dropped.output).outputText == #"{"a":1,"c":[2]}"# + "\n")
+    }
+
+    @Test func plainJSONSaysWhatChangedType() throws {
+        let result = try CLI.run("convert", CLI.kingdoms, "--plain", "--compact")
+        #expect(result.status == 0)
+        #expect(result.outputText.contains(#""raid":"2026-11-21T07:30:00Z""#))
+        #expect(result.errors.contains("plain JSON: 3 date, data or uid values written as string or integer"))
+        #expect(try CLI.run("convert", CLI.kingdoms, "--plain", "-q").errors.isEmpty)
+    }
+
+    /// nst/JSONTestSuite's n_ files through the command line: exit 65 and a line:column message.
+    @Test func invalidJSONExitsWith65AndLineColumn() throws {
+        let files = Corpus.files(in: "jsontestsuite/test_parsing").filter { $0.contains("/n_") }
+        #expect(files.count == 188)
+        for file in files {
+            let path = Corpus.url(file).path
+            let result = try CLI.run("convert", path, "--from", "json")
+            #expect(result.status == 65, "\(file): exit \(result.status) \(result.errors)")
+            let escaped = NSRegularExpression.escapedPattern(for: path)
+            #expect(result.errorMatches("^savetool: \(escaped):[0-9]+:[0-9]+: .+, expected .+\n$"), "\(file): \(result.errors)")
+            #expect(result.output.isEmpty)
+        }
+    }
+
+    @Test func binaryErrorsNameTheByte() throws {
+        let path = Corpus.url("libplist/test/data/malformed_dict.bplist").path
+        let result = try CLI.run("convert", path)
+        #expect(result.status == 65)
+        #expect(result.errors == "savetool: \(path):byte 34: a dictionary key of marker 0xD1, expected a string key (0x5n or 0x6n)\n")
+    }
+
+    @Test func failuresLeaveTheOutputUntouched() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.json")
+        try Data("precious".utf8).write(to: output)
+        let bad = directory.appendingPathComponent("bad.json")
+        try Data("{\"a\": [1, 2,]}".utf8).write(to: bad)
+        let result = try CLI.run("convert", bad.path, "-o", output.path)
+        #expect(result.status == 65)
+        #expect(result.errors == "savetool: \(bad.path):1:13: ']', expected a JSON value (object, array, string, number, true, false or null)\n")
+        #expect(try String(contentsOf: output, encoding: .utf8) == "precious")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["bad.json", "out.json"])
+    }
+
+    @Test func exitCodesForFilesAndUsage() throws {
+        let missing = try CLI.run("convert", "/nonexistent/save.plist")
+        #expect(missing.status == 66)
+        #expect(missing.errors == "savetool: /nonexistent/save.plist: cannot read: no such file or directory\n")
+        let cannotCreate = try CLI.run("convert", CLI.tournament, "-o", "/nonexistent/dir/out.json")
+        #expect(cannotCreate.status == 73)
+        #expect(try CLI.run("convert", CLI.tournament, "--to", "yaml").status == 64)
+        #expect(try CLI.run("convert").status == 64)
+        #expect(try CLI.run("convert", CLI.tournament, "--null", "maybe").status == 64)
+        let directory = try CLI.run("convert", Corpus.packageRoot.path)
+        #expect(directory.status == 66)
+    }
+
+    @Test func jsonSummaryForScripts() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("t.bplist").path
+        let result = try CLI.run("--json", "convert", CLI.tournament, "-o", out)
+        #expect(result.status == 0)
+        #expect(result.outputText.contains(#""from": "json""#) && result.outputText.contains(#""to": "bplist""#))
+    }
+}

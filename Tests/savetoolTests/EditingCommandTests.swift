@@ -1,0 +1,89 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("savetool get, set, remove, diff, inspect")
+struct EditingCommandTests {
+    /// A copy of a sample in a fresh directory.
+    func copy(_ sample: String) throws -> (directory: URL, file: String) {
+        let directory = try Processes.temporaryDirectory()
+        let file = directory.appendingPathComponent(URL(fileURLWithPath: sample).lastPathComponent)
+        try FileManager.default.copyItem(atPath: sample, toPath: file.path)
+        return (directory, file.path)
+    }
+
+    @Test func getReadsThroughEmbeddedDocuments() throws {
+        #expect(try CLI.run("get", CLI.blocks, "/gameSave/unlockedThemes/1").outputText == "\"neon\"\n")
+        #expect(try CLI.run("get", CLI.blocks, "/gameSave/settings/theme", "--raw").outputText == "neon\n")
+        #expect(try CLI.run("get", CLI.tournament, "/players/2/name", "--raw").outputText == "Lojtari é\n")
+        let decoded = try CLI.run("get", CLI.kingdoms, "/kingdoms_local_state", "--decode", "--json")
+        #expect(decoded.outputText.contains("\"Arbëria\""))
+        let missing = try CLI.run("get", CLI.blocks, "/gameSave/nope")
+        #expect(missing.status == 1)
+        #expect(missing.errors == "savetool: \(CLI.blocks):/gameSave/nope: no such value, expected an existing key or index\n")
+        #expect(try CLI.run("get", CLI.blocks, "gameSave").status == 64)
+    }
+
+    @Test func setKeepsTheCodecAndEditsEmbeddedJSON() throws {
+        let (directory, file) = try copy(CLI.blocks)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(try CLI.run("set", file, "/gameSave/coinBalance", "99999").status == 0)
+        #expect(try CLI.run("set", file, "/launchCount", "213").status == 0)
+        #expect(try CLI.run("set", file, "/lastBackup", #"{"$date": "2026-11-21T08:00:00Z"}"#).status == 0)
+        #expect(try CLI.run("set", file, "/AppleLanguages/-", "de-DE", "--string").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).prefix(8) == Data("bplist00".utf8))
+        #expect(try CLI.run("get", file, "/gameSave/coinBalance").outputText == "99999\n")
+        let diff = try CLI.run("diff", CLI.blocks, file)
+        #expect(diff.status == 1)
+        #expect(diff.outputText.contains("~ /launchCount: 212 → 213"))
+        #expect(diff.outputText.contains(#"+ /lastBackup: {"$date":"2026-11-21T08:00:00Z"}"#))
+        #expect(diff.outputText.contains("+ /AppleLanguages/2: \"de-DE\""))
+        // The embedded document changed as a whole; the values inside are what changed.
+        let inner = try CLI.run("diff", CLI.blocks, file, "--json")
+        #expect(inner.outputText.contains(#""path": "/gameSave""#))
+    }
+
+    @Test func badEditsChangeNothing() throws {
+        let (directory, file) = try copy(CLI.tournament)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        let notJSON = try CLI.run("set", file, "/deckId", "party")
+        #expect(notJSON.status == 64)
+        #expect(notJSON.errors.contains("use --string"))
+        #expect(try CLI.run("set", file, "/players/9/name", "\"X\"").status == 1)
+        #expect(try CLI.run("remove", file, "/nope").status == 1)
+        #expect(try CLI.run("remove", file, "").status == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
+    }
+
+    @Test func removeAndPermissionsSurvive() throws {
+        let (directory, file) = try copy(CLI.tournament)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        #expect(try CLI.run("remove", file, "/usedCardIds").status == 0)
+        #expect(try CLI.run("get", file, "/usedCardIds").status == 1)
+        let permissions = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+    }
+
+    @Test func diffAcrossCodecs() throws {
+        let same = try CLI.run("diff", CLI.kingdoms, CLI.sample("kingdom/Library/Preferences/com.example.kingdoms.xml.plist"))
+        #expect(same.status == 0)
+        #expect(same.outputText.isEmpty)
+        let json = try CLI.run("--json", "diff", CLI.kingdoms, CLI.kingdoms)
+        #expect(json.outputText.contains(#""same": true"#))
+    }
+
+    @Test func inspectTellsShapeAndEmbeddedDocuments() throws {
+        let text = try CLI.run("inspect", CLI.kingdoms)
+        #expect(text.status == 0)
+        #expect(text.outputText.contains("codec:     bplist"))
+        #expect(text.outputText.contains("/kingdoms_local_state  json document, dictionary, 2 keys"))
+        let json = try CLI.run("inspect", CLI.tournament, "--json")
+        #expect(json.outputText.contains(#""codec": "json""#))
+        #expect(json.outputText.contains(#""key": "players""#))
+        let bad = try CLI.run("inspect", Corpus.url("cpython_plistlib/invalid/binary/too_short_data.bplist").path)
+        #expect(bad.status == 65)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// External codecs: an executable named savetool-codec-<id> speaking typed JSON.
+@Suite("Codec plugins")
+struct PluginTests {
+    /// A small "key=value lines" codec, written in Python the way a user would write one.
+    static let plugin = #"""
+        #!/usr/bin/env python3
+        import json, sys
+        mode = sys.argv[1]
+        if mode == "describe":
+            print(json.dumps({"id": "kv", "summary": "key=value lines", "extensions": ["kv"],
+                              "magic": ["IyBrdgo="], "decode": True, "encode": True}))
+        elif mode == "decode":
+            pairs = {}
+            for number, line in enumerate(sys.stdin.read().splitlines(), 1):
+                if not line or line.startswith("#"):
+                    continue
+                if "=" not in line:
+                    sys.exit(f"line {number}: no '=' in {line!r}")
+                key, value = line.split("=", 1)
+                pairs[key] = value
+            json.dump(pairs, sys.stdout)
+        elif mode == "encode":
+            value = json.load(sys.stdin)
+            sys.stdout.write("# kv\n" + "".join(f"{k}={v}\n" for k, v in value.items()))
+        """#
+
+    func install(_ script: String, name: String) throws -> URL {
+        let directory = try Processes.temporaryDirectory("plugins")
+        let path = directory.appendingPathComponent(name)
+        try Data(script.utf8).write(to: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path.path)
+        return directory
+    }
+
+    @Test func aPluginIsACodecLikeAnyOther() throws {
+        let plugins = try install(Self.plugin, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let listed = try CLI.run("formats", "list", "--plugins", plugins.path)
+        #expect(listed.outputText.contains("kv"))
+        #expect(listed.outputText.contains(plugins.path + "/savetool-codec-kv"))
+        let input = Array("# kv\nname=Ana\nlevel=3\n".utf8)
+        let decoded = try CLI.run("convert", "-", "--plugins", plugins.path, "--compact", input: input)
+        #expect(decoded.outputText == #"{"name":"Ana","level":"3"}"# + "\n", "\(decoded.errors)")
+        let encoded = try CLI.run("convert", "-", "--to", "kv", "--plugins", plugins.path, input: Array(#"{"a":"b"}"#.utf8))
+        #expect(encoded.outputText == "# kv\na=b\n")
+        let failing = try CLI.run("convert", "-", "--from", "kv", "--plugins", plugins.path, input: Array("oops\n".utf8))
+        #expect(failing.status == 65)
+        #expect(failing.errors.contains("plugin savetool-codec-kv: decode failed (exit 1): line 1: no '=' in 'oops'"))
+    }
+
+    @Test func aHangingPluginIsStopped() throws {
+        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 60; fi\n"
+        let plugins = try install(hanging, name: "savetool-codec-slow")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SAVETOOL_PLUGIN_TIMEOUT"] = "1"
+        let start = Date()
+        let result = try CLI.run("convert", "-", "--from", "slow", "--plugins", plugins.path, input: [0x61], environment: environment)
+        #expect(result.status == 65)
+        #expect(result.errors.contains("decode ran longer than 1 s and was stopped"))
+        #expect(Date().timeIntervalSince(start) < 20)
+    }
+
+    @Test func aBrokenPluginIsReportedAndSkipped() throws {
+        let plugins = try install("#!/bin/sh\necho not json\n", name: "savetool-codec-broken")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let listed = try CLI.run("formats", "--plugins", plugins.path)
+        #expect(listed.status == 0)
+        #expect(listed.errors.contains("ignoring plugin"))
+        #expect(!listed.outputText.contains("broken"))
+    }
+}

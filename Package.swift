@@ -28,6 +28,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // libFuzzer targets, one per decoder (scripts/fuzz); built plainly they replay files.
+        .target(name: "FuzzSupport", dependencies: ["SaveKit"], path: "Fuzz/Support"),
+        .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/JSON"),
+        .executableTarget(name: "fuzz-xml-plist", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/XMLPlist"),
+        .executableTarget(name: "fuzz-binary-plist", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/BinaryPlist"),
         // Helpers shared by the test targets: the conformance corpus, running processes.
         .target(name: "TestSupport", dependencies: ["SaveKit"], path: "Tests/TestSupport"),
         .testTarget(

@@ -1,5 +1,4 @@
 import Foundation
-import OrderedCollections
 
 /// Makes a value fit a codec that cannot hold all of it, the way the user chose.
 ///
@@ -33,107 +32,178 @@ public enum ValueLowering {
         }
     }
 
+    /// What a codec with `capabilities` can hold once `options` are applied (plain JSON holds less).
+    public static func effectiveCapabilities(_ capabilities: ValueCapabilities, options: EncodingOptions) -> ValueCapabilities {
+        var effective = capabilities
+        if options.plainJSON { effective.subtract([.date, .data, .uid, .nonFiniteReal]) }
+        return effective
+    }
+
     /// Returns `value` changed to fit `capabilities`, or throws naming the first value that
-    /// cannot be made to fit. Values that already fit are returned without copying.
+    /// cannot be made to fit. A value that already fits is returned as it is.
     public static func lower(
         _ value: SaveValue, to capabilities: ValueCapabilities, codecID: String, options: EncodingOptions,
         report: inout Report
-    ) throws(CodecError) -> SaveValue {
-        var effective = capabilities
-        if options.plainJSON { effective.subtract([.date, .data, .uid, .nonFiniteReal]) }
-        if effective.isSuperset(of: .all) { return value }
-        var lowering = Lowering(capabilities: effective, codecID: codecID, options: options, report: report)
-        var path: [String] = []
-        let result = try lowering.visit(value, path: &path) ?? value
-        report = lowering.report
-        return result
+    ) throws -> SaveValue {
+        let effective = effectiveCapabilities(capabilities, options: options)
+        guard needsLowering(value, effective) else { return value }
+        var sink = LoweringSink(downstream: TreeBuilder(), capabilities: effective, codecID: codecID, options: options)
+        try value.emit(into: &sink)
+        report.droppedNulls += sink.report.droppedNulls
+        report.truncatedDates += sink.report.truncatedDates
+        report.retypedValues += sink.report.retypedValues
+        return sink.downstream.result ?? .null
     }
 
-    private struct Lowering {
-        let capabilities: ValueCapabilities
-        let codecID: String
-        let options: EncodingOptions
-        var report: Report
+    /// Whether anything in `value` lies outside `capabilities` (a walk without copying).
+    static func needsLowering(_ value: SaveValue, _ capabilities: ValueCapabilities) -> Bool {
+        if capabilities.isSuperset(of: .all) { return false }
+        switch value {
+        case .array(let items): return items.contains { needsLowering($0, capabilities) }
+        case .dictionary(let entries): return entries.values.contains { needsLowering($0, capabilities) }
+        default: return LoweringSink<TreeBuilder>.scalarNeedsLowering(value, capabilities)
+        }
+    }
+}
 
-        /// `nil` means "unchanged"; `.some(nil)` is not used — a dropped value is signalled by `dropped`.
-        mutating func visit(_ value: SaveValue, path: inout [String]) throws(CodecError) -> SaveValue? {
-            switch value {
-            case .null:
-                guard capabilities.contains(.null) else {
-                    if options.nullPolicy == .drop { return nil }  // caller drops it
-                    throw unrepresentable(path, "null", "a value (plist has no null; --null drop leaves such keys out)")
-                }
-                return nil
-            case .real(let number) where !number.isFinite && !capabilities.contains(.nonFiniteReal):
-                throw unrepresentable(path, "the real \(number)", "a finite number (typed JSON keeps NaN and infinities)")
-            case .date(let date):
-                if !capabilities.contains(.date) {
-                    report.retypedValues += 1
-                    return .string(RFC3339.format(date))
-                }
-                let seconds = date.timeIntervalSinceReferenceDate
-                if !capabilities.contains(.subsecondDate), seconds.rounded(.down) != seconds {
-                    guard options.subsecondDatePolicy == .truncate else {
-                        throw unrepresentable(
-                            path, "the date \(RFC3339.format(date)) with a fraction of a second",
-                            "whole seconds (XML plist dates hold no fraction; --round-dates rounds down, bplist or typed JSON keep it)")
-                    }
-                    report.truncatedDates += 1
-                    return .date(Date(timeIntervalSinceReferenceDate: seconds.rounded(.down)))
-                }
-                return nil
-            case .data(let bytes) where !capabilities.contains(.data):
+/// The streaming form of ``ValueLowering``: passes events on to `downstream`, converting or
+/// dropping the scalars the target cannot hold, and refusing the rest with their JSON Pointer.
+public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
+    public var downstream: Downstream
+    public private(set) var report = ValueLowering.Report()
+    private let capabilities: ValueCapabilities
+    private let codecID: String
+    private let options: EncodingOptions
+
+    /// Where we are, for the pointers of errors: the current key or index of each open container.
+    private enum Position { case key(String), index(Int) }
+    private var positions: [Position] = []
+    /// A dictionary key is held back until its value is known to be kept.
+    private var pendingKey: String?
+
+    public init(downstream: Downstream, capabilities: ValueCapabilities, codecID: String, options: EncodingOptions) {
+        self.downstream = downstream
+        self.capabilities = capabilities
+        self.codecID = codecID
+        self.options = options
+    }
+
+    public mutating func beginArray(count: Int) throws {
+        advance()
+        try forwardPendingKey()
+        try downstream.beginArray(count: count)
+        positions.append(.index(-1))
+    }
+
+    public mutating func endArray() throws {
+        positions.removeLast()
+        try downstream.endArray()
+    }
+
+    public mutating func beginDictionary(count: Int) throws {
+        advance()
+        try forwardPendingKey()
+        try downstream.beginDictionary(count: count)
+        positions.append(.key(""))
+    }
+
+    public mutating func key(_ key: String) throws {
+        positions[positions.count - 1] = .key(key)
+        pendingKey = key
+    }
+
+    public mutating func endDictionary() throws {
+        positions.removeLast()
+        try downstream.endDictionary()
+    }
+
+    public mutating func value(_ scalar: SaveValue) throws {
+        advance()
+        guard Self.scalarNeedsLowering(scalar, capabilities) else {
+            try forwardPendingKey()
+            try downstream.value(scalar)
+            return
+        }
+        switch scalar {
+        case .null:
+            guard options.nullPolicy == .drop, !positions.isEmpty else {
+                throw unrepresentable("null", "a value (plist has no null; --null drop leaves such keys out)")
+            }
+            report.droppedNulls += 1
+            pendingKey = nil
+            return
+        case .real(let number):
+            throw unrepresentable("the real \(number)", "a finite number (typed JSON keeps NaN and infinities)")
+        case .date(let date):
+            if !capabilities.contains(.date) {
                 report.retypedValues += 1
-                return .string(bytes.base64EncodedString())
-            case .uid(let number) where !capabilities.contains(.uid):
-                report.retypedValues += 1
-                return .int(number)
-            case .string(let text) where !capabilities.contains(.controlCharacters):
-                if text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
-                    throw unrepresentable(
-                        path, "a string with a control character", "text without C0 control characters (XML 1.0 cannot hold them; bplist and JSON can)")
-                }
-                return nil
-            case .array(let items):
-                var changed: [SaveValue]? = nil
-                for (index, item) in items.enumerated() {
-                    path.append(String(index))
-                    defer { path.removeLast() }
-                    let replacement = try visit(item, path: &path)
-                    let dropped = replacement == nil && isDropped(item)
-                    if replacement != nil || dropped {
-                        if changed == nil { changed = Array(items[..<index]) }
-                    }
-                    if dropped { report.droppedNulls += 1; continue }
-                    changed?.append(replacement ?? item)
-                }
-                return changed.map(SaveValue.array)
-            case .dictionary(let entries):
-                var changed: OrderedDictionary<String, SaveValue>? = nil
-                for (offset, entry) in entries.enumerated() {
-                    path.append(entry.key)
-                    defer { path.removeLast() }
-                    let replacement = try visit(entry.value, path: &path)
-                    let dropped = replacement == nil && isDropped(entry.value)
-                    if replacement != nil || dropped, changed == nil {
-                        changed = OrderedDictionary(uncheckedUniqueKeys: entries.keys[..<offset], values: entries.values[..<offset])
-                    }
-                    if dropped { report.droppedNulls += 1; continue }
-                    changed?[entry.key] = replacement ?? entry.value
-                }
-                return changed.map(SaveValue.dictionary)
-            default:
-                return nil
+                try forward(.string(RFC3339.format(date)))
+                return
+            }
+            guard options.subsecondDatePolicy == .truncate else {
+                throw unrepresentable(
+                    "the date \(RFC3339.format(date)) with a fraction of a second",
+                    "whole seconds (XML plist dates hold no fraction; --round-dates rounds down, bplist or typed JSON keep it)")
+            }
+            report.truncatedDates += 1
+            try forward(.date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down))))
+        case .data(let bytes):
+            report.retypedValues += 1
+            try forward(.string(bytes.base64EncodedString()))
+        case .uid(let number):
+            report.retypedValues += 1
+            try forward(.int(number))
+        case .string:
+            throw unrepresentable(
+                "a string with a control character", "text without C0 control characters (XML 1.0 cannot hold them; bplist and JSON can)")
+        default:
+            try forward(scalar)
+        }
+    }
+
+    /// Moves the position on to the next element of an array.
+    private mutating func advance() {
+        if let last = positions.indices.last, case .index(let index) = positions[last] {
+            positions[last] = .index(index + 1)
+        }
+    }
+
+    private mutating func forward(_ scalar: SaveValue) throws {
+        try forwardPendingKey()
+        try downstream.value(scalar)
+    }
+
+    private mutating func forwardPendingKey() throws {
+        if let key = pendingKey {
+            pendingKey = nil
+            try downstream.key(key)
+        }
+    }
+
+    static func scalarNeedsLowering(_ value: SaveValue, _ capabilities: ValueCapabilities) -> Bool {
+        switch value {
+        case .null: return !capabilities.contains(.null)
+        case .real(let number): return !number.isFinite && !capabilities.contains(.nonFiniteReal)
+        case .date(let date):
+            if !capabilities.contains(.date) { return true }
+            let seconds = date.timeIntervalSinceReferenceDate
+            return !capabilities.contains(.subsecondDate) && seconds.rounded(.down) != seconds
+        case .data: return !capabilities.contains(.data)
+        case .uid: return !capabilities.contains(.uid)
+        case .string(let text):
+            return !capabilities.contains(.controlCharacters)
+                && text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })
+        default: return false
+        }
+    }
+
+    private func unrepresentable(_ found: String, _ expected: String) -> CodecError {
+        let tokens = positions.map { position -> String in
+            switch position {
+            case .key(let key): key
+            case .index(let index): String(index)
             }
         }
-
-        private func isDropped(_ value: SaveValue) -> Bool {
-            if case .null = value { return !capabilities.contains(.null) && options.nullPolicy == .drop }
-            return false
-        }
-
-        private func unrepresentable(_ path: [String], _ found: String, _ expected: String) -> CodecError {
-            .unrepresentable(codec: codecID, at: JSONPointer(tokens: path), found: found, expected: expected)
-        }
+        return .unrepresentable(codec: codecID, at: JSONPointer(tokens: tokens), found: found, expected: expected)
     }
 }

@@ -1,11 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 private let systemRead = Glibc.read
-private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
 private let systemRead = Darwin.read
-private let systemWrite = Darwin.write
 #endif
 
 /// Whole-file reads and crash-safe writes.
@@ -47,34 +45,17 @@ public enum FileIO {
     ///
     /// The new file keeps the permission bits of the file it replaces (0644 for a new file).
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        if path == "-" {
-            try writeAll(bytes, to: STDOUT_FILENO, path: path)
-            return
-        }
-        let directory = parentDirectory(of: path)
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        var existing = stat()
-        let mode: mode_t = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
-        var template = Array("\(directory)/.\(name).savetool-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-        let temporary = String(cString: template)
-        var renamed = false
-        defer {
-            if !renamed { unlink(temporary) }
-        }
-        do throws(FileError) {
-            try writeAll(bytes, to: descriptor, path: path)
-            guard fchmod(descriptor, mode) == 0 else { throw FileError.ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno)) }
-            guard fsync(descriptor) == 0 else { throw FileError.ioFailure(path: path, operation: "flushing", reason: FileError.reason(errno)) }
-        } catch {
-            close(descriptor)
+        let output = try AtomicFileOutput(path: path)
+        do {
+            try bytes.withUnsafeBytes { try output.write($0) }
+        } catch let error as FileError {
+            output.abort()
             throw error
+        } catch {
+            output.abort()
+            throw .ioFailure(path: path, operation: "writing", reason: "\(error)")
         }
-        guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
-        guard rename(temporary, path) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-        renamed = true
-        syncDirectory(directory)
+        try output.commit()
     }
 
     /// Flushes a directory's entries, so that a rename in it survives a power cut.
@@ -88,19 +69,5 @@ public enum FileIO {
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(FileError) {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { buffer in
-                systemWrite(descriptor, buffer.baseAddress! + written, min(buffer.count - written, 1 << 20))
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .ioFailure(path: path, operation: "writing", reason: FileError.reason(errno))
-            }
-            written += count
-        }
     }
 }

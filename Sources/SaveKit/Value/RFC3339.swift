@@ -30,6 +30,27 @@ public enum RFC3339 {
         return text + "Z"
     }
 
+    /// Writes the ``format(_:)`` text into a writer's buffer, without intermediate strings.
+    static func write<Output>(_ date: Date, into text: inout ChunkedBuffer<Output>) {
+        let seconds = date.timeIntervalSinceReferenceDate
+        let whole = seconds.rounded(.down)
+        let fraction = seconds - whole
+        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: Int64(whole) + unixToReference)
+        text.appendPadded(year, width: 4)
+        text.append(UInt8(ascii: "-"))
+        text.appendPadded(month, width: 2)
+        text.append(UInt8(ascii: "-"))
+        text.appendPadded(day, width: 2)
+        text.append(UInt8(ascii: "T"))
+        text.appendPadded(secondOfDay / 3600, width: 2)
+        text.append(UInt8(ascii: ":"))
+        text.appendPadded(secondOfDay / 60 % 60, width: 2)
+        text.append(UInt8(ascii: ":"))
+        text.appendPadded(secondOfDay % 60, width: 2)
+        if fraction != 0 { text.append(shortestFraction(fraction, whole: whole, target: seconds)) }
+        text.append(UInt8(ascii: "Z"))
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.
     public static func parse(_ text: String) -> Date? {
         var bytes = Array(text.utf8)

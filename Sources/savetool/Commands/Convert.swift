@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SaveKit
 
 struct Convert: ParsableCommand {
@@ -55,22 +56,33 @@ struct Convert: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: input) {
             let registry = global.registry()
-            let document = try LoadedDocument.load(input, codecID: from, registry: registry, options: reading.decoding)
+            let bytes = try FileIO.read(input)
+            let source = try from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
+                ?? registry.detect(bytes: bytes, path: input == "-" ? nil : input)
             let target = try outputCodec(registry)
             var options = EncodingOptions()
             options.pretty = !compact
             options.plainJSON = plain
             options.nullPolicy = null
             options.subsecondDatePolicy = roundDates ? .truncate : .error
-            var report = ValueLowering.Report()
-            let bytes = try target.encode(document.value, options: options, report: &report)
+            // Written under a temporary name and renamed into place only when complete.
+            let destination = try AtomicFileOutput(path: output)
+            var sink = destination
+            let report: ValueLowering.Report
+            do {
+                report = try Conversion.convert(bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
+                try destination.commit()
+            } catch {
+                destination.abort()
+                throw error
+            }
             for warning in report.warnings { global.warn("\(input): \(warning)") }
-            try FileIO.writeAtomically(bytes, to: output)
             if global.json && output != "-" {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: output)
                 try Console.outputJSON([
                     "input": .string(input), "output": .string(output),
-                    "from": .string(document.codec.id), "to": .string(target.id),
-                    "bytesIn": .int(UInt64(document.bytes.count)), "bytesOut": .int(UInt64(bytes.count)),
+                    "from": .string(source.id), "to": .string(target.id),
+                    "bytesIn": .int(UInt64(bytes.count)), "bytesOut": .int((attributes?[.size] as? UInt64) ?? 0),
                     "warnings": .array(report.warnings.map(SaveValue.string)),
                 ])
             }

@@ -51,6 +51,14 @@ struct BinaryPlistReader {
     // MARK: - Trailer
 
     private mutating func parseDocument() throws(Failure) -> SaveValue {
+        let (topObject, topReference) = try prepare()
+        decoded = Array(repeating: nil, count: objectCount)
+        expandedSize = Array(repeating: 0, count: objectCount)
+        return try object(topObject, depth: 0, referencedAt: topReference)
+    }
+
+    /// Reads and checks the header and trailer; returns the top object and where it is named.
+    private mutating func prepare() throws(Failure) -> (object: Int, referencedAt: Int) {
         let headerLength = 8
         let trailerLength = 32
         guard bytes.count >= headerLength + 1 + trailerLength else {
@@ -87,10 +95,8 @@ struct BinaryPlistReader {
         guard topObject < declaredObjects else {
             throw Failure(offset: trailer + 16, found: "top object \(topObject)", expected: "an object below \(objectCount)")
         }
-        decoded = Array(repeating: nil, count: objectCount)
-        expandedSize = Array(repeating: 0, count: objectCount)
         inProgress = Array(repeating: false, count: objectCount)
-        return try object(Int(topObject), depth: 0, referencedAt: trailer + 16)
+        return (Int(topObject), trailer + 16)
     }
 
     // MARK: - Objects
@@ -105,43 +111,6 @@ struct BinaryPlistReader {
         let value: SaveValue
         var size = 1
         switch marker >> 4 {
-        case 0x0:
-            switch marker {
-            case 0x00: value = .null
-            case 0x08: value = .bool(false)
-            case 0x09: value = .bool(true)
-            default:
-                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "an object marker (0x08 false, 0x09 true, 0x1n integer, …)")
-            }
-        case 0x1: value = try integer(at: start).value
-        case 0x2:
-            let length = 1 << Int(marker & 0x0F)
-            guard length == 4 || length == 8 else {
-                throw Failure(offset: start, found: "a \(length)-byte real", expected: "a 4- or 8-byte real")
-            }
-            try need(start + 1, length)
-            let bits = readUInt64(at: start + 1, size: length)
-            value = .real(length == 4 ? Double(Float(bitPattern: UInt32(bits))) : Double(bitPattern: bits))
-        case 0x3:
-            guard marker == 0x33 else {
-                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "0x33 for a date")
-            }
-            try need(start + 1, 8)
-            let seconds = Double(bitPattern: readUInt64(at: start + 1, size: 8))
-            guard seconds.isFinite else {
-                throw Failure(offset: start, found: "a date that is not a finite number", expected: "seconds since 2001-01-01")
-            }
-            value = .date(Date(timeIntervalSinceReferenceDate: seconds))
-        case 0x4:
-            let (count, body) = try lengthAndBody(start)
-            try need(body, count)
-            value = .data(Data(UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])))
-        case 0x5, 0x6:
-            value = .string(try string(at: start))
-        case 0x8:
-            let length = Int(marker & 0x0F) + 1
-            try need(start + 1, length)
-            value = .uid(readUInt64(at: start + 1, size: length))
         case 0xA:
             guard depth < options.maxDepth else { throw tooDeep(start) }
             let (count, body) = try lengthAndBody(start)
@@ -184,9 +153,7 @@ struct BinaryPlistReader {
             inProgress[index] = false
             value = .dictionary(entries)
         default:
-            throw Failure(
-                offset: start, found: "the marker 0x\(hex(marker, digits: 2))",
-                expected: "an object marker of a plist (sets, 0xCn, and other reserved markers are not written by any plist writer)")
+            value = try scalar(at: start)
         }
         guard size <= options.maxExpandedValues else {
             throw Failure(
@@ -196,6 +163,54 @@ struct BinaryPlistReader {
         decoded[index] = value
         expandedSize[index] = size
         return value
+    }
+
+    /// A non-container object: every marker but arrays (0xA) and dictionaries (0xD).
+    private func scalar(at start: Int) throws(Failure) -> SaveValue {
+        let marker = bytes[start]
+        switch marker >> 4 {
+        case 0x0:
+            switch marker {
+            case 0x00: return .null
+            case 0x08: return .bool(false)
+            case 0x09: return .bool(true)
+            default:
+                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "an object marker (0x08 false, 0x09 true, 0x1n integer, …)")
+            }
+        case 0x1: return try integer(at: start).value
+        case 0x2:
+            let length = 1 << Int(marker & 0x0F)
+            guard length == 4 || length == 8 else {
+                throw Failure(offset: start, found: "a \(length)-byte real", expected: "a 4- or 8-byte real")
+            }
+            try need(start + 1, length)
+            let bits = readUInt64(at: start + 1, size: length)
+            return .real(length == 4 ? Double(Float(bitPattern: UInt32(bits))) : Double(bitPattern: bits))
+        case 0x3:
+            guard marker == 0x33 else {
+                throw Failure(offset: start, found: "the marker 0x\(hex(marker, digits: 2))", expected: "0x33 for a date")
+            }
+            try need(start + 1, 8)
+            let seconds = Double(bitPattern: readUInt64(at: start + 1, size: 8))
+            guard seconds.isFinite else {
+                throw Failure(offset: start, found: "a date that is not a finite number", expected: "seconds since 2001-01-01")
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case 0x4:
+            let (count, body) = try lengthAndBody(start)
+            try need(body, count)
+            return .data(Data(UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])))
+        case 0x5, 0x6:
+            return .string(try string(at: start))
+        case 0x8:
+            let length = Int(marker & 0x0F) + 1
+            try need(start + 1, length)
+            return .uid(readUInt64(at: start + 1, size: length))
+        default:
+            throw Failure(
+                offset: start, found: "the marker 0x\(hex(marker, digits: 2))",
+                expected: "an object marker of a plist (sets, 0xCn, and other reserved markers are not written by any plist writer)")
+        }
     }
 
     private func tooDeep(_ offset: Int) -> Failure {
@@ -298,10 +313,140 @@ struct BinaryPlistReader {
         try need(start, length)
     }
 
+    /// A big-endian unsigned integer of `size` bytes; callers have checked the bounds.
     @inline(__always)
     private func readUInt64(at offset: Int, size: Int) -> UInt64 {
-        var value: UInt64 = 0
-        for index in 0..<size { value = value << 8 | UInt64(bytes[offset + index]) }
-        return value
+        let raw = UnsafeRawPointer(bytes.baseAddress! + offset)
+        switch size {
+        case 1: return UInt64(raw.load(as: UInt8.self))
+        case 2: return UInt64(UInt16(bigEndian: raw.loadUnaligned(as: UInt16.self)))
+        case 4: return UInt64(UInt32(bigEndian: raw.loadUnaligned(as: UInt32.self)))
+        case 8: return UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
+        default:
+            var value: UInt64 = 0
+            for index in 0..<size { value = value << 8 | UInt64(bytes[offset + index]) }
+            return value
+        }
+    }
+}
+
+// MARK: - Streaming
+
+extension BinaryPlistReader {
+    /// Walks the object graph and hands each value to `sink` as it goes, building no tree:
+    /// memory stays at the size of the file. Shared objects are walked each time they are
+    /// referenced (counted against ``DecodingOptions/maxExpandedValues``); a duplicate key is
+    /// an error, so callers wanting "last wins" use ``parse(_:options:)``.
+    static func stream<Sink: SaveValueSink>(_ input: [UInt8], options: DecodingOptions, into sink: inout Sink) throws {
+        do {
+            try input.withUnsafeBufferPointer { buffer in
+                var reader = BinaryPlistReader(bytes: buffer, options: options)
+                let (top, referencedAt) = try reader.prepare()
+                var emitted = 0
+                try reader.emit(top, depth: 0, referencedAt: referencedAt, emitted: &emitted, into: &sink)
+            }
+        } catch let error as Failure {
+            if error.isLimit {
+                throw CodecError.limitExceeded(codec: "bplist", at: .byte(error.offset), found: error.found, expected: error.expected)
+            }
+            throw CodecError.malformed(codec: "bplist", at: .byte(error.offset), found: error.found, expected: error.expected)
+        }
+    }
+
+    private mutating func emit<Sink: SaveValueSink>(
+        _ index: Int, depth: Int, referencedAt: Int, emitted: inout Int, into sink: inout Sink
+    ) throws {
+        emitted += 1
+        if emitted > options.maxExpandedValues {
+            throw Failure(
+                offset: referencedAt, found: "shared objects that expand to more than \(options.maxExpandedValues) values",
+                expected: "a plist that does not multiply itself through shared references", isLimit: true)
+        }
+        let start = try objectOffset(index)
+        let kind = bytes[start] >> 4
+        guard kind == 0xA || kind == 0xD else {
+            try sink.value(try scalar(at: start))
+            return
+        }
+        guard depth < options.maxDepth else { throw tooDeep(start) }
+        if inProgress[index] {
+            throw Failure(offset: referencedAt, found: "a reference back to object \(index), which contains it", expected: "a plist without reference cycles")
+        }
+        inProgress[index] = true
+        defer { inProgress[index] = false }
+        let (count, body) = try lengthAndBody(start)
+        if kind == 0xA {
+            try needReferences(body, count)
+            try sink.beginArray(count: count)
+            for position in 0..<count {
+                let referenceOffset = body + position * referenceSize
+                try emit(try reference(at: referenceOffset), depth: depth + 1, referencedAt: referenceOffset, emitted: &emitted, into: &sink)
+            }
+            try sink.endArray()
+            return
+        }
+        let (doubled, overflow) = count.multipliedReportingOverflow(by: 2)
+        guard !overflow else { throw Failure(offset: start, found: "a dictionary of \(count) entries", expected: "a count that fits the file") }
+        try needReferences(body, doubled)
+        // Keys first, so that a duplicate is refused before any of the dictionary is written.
+        try checkKeys(count: count, body: body)
+        try sink.beginDictionary(count: count)
+        for position in 0..<count {
+            try sink.key(try string(at: try objectOffset(try reference(at: body + position * referenceSize))))
+            let valueOffset = body + (count + position) * referenceSize
+            try emit(try reference(at: valueOffset), depth: depth + 1, referencedAt: valueOffset, emitted: &emitted, into: &sink)
+        }
+        try sink.endDictionary()
+    }
+
+    /// Checks that a dictionary's keys are strings, each there once. Keys are compared as
+    /// stored: the same object, or objects of the same bytes (writers store equal strings once,
+    /// so this is what a duplicate looks like); small dictionaries need no strings built.
+    private func checkKeys(count: Int, body: Int) throws {
+        if count > 16 {
+            var seen = Set<String>(minimumCapacity: count)
+            for position in 0..<count {
+                let keyOffset = body + position * referenceSize
+                let key = try string(at: try keyStart(at: keyOffset))
+                if !seen.insert(key).inserted { throw duplicateKey(key, at: keyOffset) }
+            }
+            return
+        }
+        try withUnsafeTemporaryAllocation(of: (index: Int, start: Int).self, capacity: max(count, 1)) { keys in
+            for position in 0..<count {
+                let keyOffset = body + position * referenceSize
+                let index = try reference(at: keyOffset)
+                let start = try keyStart(at: keyOffset)
+                for earlier in 0..<position where keys[earlier].index == index || sameStoredString(keys[earlier].start, start) {
+                    throw duplicateKey(try string(at: start), at: keyOffset)
+                }
+                keys[position] = (index, start)
+            }
+        }
+    }
+
+    /// Where the key named at `referenceOffset` starts, checking that it is a string.
+    private func keyStart(at referenceOffset: Int) throws(Failure) -> Int {
+        let start = try objectOffset(try reference(at: referenceOffset))
+        guard bytes[start] >> 4 == 0x5 || bytes[start] >> 4 == 0x6 else {
+            throw Failure(offset: start, found: "a dictionary key of marker 0x\(hex(bytes[start], digits: 2))", expected: "a string key (0x5n or 0x6n)")
+        }
+        return start
+    }
+
+    private func duplicateKey(_ key: String, at offset: Int) -> Failure {
+        Failure(
+            offset: offset, found: "the key \"\(key)\" a second time",
+            expected: "each key once in a dictionary (--duplicate-keys last keeps the last, as Apple's readers do)")
+    }
+
+    /// Whether two string objects hold the same bytes (marker, length and text).
+    private func sameStoredString(_ first: Int, _ second: Int) -> Bool {
+        guard bytes[first] == bytes[second], let (count, body) = try? lengthAndBody(first), let (_, otherBody) = try? lengthAndBody(second),
+            body - first == otherBody - second
+        else { return false }
+        let length = bytes[first] >> 4 == 0x6 ? count * 2 : count
+        guard body + length <= offsetTableStart, otherBody + length <= offsetTableStart else { return false }
+        return memcmp(bytes.baseAddress! + body, bytes.baseAddress! + otherBody, length) == 0
     }
 }

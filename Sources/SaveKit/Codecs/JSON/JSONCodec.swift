@@ -23,13 +23,8 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
-        var report = ValueLowering.Report()
-        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
-        var writer = JSONWriter(pretty: options.pretty, maxDepth: DecodingOptions().maxDepth)
-        var path: [String] = []
-        try writer.write(value, path: &path)
-        var output = writer.output
-        output.append(0x0A)
-        return output
+        var output = ByteArrayOutput()
+        try Conversion.write(value, with: self, options: options, to: &output)
+        return output.bytes
     }
 }

@@ -1,124 +1,164 @@
 import Foundation
-import OrderedCollections
 
-/// Writes a value as typed JSON (or plain JSON once ``ValueLowering`` has retyped what plain JSON lacks).
-struct JSONWriter {
-    private(set) var output: [UInt8] = []
-    private let pretty: Bool
-    private let maxDepth: Int
-
-    init(pretty: Bool, maxDepth: Int, capacity: Int = 4096) {
-        self.pretty = pretty
-        self.maxDepth = maxDepth
-        output.reserveCapacity(capacity)
+/// Writes typed JSON (or plain JSON, once ``LoweringSink`` has retyped what plain JSON lacks)
+/// as events arrive, so a large document goes to its file without being held in memory.
+struct JSONWriter<Output: ByteOutput>: SaveValueSink {
+    private struct Level {
+        var isDictionary: Bool
+        var written = 0
+        /// A one-entry dictionary waits for its key: if that is a marker key it is wrapped in `{"$dict": …}`.
+        var waitingForFirstKey = false
+        var wrapped = false
     }
 
-    mutating func write(_ value: SaveValue, path: inout [String], depth: Int = 0) throws(CodecError) {
-        switch value {
+    private var text: ChunkedBuffer<Output>
+    private var levels: [Level] = []
+    private let pretty: Bool
+    /// Plain JSON has no markers, so nothing needs wrapping.
+    private let wrapsMarkerLikeDictionaries: Bool
+
+    init(output: Output, pretty: Bool, plain: Bool) {
+        self.text = ChunkedBuffer(output: output)
+        self.pretty = pretty
+        self.wrapsMarkerLikeDictionaries = !plain
+    }
+
+    /// Ends the document with a newline and hands on the last bytes.
+    mutating func finish() throws -> Output {
+        text.append(0x0A)
+        try text.flush()
+        return text.output
+    }
+
+    mutating func beginArray(count: Int) throws {
+        beforeValue()
+        text.append(UInt8(ascii: "["))
+        levels.append(Level(isDictionary: false))
+    }
+
+    mutating func endArray() throws {
+        let level = levels.removeLast()
+        if level.written > 0 { newline(levels.count) }
+        text.append(UInt8(ascii: "]"))
+        try text.flushIfFull()
+    }
+
+    mutating func beginDictionary(count: Int) throws {
+        beforeValue()
+        var level = Level(isDictionary: true)
+        if wrapsMarkerLikeDictionaries && count == 1 {
+            level.waitingForFirstKey = true
+        } else {
+            text.append(UInt8(ascii: "{"))
+        }
+        levels.append(level)
+    }
+
+    mutating func key(_ key: String) throws {
+        var level = levels[levels.count - 1]
+        if level.waitingForFirstKey {
+            level.waitingForFirstKey = false
+            if TypedJSON.markerKeys.contains(key) {
+                level.wrapped = true
+                append(pretty ? "{\"$dict\": {" : "{\"$dict\":{")
+            } else {
+                text.append(UInt8(ascii: "{"))
+            }
+        }
+        if level.written > 0 { text.append(UInt8(ascii: ",")) }
+        level.written += 1
+        levels[levels.count - 1] = level
+        newline(levels.count)
+        appendString(key)
+        text.append(UInt8(ascii: ":"))
+        if pretty { text.append(0x20) }
+    }
+
+    mutating func endDictionary() throws {
+        let level = levels.removeLast()
+        if level.waitingForFirstKey {
+            append("{}")  // declared one entry, received none
+        } else {
+            if level.written > 0 { newline(levels.count) }
+            text.append(UInt8(ascii: "}"))
+            if level.wrapped { text.append(UInt8(ascii: "}")) }
+        }
+        try text.flushIfFull()
+    }
+
+    mutating func value(_ scalar: SaveValue) throws {
+        beforeValue()
+        switch scalar {
         case .null: append("null")
         case .bool(let flag): append(flag ? "true" : "false")
-        case .integer(let number): appendInteger(number)
-        case .unsignedInteger(let number): append(String(number))
+        case .integer(let number): text.appendDecimal(number)
+        case .unsignedInteger(let number): text.appendDecimal(number)
         case .real(let number):
             if number.isFinite {
-                append(number.description)  // Swift prints the shortest text that round-trips, always with "." or "e"
+                append(number.description)  // the shortest text that round-trips, always with "." or "e"
             } else {
-                append(markerStart("$real"))
-                append("\"\(number.isNaN ? "nan" : number < 0 ? "-inf" : "inf")\"}")
+                append(pretty ? "{\"$real\": " : "{\"$real\":")
+                append(number.isNaN ? "\"nan\"}" : number < 0 ? "\"-inf\"}" : "\"inf\"}")
             }
-        case .string(let text): appendString(text)
+        case .string(let string): appendString(string)
         case .date(let date):
-            append(markerStart("$date"))
+            append(pretty ? "{\"$date\": " : "{\"$date\":")
             if RFC3339.isRepresentable(date) {
-                appendString(RFC3339.format(date))
+                text.append(UInt8(ascii: "\""))
+                RFC3339.write(date, into: &text)
+                text.append(UInt8(ascii: "\""))
             } else {
+                // Beyond years 1–9999 (or not finite): seconds since 2001-01-01T00:00:00Z.
                 let seconds = date.timeIntervalSinceReferenceDate
-                guard seconds.isFinite else {
-                    throw .unrepresentable(codec: "json", at: JSONPointer(tokens: path), found: "a date that is not a finite number", expected: "a finite date")
-                }
-                append(seconds.description)
+                append(seconds.isFinite ? seconds.description : "0.0")
             }
-            output.append(UInt8(ascii: "}"))
+            text.append(UInt8(ascii: "}"))
         case .data(let bytes):
-            append(markerStart("$data"))
-            append("\"")
+            append(pretty ? "{\"$data\": \"" : "{\"$data\":\"")
             append(bytes.base64EncodedString())
             append("\"}")
         case .uid(let number):
-            append(markerStart("$uid"))
-            append("\(number)}")
-        case .array(let items):
-            if items.isEmpty { append("[]"); return }
-            try checkDepth(depth, path)
-            output.append(UInt8(ascii: "["))
-            for (index, item) in items.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                newline(depth + 1)
-                path.append(String(index))
-                try write(item, path: &path, depth: depth + 1)
-                path.removeLast()
-            }
-            newline(depth)
-            output.append(UInt8(ascii: "]"))
-        case .dictionary(let entries):
-            if entries.isEmpty { append("{}"); return }
-            try checkDepth(depth, path)
-            let wrapped = TypedJSON.needsWrapping(entries)
-            if wrapped { append(markerStart("$dict")) }
-            output.append(UInt8(ascii: "{"))
-            for (index, entry) in entries.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                newline(depth + 1)
-                appendString(entry.key)
-                output.append(UInt8(ascii: ":"))
-                if pretty { output.append(UInt8(ascii: " ")) }
-                path.append(entry.key)
-                try write(entry.value, path: &path, depth: depth + 1)
-                path.removeLast()
-            }
-            newline(depth)
-            output.append(UInt8(ascii: "}"))
-            if wrapped { output.append(UInt8(ascii: "}")) }
+            append(pretty ? "{\"$uid\": " : "{\"$uid\":")
+            text.appendDecimal(number)
+            text.append(UInt8(ascii: "}"))
+        case .array, .dictionary:
+            try scalar.emit(into: &self)
+            return
         }
+        try text.flushIfFull()
     }
 
-    /// Markers stay on one line even in pretty output: `{"$date": "…"}`.
-    private func markerStart(_ key: String) -> String {
-        pretty ? "{\"\(key)\": " : "{\"\(key)\":"
-    }
+    // MARK: - Text
 
-    private func checkDepth(_ depth: Int, _ path: [String]) throws(CodecError) {
-        if depth >= maxDepth {
-            throw .limitExceeded(
-                codec: "json", at: .pointer(JSONPointer(tokens: path)), found: "nesting deeper than \(maxDepth) levels",
-                expected: "a value nested at most \(maxDepth) deep")
-        }
+    /// Commas and indentation before an array element (a dictionary's come with its key).
+    private mutating func beforeValue() {
+        guard let last = levels.indices.last, !levels[last].isDictionary else { return }
+        if levels[last].written > 0 { text.append(UInt8(ascii: ",")) }
+        levels[last].written += 1
+        newline(levels.count)
     }
 
     private mutating func newline(_ depth: Int) {
         guard pretty else { return }
-        output.append(0x0A)
-        for _ in 0..<depth { output.append(0x20); output.append(0x20) }
+        text.append(0x0A)
+        text.appendSpaces(2 * depth)
     }
 
-    private mutating func append(_ text: String) {
-        output.append(contentsOf: text.utf8)
-    }
+    @inline(__always)
+    private mutating func append(_ string: StaticString) { text.append(string) }
 
-    private mutating func appendInteger(_ number: Int64) {
-        if number >= 0 && number < 10 { output.append(UInt8(number) + 48); return }
-        append(String(number))
-    }
+    @inline(__always)
+    private mutating func append(_ string: String) { text.append(string) }
 
-    private mutating func appendString(_ text: String) {
-        output.append(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { utf8 in
+    private mutating func appendString(_ string: String) {
+        text.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { utf8 in
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]
                 guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                text.append(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
                 runStart = index + 1
                 switch byte {
                 case 0x22: append("\\\"")
@@ -131,8 +171,8 @@ struct JSONWriter {
                 default: append("\\u00" + hex(byte, digits: 2))
                 }
             }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+            text.append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
-        output.append(UInt8(ascii: "\""))
+        text.append(UInt8(ascii: "\""))
     }
 }

@@ -23,11 +23,8 @@ public struct XMLPlistCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
-        var report = ValueLowering.Report()
-        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
-        var writer = XMLPlistWriter(maxDepth: DecodingOptions().maxDepth)
-        var path: [String] = []
-        try writer.write(value, depth: 0, path: &path)
-        return writer.finish()
+        var output = ByteArrayOutput()
+        try Conversion.write(value, with: self, options: options, to: &output)
+        return output.bytes
     }
 }

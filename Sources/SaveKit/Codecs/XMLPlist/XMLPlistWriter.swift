@@ -1,128 +1,153 @@
 import Foundation
 
-/// Writes XML property lists the way Apple's and Python's writers do: tab indentation,
-/// `<data>` wrapped to 76 columns, so that files stay byte-identical across round trips.
-struct XMLPlistWriter {
-    private(set) var output: [UInt8] = []
-    private let maxDepth: Int
-
-    static let header = """
+/// Writes XML property lists the way Apple's and Python's writers do — tab indentation,
+/// `<data>` wrapped to 76 columns — as events arrive.
+struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
+    static var header: String {
+        """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
         <plist version="1.0">
 
         """
-
-    init(maxDepth: Int) {
-        self.maxDepth = maxDepth
-        output.reserveCapacity(4096)
-        append(Self.header)
     }
 
-    mutating func finish() -> [UInt8] {
-        append("</plist>\n")
-        return output
+    private var text: ChunkedBuffer<Output>
+    /// Each open container, and whether its start tag still waits for a first element: the
+    /// tag is written then, or as `<array/>` at the end if none came (counts declared by a
+    /// source may shrink when nulls are dropped).
+    private var levels: [(element: StaticString, waiting: Bool)] = []
+
+    init(output: Output) {
+        text = ChunkedBuffer(output: output)
+        text.append(Self.header)
     }
 
-    mutating func write(_ value: SaveValue, depth: Int, path: inout [String]) throws(CodecError) {
+    mutating func finish() throws -> Output {
+        text.append("</plist>\n")
+        try text.flush()
+        return text.output
+    }
+
+    mutating func beginArray(count: Int) throws { open("array") }
+    mutating func endArray() throws { try close() }
+    mutating func beginDictionary(count: Int) throws { open("dict") }
+    mutating func endDictionary() throws { try close() }
+
+    mutating func key(_ key: String) throws {
+        openWaitingParent()
+        indent(levels.count)
+        text.append("<key>")
+        appendEscaped(key)
+        text.append("</key>\n")
+    }
+
+    private mutating func open(_ element: StaticString) {
+        openWaitingParent()
+        levels.append((element, true))
+    }
+
+    /// Writes the start tag of the innermost container if it is still waiting.
+    private mutating func openWaitingParent() {
+        guard let last = levels.indices.last, levels[last].waiting else { return }
+        levels[last].waiting = false
+        indent(last)
+        text.append(UInt8(ascii: "<"))
+        text.append(levels[last].element)
+        text.append(">\n")
+    }
+
+    private mutating func close() throws {
+        let level = levels.removeLast()
+        indent(levels.count)
+        text.append(level.waiting ? "<" : "</")
+        text.append(level.element)
+        text.append(level.waiting ? "/>\n" : ">\n")
+        try text.flushIfFull()
+    }
+
+    mutating func value(_ scalar: SaveValue) throws {
+        if case .array = scalar { try scalar.emit(into: &self); return }
+        if case .dictionary = scalar { try scalar.emit(into: &self); return }
+        openWaitingParent()
+        let depth = levels.count
         indent(depth)
-        switch value {
+        switch scalar {
         case .null:
-            throw .unrepresentable(codec: "plist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null)")
-        case .bool(let flag): append(flag ? "<true/>\n" : "<false/>\n")
-        case .integer(let number): append("<integer>\(number)</integer>\n")
-        case .unsignedInteger(let number): append("<integer>\(number)</integer>\n")
+            throw CodecError.unrepresentable(codec: "plist", at: JSONPointer(), found: "null", expected: "a value (plist has no null)")
+        case .bool(let flag): text.append(flag ? "<true/>\n" : "<false/>\n")
+        case .integer(let number):
+            text.append("<integer>")
+            text.appendDecimal(number)
+            text.append("</integer>\n")
+        case .unsignedInteger(let number):
+            text.append("<integer>")
+            text.appendDecimal(number)
+            text.append("</integer>\n")
         case .real(let number):
-            let text = number.isNaN ? "nan" : number.isInfinite ? (number < 0 ? "-inf" : "inf") : number.description
-            append("<real>\(text)</real>\n")
-        case .string(let text):
-            append("<string>")
-            appendEscaped(text)
-            append("</string>\n")
+            let spelled = number.isNaN ? "nan" : number.isInfinite ? (number < 0 ? "-inf" : "inf") : number.description
+            text.append("<real>\(spelled)</real>\n")
+        case .string(let string):
+            text.append("<string>")
+            appendEscaped(string)
+            text.append("</string>\n")
         case .date(let date):
             guard RFC3339.isRepresentable(date) else {
-                throw .unrepresentable(
-                    codec: "plist", at: JSONPointer(tokens: path), found: "a date outside years 1–9999",
-                    expected: "a date XML can spell (bplist keeps it)")
+                throw CodecError.unrepresentable(
+                    codec: "plist", at: JSONPointer(), found: "a date outside years 1–9999", expected: "a date XML can spell (bplist keeps it)")
             }
-            append("<date>\(RFC3339.format(date))</date>\n")
+            text.append("<date>")
+            RFC3339.write(date, into: &text)
+            text.append("</date>\n")
         case .data(let bytes):
-            append("<data>\n")
+            text.append("<data>\n")
             // Python's plistlib rule, which reproduces Apple's files: 76 columns, tabs counted as 8.
-            let lineLength = max(16, 76 - 8 * depth)
-            let chunk = lineLength / 4 * 3
+            let chunk = max(16, 76 - 8 * depth) / 4 * 3
             var start = bytes.startIndex
             while start < bytes.endIndex {
                 let end = min(start + chunk, bytes.endIndex)
                 indent(depth)
-                append(bytes[start..<end].base64EncodedString())
-                output.append(0x0A)
+                text.append(bytes[start..<end].base64EncodedString())
+                text.append(0x0A)
                 start = end
             }
             indent(depth)
-            append("</data>\n")
+            text.append("</data>\n")
         case .uid(let number):
-            append("<dict>\n")
+            text.append("<dict>\n")
             indent(depth + 1)
-            append("<key>CF$UID</key>\n")
+            text.append("<key>CF$UID</key>\n")
             indent(depth + 1)
-            append("<integer>\(number)</integer>\n")
+            text.append("<integer>\(number)</integer>\n")
             indent(depth)
-            append("</dict>\n")
-        case .array(let items):
-            if items.isEmpty { append("<array/>\n"); return }
-            try checkDepth(depth, path)
-            append("<array>\n")
-            for (index, item) in items.enumerated() {
-                path.append(String(index))
-                try write(item, depth: depth + 1, path: &path)
-                path.removeLast()
-            }
-            indent(depth)
-            append("</array>\n")
-        case .dictionary(let entries):
-            if entries.isEmpty { append("<dict/>\n"); return }
-            try checkDepth(depth, path)
-            append("<dict>\n")
-            for (key, item) in entries {
-                indent(depth + 1)
-                append("<key>")
-                appendEscaped(key)
-                append("</key>\n")
-                path.append(key)
-                try write(item, depth: depth + 1, path: &path)
-                path.removeLast()
-            }
-            indent(depth)
-            append("</dict>\n")
+            text.append("</dict>\n")
+        case .array, .dictionary:
+            return  // handled above
         }
+        try text.flushIfFull()
     }
 
-    private func checkDepth(_ depth: Int, _ path: [String]) throws(CodecError) {
-        if depth >= maxDepth {
-            throw .limitExceeded(
-                codec: "plist", at: .pointer(JSONPointer(tokens: path)), found: "nesting deeper than \(maxDepth) levels",
-                expected: "a value nested at most \(maxDepth) deep")
-        }
-    }
-
-    private mutating func indent(_ depth: Int) {
-        for _ in 0..<depth { output.append(0x09) }
-    }
-
-    private mutating func append(_ text: String) { output.append(contentsOf: text.utf8) }
+    private mutating func indent(_ depth: Int) { text.appendTabs(depth) }
 
     /// Escapes `&`, `<`, `>`, and a carriage return as `&#13;` so that XML's line-end
     /// normalisation cannot turn it into a line feed.
-    private mutating func appendEscaped(_ text: String) {
-        for byte in text.utf8 {
-            switch byte {
-            case 0x26: append("&amp;")
-            case 0x3C: append("&lt;")
-            case 0x3E: append("&gt;")
-            case 0x0D: append("&#13;")
-            default: output.append(byte)
+    private mutating func appendEscaped(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            var runStart = 0
+            for index in 0..<utf8.count {
+                let byte = utf8[index]
+                guard byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x0D else { continue }
+                text.append(UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+                runStart = index + 1
+                switch byte {
+                case 0x26: text.append("&amp;")
+                case 0x3C: text.append("&lt;")
+                case 0x3E: text.append("&gt;")
+                default: text.append("&#13;")
+                }
             }
+            text.append(UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
     }
 }

@@ -1,0 +1,68 @@
+import Foundation
+import SaveKit
+
+/// What every fuzz target checks of one input: decoding returns a value or throws a
+/// `CodecError` (a crash, a hang or a sanitizer report is the finding), and a value that was
+/// read survives writing and reading again in every codec that can hold it.
+public enum FuzzCheck {
+    public static func run(_ codec: any SaveCodec, _ bytes: [UInt8]) {
+        var options = DecodingOptions()
+        options.maxExpandedValues = 1_000_000  // keep each run fast; the limit itself is what is tested
+        let value: SaveValue
+        do {
+            value = try codec.decode(bytes, options: options)
+        } catch is CodecError {
+            return
+        } catch {
+            fatalError("\(codec.id) threw something other than a CodecError: \(error)")
+        }
+        for target in [JSONCodec(), BinaryPlistCodec(), XMLPlistCodec()] as [any SaveCodec] {
+            var encoding = EncodingOptions()
+            encoding.nullPolicy = .drop
+            encoding.subsecondDatePolicy = .truncate
+            var report = ValueLowering.Report()
+            guard let written = try? target.encode(value, options: encoding, report: &report) else { continue }
+            let back: SaveValue
+            do {
+                back = try target.decode(written)
+            } catch {
+                fatalError("\(target.id) cannot read what it wrote: \(error)")
+            }
+            if report.isEmpty && back != value {
+                fatalError("\(codec.id) → \(target.id) → \(target.id) changed the value")
+            }
+        }
+    }
+
+    /// Without libFuzzer: runs each file named on the command line, to replay a crasher.
+    public static func replay(_ codec: any SaveCodec) {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
+                exit(66)
+            }
+            run(codec, Array(data))
+            print("\(path): ok")
+        }
+    }
+}
+
+#if FUZZING
+/// libFuzzer's entry point for programs that keep their own `main` (SwiftPM renames an
+/// executable's `main`, so libFuzzer's own cannot be used).
+@_silgen_name("LLVMFuzzerRunDriver")
+private func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+
+extension FuzzCheck {
+    /// Hands control to libFuzzer, which calls `callback` with each input it generates.
+    public static func fuzz(_ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Never {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv, callback))
+    }
+}
+#endif

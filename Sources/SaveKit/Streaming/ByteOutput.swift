@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a writer's bytes go: memory, or a file written in large chunks as they come.
+public protocol ByteOutput {
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+extension ByteOutput {
+    @inline(__always)
+    public mutating func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+}
+
+/// Bytes collected in memory.
+public struct ByteArrayOutput: ByteOutput {
+    public var bytes: [UInt8] = []
+    public init(capacity: Int = 4096) { bytes.reserveCapacity(capacity) }
+    public mutating func write(_ chunk: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: chunk)
+    }
+}
+
+/// Writers build their text in a buffer of their own and hand it on in large chunks.
+///
+/// A raw buffer rather than an `[UInt8]`: appending to an array checks its uniqueness and
+/// capacity on every call, which costs more than the copying itself for short tokens.
+struct ChunkedBuffer<Output: ByteOutput> {
+    var output: Output
+    private let storage: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    private(set) var count = 0
+    private let chunkSize: Int
+    /// Keeps the storage alive as long as any copy of the buffer.
+    private let owner: Owner
+
+    private final class Owner {
+        let pointer: UnsafeMutablePointer<UInt8>
+        init(_ pointer: UnsafeMutablePointer<UInt8>) { self.pointer = pointer }
+        deinit { pointer.deallocate() }
+    }
+
+    init(output: Output, chunkSize: Int = 1 << 20) {
+        self.output = output
+        self.chunkSize = chunkSize
+        capacity = chunkSize * 2
+        storage = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        owner = Owner(storage)
+    }
+
+    /// Makes room for `extra` bytes, handing on what is buffered if need be.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) throws {
+        if count + extra > capacity { try flush() }
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        if count == capacity { try? flush() }  // cannot happen between flushIfFull() calls
+        storage[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        if count + bytes.count > capacity {
+            try? flush()
+            if bytes.count > capacity {
+                try? output.write(UnsafeRawBufferPointer(bytes))
+                return
+            }
+        }
+        (storage + count).update(from: base, count: bytes.count)
+        count += bytes.count
+    }
+
+    @inline(__always)
+    mutating func append(_ text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    @inline(__always)
+    mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { append($0) }
+    }
+
+    /// Drops the last `n` bytes written.
+    mutating func removeLast(_ n: Int) { count -= min(n, count) }
+
+    /// Passes the buffer on once it is large; call after each value.
+    @inline(__always)
+    mutating func flushIfFull() throws {
+        if count >= chunkSize { try flush() }
+    }
+
+    mutating func flush() throws {
+        guard count > 0 else { return }
+        try output.write(UnsafeRawBufferPointer(start: storage, count: count))
+        count = 0
+    }
+
+    /// Decimal digits without building a String.
+    mutating func appendDecimal(_ number: Int64) {
+        if number < 0 {
+            append(UInt8(ascii: "-"))
+            appendDecimal(number.magnitude)
+        } else {
+            appendDecimal(UInt64(number))
+        }
+    }
+
+    mutating func appendDecimal(_ number: UInt64) {
+        if number < 10 { append(UInt8(number) + 48); return }
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
+        var length = 0
+        var rest = number
+        withUnsafeMutableBytes(of: &digits) { raw in
+            while rest > 0 {
+                raw[31 - length] = UInt8(rest % 10) + 48
+                rest /= 10
+                length += 1
+            }
+            let start = raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + (32 - length)
+            append(UnsafeBufferPointer(start: start, count: length))
+        }
+    }
+
+    /// A number with leading zeros to `width` digits (dates).
+    mutating func appendPadded(_ number: Int, width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var rest = number
+        while divisor > 0 {
+            append(UInt8(rest / divisor % 10) + 48)
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// `count` spaces or tabs, for indentation.
+    @inline(__always)
+    mutating func appendSpaces(_ count: Int) {
+        indentationSpaces.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[..<min(count, $0.count)])) }
+    }
+
+    @inline(__always)
+    mutating func appendTabs(_ count: Int) {
+        indentationTabs.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[..<min(count, $0.count)])) }
+    }
+}
+
+private let indentationSpaces = [UInt8](repeating: 0x20, count: 2 * 512)
+private let indentationTabs = [UInt8](repeating: 0x09, count: 512)

@@ -34,6 +34,12 @@ public protocol SaveCodec: Sendable {
     func sniff(_ prefix: ArraySlice<UInt8>) -> Bool
     func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue
     func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8]
+    /// Encodes after making the value fit this codec as `options` say, and tells what changed.
+    ///
+    /// Use this rather than ``encode(_:options:)`` when the user should hear about values that
+    /// were converted or dropped (the CLI prints `report.warnings` on stderr). The default
+    /// implementation runs ``ValueLowering`` and then ``encode(_:options:)``.
+    func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8]
 }
 
 extension SaveCodec {
@@ -134,10 +140,6 @@ public struct EncodingOptions: Sendable {
 }
 
 extension SaveCodec {
-    /// Encodes after making the value fit this codec as `options` say, and tells what changed.
-    ///
-    /// Use this rather than ``encode(_:options:)`` when the user should hear about values that
-    /// were converted or dropped (the CLI prints `report.warnings` on stderr).
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
         let lowered = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
         return try encode(lowered, options: options)

@@ -55,8 +55,12 @@ public enum Conversion {
             return try run(source, into: writer, capabilities: capabilities, codecID: codec.id, options: options, output: &output) { try $0.finish() }
         }
         var report = ValueLowering.Report()
-        let value = try ValueLowering.lower(try source.tree(), to: codec.capabilities, codecID: codec.id, options: options, report: &report)
-        try output.write(try codec.encode(value, options: options))
+        if codec is BinaryPlistCodec {
+            let value = try ValueLowering.lower(try source.tree(), to: codec.capabilities, codecID: codec.id, options: options, report: &report)
+            try BinaryPlistWriter.write(value, maxDepth: DecodingOptions().maxDepth, to: &output)
+            return report
+        }
+        try output.write(try codec.encode(try source.tree(), options: options, report: &report))
         return report
     }
 

@@ -18,6 +18,10 @@ public struct BinaryPlistCodec: SaveCodec {
 
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
         var report = ValueLowering.Report()
+        return try encode(value, options: options, report: &report)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
         let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
         return try BinaryPlistWriter.encode(value, maxDepth: DecodingOptions().maxDepth)
     }

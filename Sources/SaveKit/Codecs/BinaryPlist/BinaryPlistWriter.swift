@@ -11,107 +11,158 @@ import Foundation
 struct BinaryPlistWriter {
     private enum Object {
         case scalar(SaveValue)
-        case array([Int])
-        case dictionary(keys: [Int], values: [Int])
+        case array([UInt32])
+        case dictionary(keys: [UInt32], values: [UInt32])
     }
 
-    /// Scalars are shared when equal code unit for code unit and bit for bit.
-    private enum ScalarKey: Hashable {
-        case null, bool(Bool), integer(Int64), unsignedInteger(UInt64), real(UInt64), date(UInt64), uid(UInt64)
-        case string(ExactString), data(Data)
+    /// A scalar compared exactly: strings code unit for code unit (Swift's `==` would merge
+    /// NFC and NFD spellings), reals and dates bit for bit. Its hash is computed once.
+    private struct ScalarKey: Hashable {
+        let value: SaveValue
+        let hash: UInt64
+
+        init(_ value: SaveValue) {
+            self.value = value
+            switch value {
+            case .string(var text): hash = text.withUTF8 { FastHash.bytes(UnsafeRawBufferPointer($0), kind: 1) }
+            case .data(let bytes): hash = bytes.withUnsafeBytes { FastHash.bytes($0, kind: 2) }
+            case .integer(let number): hash = FastHash.word(UInt64(bitPattern: number), kind: 3)
+            case .unsignedInteger(let number): hash = FastHash.word(number, kind: 4)
+            case .real(let number): hash = FastHash.word(number.bitPattern, kind: 5)
+            case .date(let date): hash = FastHash.word(date.timeIntervalSinceReferenceDate.bitPattern, kind: 6)
+            case .uid(let number): hash = FastHash.word(number, kind: 7)
+            case .bool(let flag): hash = FastHash.word(flag ? 1 : 0, kind: 8)
+            default: hash = 0
+            }
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (lhs: ScalarKey, rhs: ScalarKey) -> Bool {
+            guard lhs.hash == rhs.hash else { return false }
+            switch (lhs.value, rhs.value) {
+            case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+            case (.data(let a), .data(let b)): return a == b
+            case (.integer(let a), .integer(let b)): return a == b
+            case (.unsignedInteger(let a), .unsignedInteger(let b)): return a == b
+            case (.real(let a), .real(let b)): return a.bitPattern == b.bitPattern
+            case (.date(let a), .date(let b)): return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+            case (.uid(let a), .uid(let b)): return a == b
+            case (.bool(let a), .bool(let b)): return a == b
+            default: return false
+            }
+        }
     }
 
-    /// A string compared by its UTF-8 bytes: Swift's `==` treats canonically equivalent
-    /// strings (NFC "é" and NFD "é") as equal, and sharing them would change the file.
-    private struct ExactString: Hashable {
-        var text: String
-        static func == (lhs: ExactString, rhs: ExactString) -> Bool { lhs.text.utf8.elementsEqual(rhs.text.utf8) }
-        func hash(into hasher: inout Hasher) {
-            var copy = text
-            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    /// Containers by their children's object numbers: equal children get equal numbers, so
+    /// equal containers have equal keys.
+    private struct ContainerKey: Hashable {
+        let keys: [UInt32]
+        let values: [UInt32]
+        let isDictionary: Bool
+        let hash: UInt64
+
+        init(keys: [UInt32], values: [UInt32], isDictionary: Bool) {
+            self.keys = keys
+            self.values = values
+            self.isDictionary = isDictionary
+            var hash = FastHash.word(UInt64(values.count), kind: isDictionary ? 9 : 10)
+            for reference in keys { hash = FastHash.combine(hash, UInt64(reference)) }
+            for reference in values { hash = FastHash.combine(hash, UInt64(reference)) }
+            self.hash = hash
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (lhs: ContainerKey, rhs: ContainerKey) -> Bool {
+            lhs.hash == rhs.hash && lhs.isDictionary == rhs.isDictionary && lhs.values == rhs.values && lhs.keys == rhs.keys
         }
     }
 
     private var objects: [Object] = []
-    private var sharedScalars: [ScalarKey: Int] = [:]
-    /// Containers by their children's object numbers: equal children get equal numbers, so
-    /// equal containers have equal keys.
-    private var sharedContainers: [ContainerKey: Int] = [:]
-
-    private enum ContainerKey: Hashable {
-        case array([Int])
-        case dictionary([Int], [Int])
-    }
+    private var sharedScalars: [ScalarKey: UInt32] = [:]
+    private var sharedContainers: [ContainerKey: UInt32] = [:]
     private let maxDepth: Int
 
     init(maxDepth: Int) { self.maxDepth = maxDepth }
 
-    static func encode(_ value: SaveValue, maxDepth: Int) throws(CodecError) -> [UInt8] {
+    static func encode(_ value: SaveValue, maxDepth: Int) throws -> [UInt8] {
+        var output = ByteArrayOutput()
+        try write(value, maxDepth: maxDepth, to: &output)
+        return output.bytes
+    }
+
+    /// Numbers every object, then writes the file through `output` in chunks.
+    static func write<Output: ByteOutput>(_ value: SaveValue, maxDepth: Int, to output: inout Output) throws {
         var writer = BinaryPlistWriter(maxDepth: maxDepth)
         var path: [String] = []
         _ = try writer.flatten(value, depth: 0, path: &path)
-        return writer.serialize()
+        writer.sharedScalars = [:]  // no longer needed: free them before writing
+        writer.sharedContainers = [:]
+        var text = ChunkedBuffer(output: output)
+        try writer.serialize(into: &text)
+        output = text.output
     }
 
     // MARK: - Numbering
 
-    private mutating func flatten(_ value: SaveValue, depth: Int, path: inout [String]) throws(CodecError) -> Int {
-        let key: ScalarKey
+    private mutating func nextIndex(_ path: [String]) throws(CodecError) -> UInt32 {
+        guard objects.count < Int(UInt32.max) else {
+            throw .limitExceeded(codec: "bplist", at: .pointer(JSONPointer(tokens: path)), found: "more than 4 billion objects", expected: "a smaller document")
+        }
+        return UInt32(objects.count)
+    }
+
+    private mutating func flatten(_ value: SaveValue, depth: Int, path: inout [String]) throws(CodecError) -> UInt32 {
         switch value {
         case .array(let items):
             try checkDepth(depth, path)
-            let index = objects.count
+            let index = try nextIndex(path)
             objects.append(.array([]))
-            var references: [Int] = []
+            var references: [UInt32] = []
             references.reserveCapacity(items.count)
             for (position, item) in items.enumerated() {
                 path.append(String(position))
                 references.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            return share(.array(references), key: .array(references), placeholder: index)
+            return share(.array(references), key: ContainerKey(keys: [], values: references, isDictionary: false), placeholder: index)
         case .dictionary(let entries):
             try checkDepth(depth, path)
-            let index = objects.count
+            let index = try nextIndex(path)
             objects.append(.array([]))
-            var keys: [Int] = []
+            var keys: [UInt32] = []
             keys.reserveCapacity(entries.count)
             for entryKey in entries.keys { keys.append(try flatten(.string(entryKey), depth: depth + 1, path: &path)) }
-            var values: [Int] = []
+            var values: [UInt32] = []
             values.reserveCapacity(entries.count)
             for (entryKey, item) in entries {
                 path.append(entryKey)
                 values.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            return share(.dictionary(keys: keys, values: values), key: .dictionary(keys, values), placeholder: index)
+            return share(.dictionary(keys: keys, values: values), key: ContainerKey(keys: keys, values: values, isDictionary: true), placeholder: index)
         case .null:
-            throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null)")
-        case .bool(let flag): key = .bool(flag)
-        case .integer(let number): key = .integer(number)
-        case .unsignedInteger(let number): key = .unsignedInteger(number)
-        case .real(let number): key = .real(number.bitPattern)
-        case .date(let date): key = .date(date.timeIntervalSinceReferenceDate.bitPattern)
-        case .uid(let number): key = .uid(number)
-        case .string(let text): key = .string(ExactString(text: text))
-        case .data(let bytes): key = .data(bytes)
+            throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null; --null drop leaves such keys out)")
+        default:
+            let key = ScalarKey(value)
+            if let shared = sharedScalars[key] { return shared }
+            let index = try nextIndex(path)
+            objects.append(.scalar(value))
+            sharedScalars[key] = index
+            return index
         }
-        if let shared = sharedScalars[key] { return shared }
-        let index = objects.count
-        objects.append(.scalar(value))
-        sharedScalars[key] = index
-        return index
     }
 
     /// Keeps a container at its placeholder, or drops the placeholder for an equal container
     /// already numbered. A duplicate's children were all duplicates too, so its placeholder is
     /// the last object and removing it renumbers nothing.
-    private mutating func share(_ object: Object, key: ContainerKey, placeholder index: Int) -> Int {
-        if let existing = sharedContainers[key], objects.count == index + 1 {
+    private mutating func share(_ object: Object, key: ContainerKey, placeholder index: UInt32) -> UInt32 {
+        if let existing = sharedContainers[key], objects.count == Int(index) + 1 {
             objects.removeLast()
             return existing
         }
-        objects[index] = object
+        objects[Int(index)] = object
         sharedContainers[key] = index
         return index
     }
@@ -126,97 +177,107 @@ struct BinaryPlistWriter {
 
     // MARK: - Bytes
 
-    private func serialize() -> [UInt8] {
+    private func serialize<Output: ByteOutput>(into text: inout ChunkedBuffer<Output>) throws {
         let referenceSize = Self.byteWidth(UInt64(objects.count))
-        var output: [UInt8] = Array("bplist00".utf8)
-        var offsets: [Int] = []
+        text.append("bplist00")
+        var position = 8
+        var offsets: [UInt64] = []
         offsets.reserveCapacity(objects.count)
         for object in objects {
-            offsets.append(output.count)
+            offsets.append(UInt64(position))
+            let before = text.count
             switch object {
             case .scalar(let value):
-                Self.writeScalar(value, to: &output)
+                Self.writeScalar(value, to: &text)
             case .array(let references):
-                Self.writeHeader(0xA0, count: references.count, to: &output)
-                for reference in references { Self.writeUInt(UInt64(reference), width: referenceSize, to: &output) }
+                Self.writeHeader(0xA0, count: references.count, to: &text)
+                for reference in references { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
             case .dictionary(let keys, let values):
-                Self.writeHeader(0xD0, count: keys.count, to: &output)
-                for reference in keys { Self.writeUInt(UInt64(reference), width: referenceSize, to: &output) }
-                for reference in values { Self.writeUInt(UInt64(reference), width: referenceSize, to: &output) }
+                Self.writeHeader(0xD0, count: keys.count, to: &text)
+                for reference in keys { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
+                for reference in values { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
             }
+            position += text.count - before
+            try text.flushIfFull()
         }
-        let tableStart = output.count
-        let offsetSize = Self.byteWidth(UInt64(tableStart))
-        for offset in offsets { Self.writeUInt(UInt64(offset), width: offsetSize, to: &output) }
-        output.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
-        Self.writeUInt(UInt64(objects.count), width: 8, to: &output)
-        Self.writeUInt(0, width: 8, to: &output)  // the top object is always the first
-        Self.writeUInt(UInt64(tableStart), width: 8, to: &output)
-        return output
+        let tableStart = UInt64(position)
+        let offsetSize = Self.byteWidth(tableStart)
+        for offset in offsets {
+            Self.writeUInt(offset, width: offsetSize, to: &text)
+            try text.flushIfFull()
+        }
+        for byte in [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)] as [UInt8] { text.append(byte) }
+        Self.writeUInt(UInt64(objects.count), width: 8, to: &text)
+        Self.writeUInt(0, width: 8, to: &text)  // the top object is always the first
+        Self.writeUInt(tableStart, width: 8, to: &text)
+        try text.flush()
     }
 
-    private static func writeScalar(_ value: SaveValue, to output: inout [UInt8]) {
+    private static func writeScalar<Output>(_ value: SaveValue, to text: inout ChunkedBuffer<Output>) {
         switch value {
         case .bool(let flag):
-            output.append(flag ? 0x09 : 0x08)
+            text.append(flag ? 0x09 : 0x08)
         case .integer(let number):
             if number < 0 {
-                output.append(0x13)
-                writeUInt(UInt64(bitPattern: number), width: 8, to: &output)
+                text.append(0x13)
+                writeUInt(UInt64(bitPattern: number), width: 8, to: &text)
             } else {
-                writeUnsigned(UInt64(number), to: &output)
+                writeUnsigned(UInt64(number), to: &text)
             }
         case .unsignedInteger(let number):
-            writeUnsigned(number, to: &output)
+            writeUnsigned(number, to: &text)
         case .real(let number):
-            output.append(0x23)
-            writeUInt(number.bitPattern, width: 8, to: &output)
+            text.append(0x23)
+            writeUInt(number.bitPattern, width: 8, to: &text)
         case .date(let date):
-            output.append(0x33)
-            writeUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &output)
+            text.append(0x33)
+            writeUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &text)
         case .data(let bytes):
-            writeHeader(0x40, count: bytes.count, to: &output)
-            output.append(contentsOf: bytes)
-        case .string(let text):
-            if text.utf8.allSatisfy({ $0 < 0x80 }) {
-                writeHeader(0x50, count: text.utf8.count, to: &output)
-                output.append(contentsOf: text.utf8)
+            writeHeader(0x40, count: bytes.count, to: &text)
+            bytes.withUnsafeBytes { text.append($0.bindMemory(to: UInt8.self)) }
+        case .string(var string):
+            let isASCII = string.withUTF8 { utf8 in !utf8.contains(where: { $0 >= 0x80 }) }
+            if isASCII {
+                string.withUTF8 { utf8 in
+                    writeHeader(0x50, count: utf8.count, to: &text)
+                    text.append(utf8)
+                }
             } else {
-                writeHeader(0x60, count: text.utf16.count, to: &output)
-                for unit in text.utf16 {
-                    output.append(UInt8(unit >> 8))
-                    output.append(UInt8(unit & 0xFF))
+                writeHeader(0x60, count: string.utf16.count, to: &text)
+                for unit in string.utf16 {
+                    text.append(UInt8(unit >> 8))
+                    text.append(UInt8(unit & 0xFF))
                 }
             }
         case .uid(let number):
             let width = byteWidth(number)
-            output.append(0x80 | UInt8(width - 1))
-            writeUInt(number, width: width, to: &output)
+            text.append(0x80 | UInt8(width - 1))
+            writeUInt(number, width: width, to: &text)
         case .null, .array, .dictionary:
             preconditionFailure("not a scalar")  // flatten() never stores these as scalars
         }
     }
 
     /// Non-negative integers in the smallest of 1, 2, 4 or 8 bytes; above Int64.max, 16 bytes.
-    private static func writeUnsigned(_ number: UInt64, to output: inout [UInt8]) {
+    private static func writeUnsigned<Output>(_ number: UInt64, to text: inout ChunkedBuffer<Output>) {
         switch number {
-        case ..<(1 << 8): output.append(0x10); writeUInt(number, width: 1, to: &output)
-        case ..<(1 << 16): output.append(0x11); writeUInt(number, width: 2, to: &output)
-        case ..<(1 << 32): output.append(0x12); writeUInt(number, width: 4, to: &output)
-        case ...UInt64(Int64.max): output.append(0x13); writeUInt(number, width: 8, to: &output)
+        case ..<(1 << 8): text.append(0x10); writeUInt(number, width: 1, to: &text)
+        case ..<(1 << 16): text.append(0x11); writeUInt(number, width: 2, to: &text)
+        case ..<(1 << 32): text.append(0x12); writeUInt(number, width: 4, to: &text)
+        case ...UInt64(Int64.max): text.append(0x13); writeUInt(number, width: 8, to: &text)
         default:
-            output.append(0x14)
-            writeUInt(0, width: 8, to: &output)
-            writeUInt(number, width: 8, to: &output)
+            text.append(0x14)
+            writeUInt(0, width: 8, to: &text)
+            writeUInt(number, width: 8, to: &text)
         }
     }
 
-    private static func writeHeader(_ marker: UInt8, count: Int, to output: inout [UInt8]) {
+    private static func writeHeader<Output>(_ marker: UInt8, count: Int, to text: inout ChunkedBuffer<Output>) {
         if count < 15 {
-            output.append(marker | UInt8(count))
+            text.append(marker | UInt8(count))
         } else {
-            output.append(marker | 0x0F)
-            writeUnsigned(UInt64(count), to: &output)
+            text.append(marker | 0x0F)
+            writeUnsigned(UInt64(count), to: &text)
         }
     }
 
@@ -230,11 +291,45 @@ struct BinaryPlistWriter {
     }
 
     @inline(__always)
-    private static func writeUInt(_ number: UInt64, width: Int, to output: inout [UInt8]) {
+    private static func writeUInt<Output>(_ number: UInt64, width: Int, to text: inout ChunkedBuffer<Output>) {
         var shift = (width - 1) * 8
         while shift >= 0 {
-            output.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
+            text.append(UInt8(truncatingIfNeeded: number >> UInt64(shift)))
             shift -= 8
         }
+    }
+}
+
+/// A fast keyed hash for the writer's sharing tables: hashing each string once here is far
+/// cheaper than `Hasher` over its bytes at every lookup. The key is random per process, so
+/// crafted input cannot aim for collisions it cannot see.
+enum FastHash {
+    private static let seed: UInt64 = UInt64.random(in: .min ... .max) | 1
+
+    @inline(__always)
+    static func combine(_ hash: UInt64, _ word: UInt64) -> UInt64 {
+        let product = (hash ^ word).multipliedFullWidth(by: 0x9E37_79B9_7F4A_7C15 ^ seed)
+        return product.high ^ product.low
+    }
+
+    static func word(_ value: UInt64, kind: UInt64) -> UInt64 {
+        combine(combine(seed, kind), value)
+    }
+
+    static func bytes(_ buffer: UnsafeRawBufferPointer, kind: UInt64) -> UInt64 {
+        var hash = combine(seed ^ UInt64(buffer.count), kind)
+        var offset = 0
+        while offset + 8 <= buffer.count {
+            hash = combine(hash, buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < buffer.count {
+            tail |= UInt64(buffer[offset]) << shift
+            shift += 8
+            offset += 1
+        }
+        return combine(hash, tail)
     }
 }

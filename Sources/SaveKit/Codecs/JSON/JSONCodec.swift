@@ -23,8 +23,13 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        var report = ValueLowering.Report()
+        return try encode(value, options: options, report: &report)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
         var output = ByteArrayOutput()
-        try Conversion.write(value, with: self, options: options, to: &output)
+        report = try Conversion.write(value, with: self, options: options, to: &output)
         return output.bytes
     }
 }

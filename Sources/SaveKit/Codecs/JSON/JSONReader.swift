@@ -88,11 +88,15 @@ struct JSONReader {
     private mutating func parseObject(depth: Int, readMarkers: Bool) throws(Failure) -> SaveValue {
         try checkDepth(depth)
         position += 1
-        var entries = OrderedDictionary<String, SaveValue>()
+        // Keys and values are gathered first and the dictionary built once: a dictionary of up
+        // to 16 keys is then checked for duplicates by comparison and never hashed at all.
+        var keys: [String] = []
+        var values: [SaveValue] = []
+        var largeKeySet: Set<String>? = nil
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return .dictionary(entries)
+            return .dictionary([:])
         }
         var unwrappedMarkerValue = false
         while true {
@@ -110,14 +114,18 @@ struct JSONReader {
             skipWhitespace()
             // The value of a lone "$dict" key is a dictionary to keep as written, markers and all.
             let value: SaveValue
-            if readMarkers, entries.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{") {
+            if readMarkers, keys.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{") {
                 value = try parseObject(depth: depth + 1, readMarkers: false)
                 unwrappedMarkerValue = true
             } else {
                 value = try parseValue(depth: depth)
             }
-            if entries.updateValue(value, forKey: key) != nil, rejectDuplicates {
-                throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in an object (--duplicate-keys last keeps the last, as Apple\'s readers do)")
+            if let earlier = KeyIndex.position(of: key, in: keys, largeSet: &largeKeySet) {
+                if rejectDuplicates { throw duplicate(key, at: keyOffset) }
+                values[earlier] = value
+            } else {
+                keys.append(key)
+                values.append(value)
             }
             skipWhitespace()
             guard position < bytes.count else {
@@ -127,12 +135,17 @@ struct JSONReader {
             if bytes[position] == UInt8(ascii: "}") { position += 1; break }
             throw Failure(offset: position, found: describeHere(), expected: "',' or '}' after a value in an object")
         }
+        var entries = OrderedDictionary<String, SaveValue>(uncheckedUniqueKeys: keys, values: values)
         guard readMarkers else { return .dictionary(entries) }
         if unwrappedMarkerValue && entries.count > 1, let kept = entries["$dict"]?.dictionaryValue {
             // Not a "$dict" marker after all: read its value's own markers like any other's.
             entries["$dict"] = try typedValue(kept, offset: position)
         }
         return try typedValue(entries, offset: position)
+    }
+
+    private func duplicate(_ key: String, at offset: Int) -> Failure {
+        Failure(offset: offset, found: "the key \"\(key)\" a second time", expected: "each key once in an object (--duplicate-keys last keeps the last, as Apple's readers do)")
     }
 
     private func typedValue(_ entries: OrderedDictionary<String, SaveValue>, offset: Int) throws(Failure) -> SaveValue {
@@ -438,5 +451,19 @@ enum UTF8Validation {
             index += length
         }
         return nil
+    }
+}
+
+/// Duplicate-key detection for the readers, which gather a dictionary's keys and values in
+/// arrays and build it once: up to 16 keys are compared (no hashing at all); a set is built
+/// only for larger dictionaries. Keys compare as `OrderedDictionary` compares them.
+enum KeyIndex {
+    static func position(of key: String, in keys: [String], largeSet: inout Set<String>?) -> Int? {
+        if keys.count < 16 {
+            return keys.firstIndex(of: key)
+        }
+        if largeSet == nil { largeSet = Set(keys) }
+        if largeSet!.insert(key).inserted { return nil }
+        return keys.firstIndex(of: key)
     }
 }

@@ -85,7 +85,7 @@ struct XMLPlistReader {
         }
         let tag = try readStartTag()
         let value: SaveValue
-        if tag.name == "plist" {
+        if tag.kind == .plist {
             guard !tag.selfClosing else {
                 throw Failure(offset: tag.offset, found: "an empty <plist/>", expected: "a <plist> holding one value")
             }
@@ -93,7 +93,7 @@ struct XMLPlistReader {
             let inner = try readStartTag()
             value = try parseValue(inner, depth: 1)
             try skipMisc(allowDeclaration: false)
-            try expectEndTag("plist")
+            try expectEndTag(.plist)
         } else {
             value = try parseValue(tag, depth: 1)  // plistlib and CoreFoundation also accept a bare value
         }
@@ -105,83 +105,157 @@ struct XMLPlistReader {
     }
 
     private struct StartTag {
-        var name: String
+        var kind: Element
         var selfClosing: Bool
         var offset: Int
+        var name: String { kind.name }
+    }
+
+    /// The elements of a plist, recognised from their bytes without building strings.
+    private enum Element: Equatable {
+        case plist, dict, array, key, string, integer, real, date, data, `true`, `false`
+        case other(String)
+
+        init(_ name: UnsafeBufferPointer<UInt8>) {
+            func equals(_ literal: StaticString) -> Bool {
+                name.count == literal.utf8CodeUnitCount && memcmp(name.baseAddress!, literal.utf8Start, name.count) == 0
+            }
+            switch name.count {
+            case 3 where equals("key"): self = .key
+            case 4 where equals("dict"): self = .dict
+            case 4 where equals("real"): self = .real
+            case 4 where equals("date"): self = .date
+            case 4 where equals("data"): self = .data
+            case 4 where equals("true"): self = .true
+            case 5 where equals("array"): self = .array
+            case 5 where equals("plist"): self = .plist
+            case 5 where equals("false"): self = .false
+            case 6 where equals("string"): self = .string
+            case 7 where equals("integer"): self = .integer
+            default: self = .other(String(decoding: name, as: UTF8.self))
+            }
+        }
+
+        var name: String {
+            switch self {
+            case .plist: "plist"
+            case .dict: "dict"
+            case .array: "array"
+            case .key: "key"
+            case .string: "string"
+            case .integer: "integer"
+            case .real: "real"
+            case .date: "date"
+            case .data: "data"
+            case .true: "true"
+            case .false: "false"
+            case .other(let name): name
+            }
+        }
     }
 
     private mutating func parseValue(_ tag: StartTag, depth: Int) throws(Failure) -> SaveValue {
-        switch tag.name {
-        case "dict": return try parseDictionary(tag, depth: depth)
-        case "array": return try parseArray(tag, depth: depth)
-        case "true", "false":
-            if !tag.selfClosing { try expectEndTag(tag.name) }
-            return .bool(tag.name == "true")
-        case "string":
-            return .string(tag.selfClosing ? "" : try readText(until: "string"))
-        case "integer":
+        switch tag.kind {
+        case .dict: return try parseDictionary(tag, depth: depth)
+        case .array: return try parseArray(tag, depth: depth)
+        case .true, .false:
+            if !tag.selfClosing { try expectEndTag(tag.kind) }
+            return .bool(tag.kind == .true)
+        case .string:
+            return .string(tag.selfClosing ? "" : try readString(until: .string))
+        case .integer:
             let text = try requiredText(tag)
-            return try parseInteger(text.trimmingCharacters(in: .whitespacesAndNewlines), offset: tag.offset)
-        case "real":
-            let text = try requiredText(tag).trimmingCharacters(in: .whitespacesAndNewlines)
+            return try parseInteger(text, offset: tag.offset)
+        case .real:
+            let text = try requiredText(tag)
             guard let number = Self.parseReal(text) else {
                 throw Failure(offset: tag.offset, found: "the <real> \"\(text)\"", expected: "a decimal number such as 32.5, 1e-05, nan, inf or -inf")
             }
             return .real(number)
-        case "date":
-            let text = try requiredText(tag).trimmingCharacters(in: .whitespacesAndNewlines)
+        case .date:
+            let text = try requiredText(tag)
             guard text.hasSuffix("Z"), let date = RFC3339.parse(text) else {
                 throw Failure(offset: tag.offset, found: "the <date> \"\(text)\"", expected: "a UTC date such as 2026-11-21T08:00:00Z")
             }
             return .date(date)
-        case "data":
-            let text = tag.selfClosing ? "" : try readText(until: "data")
-            let compact = String(text.unicodeScalars.filter { !$0.properties.isWhitespace })
-            guard let data = Data(base64Encoded: compact) else {
+        case .data:
+            var base64: [UInt8] = []
+            if !tag.selfClosing {
+                if let range = try readPlainText(until: .data) {
+                    base64.reserveCapacity(range.count)
+                    for index in range where !Self.isXMLWhitespace(bytes[index]) { base64.append(bytes[index]) }
+                } else {
+                    base64 = Array(try readText(until: .data).utf8).filter { !Self.isXMLWhitespace($0) }
+                }
+            }
+            guard let data = Data(base64Encoded: Data(base64)) else {
                 throw Failure(offset: tag.offset, found: "<data> that is not base64", expected: "base64 text (A–Z a–z 0–9 + / and = padding)")
             }
             return .data(data)
-        case "key":
+        case .key:
             throw Failure(offset: tag.offset, found: "a <key> outside a <dict>", expected: "a value element (<string>, <integer>, <dict>…)")
-        default:
+        case .plist, .other:
             throw Failure(
                 offset: tag.offset, found: "the element <\(tag.name)>",
                 expected: "one of <dict> <array> <string> <integer> <real> <true/> <false/> <date> <data>")
         }
     }
 
+    /// The text of a number or date element, without the whitespace around it.
     private mutating func requiredText(_ tag: StartTag) throws(Failure) -> String {
         guard !tag.selfClosing else {
             throw Failure(offset: tag.offset, found: "an empty <\(tag.name)/>", expected: "a value inside <\(tag.name)>")
         }
-        return try readText(until: tag.name)
+        guard var range = try readPlainText(until: tag.kind) else {
+            let text = try readText(until: tag.kind)
+            return String(text.unicodeScalars.drop { $0.isASCII && Self.isXMLWhitespace(UInt8($0.value)) }
+                .reversed().drop { $0.isASCII && Self.isXMLWhitespace(UInt8($0.value)) }.reversed().map(Character.init))
+        }
+        while let first = range.first, Self.isXMLWhitespace(bytes[first]) { range = range.dropFirst() }
+        while let last = range.last, Self.isXMLWhitespace(bytes[last]) { range = range.dropLast() }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    private static func isXMLWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     private mutating func parseDictionary(_ tag: StartTag, depth: Int) throws(Failure) -> SaveValue {
         try checkDepth(depth, tag.offset)
-        var entries = OrderedDictionary<String, SaveValue>()
-        if tag.selfClosing { return .dictionary(entries) }
+        var keys: [String] = []
+        var values: [SaveValue] = []
+        var largeKeySet: Set<String>? = nil
+        if tag.selfClosing { return .dictionary([:]) }
         while true {
             try skipMisc(allowDeclaration: false)
-            if atEndTag() { try expectEndTag("dict"); break }
+            if atEndTag() { try expectEndTag(.dict); break }
             let keyTag = try readStartTag()
-            guard keyTag.name == "key" else {
+            guard keyTag.kind == .key else {
                 throw Failure(offset: keyTag.offset, found: "<\(keyTag.name)> where a key belongs", expected: "<key> before each value of a <dict>")
             }
-            let key = keyTag.selfClosing ? "" : try readText(until: "key")
+            let key = keyTag.selfClosing ? "" : try readString(until: .key)
             try skipMisc(allowDeclaration: false)
             if atEndTag() {
                 throw Failure(offset: position, found: "</dict> right after <key>\(key)</key>", expected: "a value for the key")
             }
             let valueTag = try readStartTag()
-            if valueTag.name == "key" {
+            if valueTag.kind == .key {
                 throw Failure(offset: valueTag.offset, found: "a second <key> after <key>\(key)</key>", expected: "a value for the key")
             }
             let value = try parseValue(valueTag, depth: depth + 1)
-            if entries.updateValue(value, forKey: key) != nil, rejectDuplicates {
-                throw Failure(offset: keyTag.offset, found: "the key \"\(key)\" a second time", expected: "each key once in a <dict> (--duplicate-keys last keeps the last, as Apple\'s readers do)")
+            if let earlier = KeyIndex.position(of: key, in: keys, largeSet: &largeKeySet) {
+                if rejectDuplicates {
+                    throw Failure(
+                        offset: keyTag.offset, found: "the key \"\(key)\" a second time",
+                        expected: "each key once in a <dict> (--duplicate-keys last keeps the last, as Apple's readers do)")
+                }
+                values[earlier] = value
+            } else {
+                keys.append(key)
+                values.append(value)
             }
         }
+        let entries = OrderedDictionary<String, SaveValue>(uncheckedUniqueKeys: keys, values: values)
         // Apple's spelling of a keyed archive's UID in XML.
         if entries.count == 1, let reference = entries["CF$UID"] {
             switch reference {
@@ -199,7 +273,7 @@ struct XMLPlistReader {
         if tag.selfClosing { return .array(items) }
         while true {
             try skipMisc(allowDeclaration: false)
-            if atEndTag() { try expectEndTag("array"); break }
+            if atEndTag() { try expectEndTag(.array); break }
             let itemTag = try readStartTag()
             items.append(try parseValue(itemTag, depth: depth + 1))
         }
@@ -314,7 +388,7 @@ struct XMLPlistReader {
         guard position > nameStart else {
             throw Failure(offset: start, found: describeHere(), expected: "an element name after '<'")
         }
-        let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<position]), as: UTF8.self)
+        let name = Element(UnsafeBufferPointer(rebasing: bytes[nameStart..<position]))
         // Attributes (such as version="1.0") are skipped, quotes respected.
         var quote: UInt8? = nil
         while position < bytes.count {
@@ -326,36 +400,62 @@ struct XMLPlistReader {
             } else if byte == UInt8(ascii: ">") {
                 let selfClosing = bytes[position - 1] == UInt8(ascii: "/")
                 position += 1
-                return StartTag(name: name, selfClosing: selfClosing, offset: start)
+                return StartTag(kind: name, selfClosing: selfClosing, offset: start)
             } else if byte == UInt8(ascii: "<") {
                 break
             }
             position += 1
         }
-        throw Failure(offset: start, found: "the tag <\(name) that is never closed", expected: "'>'")
+        throw Failure(offset: start, found: "the tag <\(name.name) that is never closed", expected: "'>'")
     }
 
     private func atEndTag() -> Bool { starts(with: "</") }
 
-    private mutating func expectEndTag(_ name: String) throws(Failure) {
+    private mutating func expectEndTag(_ element: Element) throws(Failure) {
         let start = position
-        let expected = "</\(name)>"
         guard starts(with: "</") else {
-            throw Failure(offset: position, found: describeHere(), expected: expected)
+            throw Failure(offset: position, found: describeHere(), expected: "</\(element.name)>")
         }
         position += 2
         let nameStart = position
         while position < bytes.count, isNameByte(bytes[position]) { position += 1 }
-        let found = String(decoding: UnsafeBufferPointer(rebasing: bytes[nameStart..<position]), as: UTF8.self)
+        let found = Element(UnsafeBufferPointer(rebasing: bytes[nameStart..<position]))
         skipWhitespace()
-        guard found == name, position < bytes.count, bytes[position] == UInt8(ascii: ">") else {
-            throw Failure(offset: start, found: "</\(found)>", expected: expected)
+        guard found == element, position < bytes.count, bytes[position] == UInt8(ascii: ">") else {
+            throw Failure(offset: start, found: "</\(found.name)>", expected: "</\(element.name)>")
         }
         position += 1
     }
 
+    /// The text of a `<string>` or `<key>`: straight from the input when it is plain.
+    private mutating func readString(until element: Element) throws(Failure) -> String {
+        if let range = try readPlainText(until: element) {
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
+        return try readText(until: element)
+    }
+
+    /// The range of an element's text when it is plain (no entity, CDATA or comment), with the
+    /// end tag consumed; `nil`, with nothing consumed, when ``readText(until:)`` is needed.
+    private mutating func readPlainText(until element: Element) throws(Failure) -> Range<Int>? {
+        let start = position
+        var index = position
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "&") { return nil }
+            if byte == UInt8(ascii: "<") {
+                guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") else { return nil }
+                position = index
+                try expectEndTag(element)
+                return start..<index
+            }
+            index += 1
+        }
+        return nil
+    }
+
     /// The text content of an element up to its end tag, entities and CDATA resolved.
-    private mutating func readText(until name: String) throws(Failure) -> String {
+    private mutating func readText(until element: Element) throws(Failure) -> String {
         var buffer: [UInt8] = []
         var runStart = position
         while position < bytes.count {
@@ -371,10 +471,10 @@ struct XMLPlistReader {
                 } else if starts(with: "<!--") {
                     try skipComment()
                 } else if starts(with: "</") {
-                    try expectEndTag(name)
+                    try expectEndTag(element)
                     return String(decoding: buffer, as: UTF8.self)
                 } else {
-                    throw Failure(offset: position, found: "an element inside <\(name)>", expected: "text, then </\(name)>")
+                    throw Failure(offset: position, found: "an element inside <\(element.name)>", expected: "text, then </\(element.name)>")
                 }
                 runStart = position
             } else if byte == UInt8(ascii: "&") {
@@ -385,7 +485,7 @@ struct XMLPlistReader {
                 position += 1
             }
         }
-        throw Failure(offset: position, found: "the end of the input", expected: "</\(name)>")
+        throw Failure(offset: position, found: "the end of the input", expected: "</\(element.name)>")
     }
 
     private mutating func readEntity(into buffer: inout [UInt8]) throws(Failure) {

@@ -37,8 +37,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SaveKit"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SaveKitTests",
-            dependencies: ["SaveKit", "TestSupport", .product(name: "OrderedCollections", package: "swift-collections")],
-            resources: [.copy("Oracles")]
+            dependencies: ["SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections")],
+            resources: [.copy("Oracles"), .copy("Regressions")]
         ),
         // Runs the built savetool binary: exit codes, messages, files on disk.
         .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),

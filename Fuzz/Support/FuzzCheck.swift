@@ -5,16 +5,23 @@ import SaveKit
 /// `CodecError` (a crash, a hang or a sanitizer report is the finding), and a value that was
 /// read survives writing and reading again in every codec that can hold it.
 public enum FuzzCheck {
+    /// Stops the process on a finding, so that libFuzzer saves the input.
     public static func run(_ codec: any SaveCodec, _ bytes: [UInt8]) {
+        if let problem = problem(codec, bytes) { fatalError(problem) }
+    }
+
+    /// What is wrong with how `codec` handles `bytes`, or `nil`. The regression tests call this
+    /// on every input the fuzzers ever found.
+    public static func problem(_ codec: any SaveCodec, _ bytes: [UInt8]) -> String? {
         var options = DecodingOptions()
         options.maxExpandedValues = 1_000_000  // keep each run fast; the limit itself is what is tested
         let value: SaveValue
         do {
             value = try codec.decode(bytes, options: options)
         } catch is CodecError {
-            return
+            return nil
         } catch {
-            fatalError("\(codec.id) threw something other than a CodecError: \(error)")
+            return "\(codec.id) threw something other than a CodecError: \(error)"
         }
         for target in [JSONCodec(), BinaryPlistCodec(), XMLPlistCodec()] as [any SaveCodec] {
             var encoding = EncodingOptions()
@@ -26,12 +33,13 @@ public enum FuzzCheck {
             do {
                 back = try target.decode(written)
             } catch {
-                fatalError("\(target.id) cannot read what it wrote: \(error)")
+                return "\(target.id) cannot read what it wrote: \(error)"
             }
             if report.isEmpty && back != value {
-                fatalError("\(codec.id) → \(target.id) → \(target.id) changed the value")
+                return "\(codec.id) → \(target.id) → \(target.id) changed the value"
             }
         }
+        return nil
     }
 
     /// Without libFuzzer: runs each file named on the command line, to replay a crasher.

@@ -11,30 +11,51 @@ public enum RFC3339 {
     static let unixToReference: Int64 = 978_307_200
 
     /// Whether the date has a year from 0001 to 9999, the range the text form can spell.
-    public static func isRepresentable(_ date: Date) -> Bool {
+    public static func isInRange(_ date: Date) -> Bool {
         let seconds = date.timeIntervalSinceReferenceDate
         return seconds.isFinite && seconds >= -63_113_904_000 && seconds < 252_423_993_600
     }
 
-    /// `2026-11-21T08:00:00Z`, or `2026-11-21T08:00:00.25Z` when there is a fraction.
-    /// The date must be ``isRepresentable(_:)``.
+    /// Whether the text form gives back exactly this date: a year from 0001 to 9999, and a
+    /// fraction of a second that 17 decimal digits can spell (not one of 5e-312 s).
+    public static func isRepresentable(_ date: Date) -> Bool {
+        guard isInRange(date) else { return false }
+        let seconds = date.timeIntervalSinceReferenceDate
+        let whole = seconds.rounded(.down)
+        return seconds == whole || shortestFraction(seconds - whole, whole: whole, target: seconds) != nil
+    }
+
+    /// `2026-11-21T08:00:00Z`, or `2026-11-21T08:00:00.25Z` when there is a fraction; the
+    /// seconds since 2001 as a number when the date is not ``isRepresentable(_:)``.
     public static func format(_ date: Date) -> String {
         let seconds = date.timeIntervalSinceReferenceDate
-        guard isRepresentable(date) else { return String(seconds) }
+        guard isInRange(date) else { return seconds.description }
         let whole = seconds.rounded(.down)
         let fraction = seconds - whole  // exact: both are doubles of the same magnitude
+        var fractionText = ""
+        if fraction != 0 {
+            guard let digits = shortestFraction(fraction, whole: whole, target: seconds) else { return seconds.description }
+            fractionText = digits
+        }
         let (year, month, day, secondOfDay) = civil(fromUnixSeconds: Int64(whole) + unixToReference)
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
         text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if fraction != 0 { text += shortestFraction(fraction, whole: whole, target: seconds) }
-        return text + "Z"
+        return text + fractionText + "Z"
     }
 
-    /// Writes the ``format(_:)`` text into a writer's buffer, without intermediate strings.
-    static func write<Output>(_ date: Date, into text: inout ChunkedBuffer<Output>) {
+    /// Writes the ``format(_:)`` text into a writer's buffer, without intermediate strings;
+    /// writes nothing and returns `false` when the date is not ``isRepresentable(_:)``.
+    @discardableResult
+    static func write<Output>(_ date: Date, into text: inout ChunkedBuffer<Output>) -> Bool {
+        guard isInRange(date) else { return false }
         let seconds = date.timeIntervalSinceReferenceDate
         let whole = seconds.rounded(.down)
         let fraction = seconds - whole
+        var fractionText: String? = nil
+        if fraction != 0 {
+            fractionText = shortestFraction(fraction, whole: whole, target: seconds)
+            if fractionText == nil { return false }
+        }
         let (year, month, day, secondOfDay) = civil(fromUnixSeconds: Int64(whole) + unixToReference)
         text.appendPadded(year, width: 4)
         text.append(UInt8(ascii: "-"))
@@ -47,8 +68,9 @@ public enum RFC3339 {
         text.appendPadded(secondOfDay / 60 % 60, width: 2)
         text.append(UInt8(ascii: ":"))
         text.appendPadded(secondOfDay % 60, width: 2)
-        if fraction != 0 { text.append(shortestFraction(fraction, whole: whole, target: seconds)) }
+        if let fractionText { text.append(fractionText) }
         text.append(UInt8(ascii: "Z"))
+        return true
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.
@@ -144,13 +166,13 @@ public enum RFC3339 {
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
-    /// `.5`, `.123456`: the fewest digits that parse back to exactly `target`.
-    private static func shortestFraction(_ fraction: Double, whole: Double, target: Double) -> String {
+    /// `.5`, `.123456`: the fewest digits (at most 17) that parse back to exactly `target`.
+    private static func shortestFraction(_ fraction: Double, whole: Double, target: Double) -> String? {
         for digits in 1...17 {
             let text = String(format: "%.\(digits)f", fraction)
             guard text.hasPrefix("0."), let parsed = Double(text) else { continue }
             if whole + parsed == target { return String(text.dropFirst()) }
         }
-        return String(String(format: "%.17f", fraction).dropFirst())
+        return nil
     }
 }

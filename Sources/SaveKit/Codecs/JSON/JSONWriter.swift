@@ -103,12 +103,13 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
         case .string(let string): appendString(string)
         case .date(let date):
             append(pretty ? "{\"$date\": " : "{\"$date\":")
-            if RFC3339.isRepresentable(date) {
-                text.append(UInt8(ascii: "\""))
-                RFC3339.write(date, into: &text)
+            text.append(UInt8(ascii: "\""))
+            if RFC3339.write(date, into: &text) {
                 text.append(UInt8(ascii: "\""))
             } else {
-                // Beyond years 1–9999 (or not finite): seconds since 2001-01-01T00:00:00Z.
+                // Not spelled exactly by RFC 3339 (beyond years 1–9999, or a fraction finer than
+                // 17 digits): the seconds since 2001-01-01T00:00:00Z, which give it back exactly.
+                text.removeLast(1)
                 let seconds = date.timeIntervalSinceReferenceDate
                 append(seconds.isFinite ? seconds.description : "0.0")
             }

@@ -14,9 +14,12 @@
 public enum Conversion {
     /// Decodes `bytes` with `source` and writes the document with `target` into `output`.
     /// Returns what had to be changed for the target, as ``EncodingOptions`` allowed.
+    ///
+    /// The input is released as soon as it has been read when the caller gives it up
+    /// (`convert(consume bytes, …)`): for a large save that is a copy of its size less in memory.
     @discardableResult
     public static func convert<Output: ByteOutput>(
-        _ bytes: [UInt8], from source: any SaveCodec, to target: any SaveCodec,
+        _ bytes: consuming [UInt8], from source: any SaveCodec, to target: any SaveCodec,
         decoding: DecodingOptions = DecodingOptions(), encoding: EncodingOptions = EncodingOptions(),
         to output: inout Output
     ) throws -> ValueLowering.Report {
@@ -25,7 +28,9 @@ public enum Conversion {
         if source is BinaryPlistCodec, decoding.duplicateKeys == .reject, target is JSONCodec || target is XMLPlistCodec {
             return try write(BinaryPlistEvents(bytes: bytes, options: decoding), with: target, options: encoding, to: erased)
         }
-        let value = try source.decode(bytes, options: decoding)
+        var input = consume bytes
+        let value = try source.decode(input, options: decoding)
+        input = []
         return try write(TreeEvents(value: value), with: target, options: encoding, to: erased)
     }
 

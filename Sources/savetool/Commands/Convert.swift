@@ -57,6 +57,7 @@ struct Convert: ParsableCommand {
         try Failure.reporting(file: input) {
             let registry = global.registry()
             let bytes = try FileIO.read(input)
+            let inputSize = bytes.count
             let source = try from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: bytes, path: input == "-" ? nil : input)
             let target = try outputCodec(registry)
@@ -70,7 +71,7 @@ struct Convert: ParsableCommand {
             var sink = destination
             let report: ValueLowering.Report
             do {
-                report = try Conversion.convert(bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
+                report = try Conversion.convert(consume bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
                 try destination.commit()
             } catch {
                 destination.abort()
@@ -82,7 +83,7 @@ struct Convert: ParsableCommand {
                 try Console.outputJSON([
                     "input": .string(input), "output": .string(output),
                     "from": .string(source.id), "to": .string(target.id),
-                    "bytesIn": .int(UInt64(bytes.count)), "bytesOut": .int((attributes?[.size] as? UInt64) ?? 0),
+                    "bytesIn": .int(UInt64(inputSize)), "bytesOut": .int((attributes?[.size] as? UInt64) ?? 0),
                     "warnings": .array(report.warnings.map(SaveValue.string)),
                 ])
             }

@@ -15,73 +15,48 @@ struct BinaryPlistWriter {
         case dictionary(keys: [UInt32], values: [UInt32])
     }
 
-    /// A scalar compared exactly: strings code unit for code unit (Swift's `==` would merge
-    /// NFC and NFD spellings), reals and dates bit for bit. Its hash is computed once.
-    private struct ScalarKey: Hashable {
-        let value: SaveValue
-        let hash: UInt64
-
-        init(_ value: SaveValue) {
-            self.value = value
-            switch value {
-            case .string(var text): hash = text.withUTF8 { FastHash.bytes(UnsafeRawBufferPointer($0), kind: 1) }
-            case .data(let bytes): hash = bytes.withUnsafeBytes { FastHash.bytes($0, kind: 2) }
-            case .integer(let number): hash = FastHash.word(UInt64(bitPattern: number), kind: 3)
-            case .unsignedInteger(let number): hash = FastHash.word(number, kind: 4)
-            case .real(let number): hash = FastHash.word(number.bitPattern, kind: 5)
-            case .date(let date): hash = FastHash.word(date.timeIntervalSinceReferenceDate.bitPattern, kind: 6)
-            case .uid(let number): hash = FastHash.word(number, kind: 7)
-            case .bool(let flag): hash = FastHash.word(flag ? 1 : 0, kind: 8)
-            default: hash = 0
-            }
-        }
-
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-
-        static func == (lhs: ScalarKey, rhs: ScalarKey) -> Bool {
-            guard lhs.hash == rhs.hash else { return false }
-            switch (lhs.value, rhs.value) {
-            case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
-            case (.data(let a), .data(let b)): return a == b
-            case (.integer(let a), .integer(let b)): return a == b
-            case (.unsignedInteger(let a), .unsignedInteger(let b)): return a == b
-            case (.real(let a), .real(let b)): return a.bitPattern == b.bitPattern
-            case (.date(let a), .date(let b)): return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
-            case (.uid(let a), .uid(let b)): return a == b
-            case (.bool(let a), .bool(let b)): return a == b
-            default: return false
-            }
+    /// A scalar's hash for sharing: strings by their UTF-8 bytes (Swift's `==` would merge
+    /// NFC and NFD spellings), reals and dates by their bits.
+    private static func scalarHash(_ value: SaveValue) -> UInt64 {
+        switch value {
+        case .string(var text): text.withUTF8 { FastHash.bytes(UnsafeRawBufferPointer($0), kind: 1) }
+        case .data(let bytes): bytes.withUnsafeBytes { FastHash.bytes($0, kind: 2) }
+        case .integer(let number): FastHash.word(UInt64(bitPattern: number), kind: 3)
+        case .unsignedInteger(let number): FastHash.word(number, kind: 4)
+        case .real(let number): FastHash.word(number.bitPattern, kind: 5)
+        case .date(let date): FastHash.word(date.timeIntervalSinceReferenceDate.bitPattern, kind: 6)
+        case .uid(let number): FastHash.word(number, kind: 7)
+        case .bool(let flag): FastHash.word(flag ? 1 : 0, kind: 8)
+        default: 0
         }
     }
 
-    /// Containers by their children's object numbers: equal children get equal numbers, so
-    /// equal containers have equal keys.
-    private struct ContainerKey: Hashable {
-        let keys: [UInt32]
-        let values: [UInt32]
-        let isDictionary: Bool
-        let hash: UInt64
-
-        init(keys: [UInt32], values: [UInt32], isDictionary: Bool) {
-            self.keys = keys
-            self.values = values
-            self.isDictionary = isDictionary
-            var hash = FastHash.word(UInt64(values.count), kind: isDictionary ? 9 : 10)
-            for reference in keys { hash = FastHash.combine(hash, UInt64(reference)) }
-            for reference in values { hash = FastHash.combine(hash, UInt64(reference)) }
-            self.hash = hash
+    private static func sameScalar(_ lhs: SaveValue, _ rhs: SaveValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.data(let a), .data(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.unsignedInteger(let a), .unsignedInteger(let b)): a == b
+        case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
+        case (.date(let a), .date(let b)): a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.uid(let a), .uid(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
+        default: false
         }
+    }
 
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
-
-        static func == (lhs: ContainerKey, rhs: ContainerKey) -> Bool {
-            lhs.hash == rhs.hash && lhs.isDictionary == rhs.isDictionary && lhs.values == rhs.values && lhs.keys == rhs.keys
-        }
+    /// Containers hash by their children's object numbers: equal children get equal numbers,
+    /// so equal containers get equal hashes.
+    private static func containerHash(keys: [UInt32], values: [UInt32], isDictionary: Bool) -> UInt64 {
+        var hash = FastHash.word(UInt64(values.count), kind: isDictionary ? 9 : 10)
+        for reference in keys { hash = FastHash.combine(hash, UInt64(reference)) }
+        for reference in values { hash = FastHash.combine(hash, UInt64(reference)) }
+        return hash
     }
 
     private var objects: [Object] = []
-    private var sharedScalars: [ScalarKey: UInt32] = [:]
-    private var sharedContainers: [ContainerKey: UInt32] = [:]
+    private var sharedScalars = IndexTable()
+    private var sharedContainers = IndexTable()
     private let maxDepth: Int
 
     init(maxDepth: Int) { self.maxDepth = maxDepth }
@@ -97,8 +72,8 @@ struct BinaryPlistWriter {
         var writer = BinaryPlistWriter(maxDepth: maxDepth)
         var path: [String] = []
         _ = try writer.flatten(value, depth: 0, path: &path)
-        writer.sharedScalars = [:]  // no longer needed: free them before writing
-        writer.sharedContainers = [:]
+        writer.sharedScalars = IndexTable()  // no longer needed: free them before writing
+        writer.sharedContainers = IndexTable()
         var text = ChunkedBuffer(output: output)
         try writer.serialize(into: &text)
         output = text.output
@@ -126,7 +101,7 @@ struct BinaryPlistWriter {
                 references.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            return share(.array(references), key: ContainerKey(keys: [], values: references, isDictionary: false), placeholder: index)
+            return share(.array(references), hash: Self.containerHash(keys: [], values: references, isDictionary: false), placeholder: index)
         case .dictionary(let entries):
             try checkDepth(depth, path)
             let index = try nextIndex(path)
@@ -141,15 +116,19 @@ struct BinaryPlistWriter {
                 values.append(try flatten(item, depth: depth + 1, path: &path))
                 path.removeLast()
             }
-            return share(.dictionary(keys: keys, values: values), key: ContainerKey(keys: keys, values: values, isDictionary: true), placeholder: index)
+            return share(.dictionary(keys: keys, values: values), hash: Self.containerHash(keys: keys, values: values, isDictionary: true), placeholder: index)
         case .null:
             throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null; --null drop leaves such keys out)")
         default:
-            let key = ScalarKey(value)
-            if let shared = sharedScalars[key] { return shared }
+            let hash = Self.scalarHash(value)
+            let found = sharedScalars.find(hash) { index in
+                if case .scalar(let shared) = objects[Int(index)] { return Self.sameScalar(shared, value) }
+                return false
+            }
+            if let shared = found { return shared }
             let index = try nextIndex(path)
             objects.append(.scalar(value))
-            sharedScalars[key] = index
+            sharedScalars.insert(hash, index)
             return index
         }
     }
@@ -157,13 +136,22 @@ struct BinaryPlistWriter {
     /// Keeps a container at its placeholder, or drops the placeholder for an equal container
     /// already numbered. A duplicate's children were all duplicates too, so its placeholder is
     /// the last object and removing it renumbers nothing.
-    private mutating func share(_ object: Object, key: ContainerKey, placeholder index: UInt32) -> UInt32 {
-        if let existing = sharedContainers[key], objects.count == Int(index) + 1 {
-            objects.removeLast()
-            return existing
+    private mutating func share(_ object: Object, hash: UInt64, placeholder index: UInt32) -> UInt32 {
+        if objects.count == Int(index) + 1 {
+            let existing = sharedContainers.find(hash) { candidate in
+                switch (objects[Int(candidate)], object) {
+                case (.array(let a), .array(let b)): a == b
+                case (.dictionary(let aKeys, let aValues), .dictionary(let bKeys, let bValues)): aValues == bValues && aKeys == bKeys
+                default: false
+                }
+            }
+            if let existing {
+                objects.removeLast()
+                return existing
+            }
         }
         objects[Int(index)] = object
-        sharedContainers[key] = index
+        sharedContainers.insert(hash, index)
         return index
     }
 
@@ -331,5 +319,48 @@ enum FastHash {
             offset += 1
         }
         return combine(hash, tail)
+    }
+}
+
+/// A hash set of object numbers, the objects themselves kept elsewhere: 12 bytes a slot where a
+/// `Dictionary` keyed by the objects would hold a second copy of every key (which, for a large
+/// save, is hundreds of megabytes). Open addressing with linear probing.
+struct IndexTable {
+    private var hashes: [UInt64] = []
+    private var indices: [UInt32] = []  // object number + 1; 0 marks an empty slot
+    private var count = 0
+
+    /// The object number stored under `hash` for which `matches` is true.
+    func find(_ hash: UInt64, matches: (UInt32) -> Bool) -> UInt32? {
+        guard !indices.isEmpty else { return nil }
+        let mask = indices.count - 1
+        var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+        while indices[slot] != 0 {
+            if hashes[slot] == hash && matches(indices[slot] - 1) { return indices[slot] - 1 }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    mutating func insert(_ hash: UInt64, _ index: UInt32) {
+        if (count + 1) * 4 > indices.count * 3 { grow() }
+        let mask = indices.count - 1
+        var slot = Int(truncatingIfNeeded: hash ^ (hash >> 29)) & mask
+        while indices[slot] != 0 { slot = (slot + 1) & mask }
+        hashes[slot] = hash
+        indices[slot] = index + 1
+        count += 1
+    }
+
+    private mutating func grow() {
+        let oldHashes = hashes
+        let oldIndices = indices
+        let capacity = max(1024, indices.count * 2)
+        hashes = Array(repeating: 0, count: capacity)
+        indices = Array(repeating: 0, count: capacity)
+        count = 0
+        for slot in 0..<oldIndices.count where oldIndices[slot] != 0 {
+            insert(oldHashes[slot], oldIndices[slot] - 1)
+        }
     }
 }

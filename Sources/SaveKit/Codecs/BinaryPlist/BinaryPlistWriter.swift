@@ -9,10 +9,14 @@ import Foundation
 /// they are one Python object. Files are as small as theirs or smaller, and byte-identical to
 /// plistlib's for the same input whenever plistlib shares what is equal.
 struct BinaryPlistWriter {
-    private enum Object {
-        case scalar(SaveValue)
-        case array([UInt32])
-        case dictionary(keys: [UInt32], values: [UInt32])
+    /// One numbered object: a scalar (`start` indexes `scalars`) or a container (a run of
+    /// `references`: an array's elements, or a dictionary's keys followed by its values).
+    /// Twelve bytes an object, and no allocation per container.
+    private struct Entry {
+        enum Kind: UInt8 { case scalar, array, dictionary }
+        var kind: Kind
+        var start: UInt32
+        var count: UInt32
     }
 
     /// A scalar's hash for sharing: strings by their UTF-8 bytes (Swift's `==` would merge
@@ -45,16 +49,11 @@ struct BinaryPlistWriter {
         }
     }
 
-    /// Containers hash by their children's object numbers: equal children get equal numbers,
-    /// so equal containers get equal hashes.
-    private static func containerHash(keys: [UInt32], values: [UInt32], isDictionary: Bool) -> UInt64 {
-        var hash = FastHash.word(UInt64(values.count), kind: isDictionary ? 9 : 10)
-        for reference in keys { hash = FastHash.combine(hash, UInt64(reference)) }
-        for reference in values { hash = FastHash.combine(hash, UInt64(reference)) }
-        return hash
-    }
-
-    private var objects: [Object] = []
+    private var entries: [Entry] = []
+    private var scalars: [SaveValue] = []
+    private var references: [UInt32] = []
+    /// The children of the containers being numbered, innermost last.
+    private var pending: [UInt32] = []
     private var sharedScalars = IndexTable()
     private var sharedContainers = IndexTable()
     private let maxDepth: Int
@@ -82,10 +81,10 @@ struct BinaryPlistWriter {
     // MARK: - Numbering
 
     private mutating func nextIndex(_ path: [String]) throws(CodecError) -> UInt32 {
-        guard objects.count < Int(UInt32.max) else {
+        guard entries.count < Int(UInt32.max), references.count < Int(UInt32.max) - 1 << 20 else {
             throw .limitExceeded(codec: "bplist", at: .pointer(JSONPointer(tokens: path)), found: "more than 4 billion objects", expected: "a smaller document")
         }
-        return UInt32(objects.count)
+        return UInt32(entries.count)
     }
 
     private mutating func flatten(_ value: SaveValue, depth: Int, path: inout [String]) throws(CodecError) -> UInt32 {
@@ -93,41 +92,42 @@ struct BinaryPlistWriter {
         case .array(let items):
             try checkDepth(depth, path)
             let index = try nextIndex(path)
-            objects.append(.array([]))
-            var references: [UInt32] = []
-            references.reserveCapacity(items.count)
+            entries.append(Entry(kind: .array, start: 0, count: 0))  // numbered before its children
+            let first = pending.count
             for (position, item) in items.enumerated() {
                 path.append(String(position))
-                references.append(try flatten(item, depth: depth + 1, path: &path))
+                let child = try flatten(item, depth: depth + 1, path: &path)
+                pending.append(child)
                 path.removeLast()
             }
-            return share(.array(references), hash: Self.containerHash(keys: [], values: references, isDictionary: false), placeholder: index)
-        case .dictionary(let entries):
+            return share(.array, count: items.count, from: first, placeholder: index)
+        case .dictionary(let entriesOfValue):
             try checkDepth(depth, path)
             let index = try nextIndex(path)
-            objects.append(.array([]))
-            var keys: [UInt32] = []
-            keys.reserveCapacity(entries.count)
-            for entryKey in entries.keys { keys.append(try flatten(.string(entryKey), depth: depth + 1, path: &path)) }
-            var values: [UInt32] = []
-            values.reserveCapacity(entries.count)
-            for (entryKey, item) in entries {
+            entries.append(Entry(kind: .dictionary, start: 0, count: 0))
+            let first = pending.count
+            for entryKey in entriesOfValue.keys {
+                let key = try flatten(.string(entryKey), depth: depth + 1, path: &path)
+                pending.append(key)
+            }
+            for (entryKey, item) in entriesOfValue {
                 path.append(entryKey)
-                values.append(try flatten(item, depth: depth + 1, path: &path))
+                let child = try flatten(item, depth: depth + 1, path: &path)
+                pending.append(child)
                 path.removeLast()
             }
-            return share(.dictionary(keys: keys, values: values), hash: Self.containerHash(keys: keys, values: values, isDictionary: true), placeholder: index)
+            return share(.dictionary, count: entriesOfValue.count, from: first, placeholder: index)
         case .null:
             throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null; --null drop leaves such keys out)")
         default:
             let hash = Self.scalarHash(value)
             let found = sharedScalars.find(hash) { index in
-                if case .scalar(let shared) = objects[Int(index)] { return Self.sameScalar(shared, value) }
-                return false
+                Self.sameScalar(scalars[Int(entries[Int(index)].start)], value)
             }
             if let shared = found { return shared }
             let index = try nextIndex(path)
-            objects.append(.scalar(value))
+            entries.append(Entry(kind: .scalar, start: UInt32(scalars.count), count: 0))
+            scalars.append(value)
             sharedScalars.insert(hash, index)
             return index
         }
@@ -136,21 +136,25 @@ struct BinaryPlistWriter {
     /// Keeps a container at its placeholder, or drops the placeholder for an equal container
     /// already numbered. A duplicate's children were all duplicates too, so its placeholder is
     /// the last object and removing it renumbers nothing.
-    private mutating func share(_ object: Object, hash: UInt64, placeholder index: UInt32) -> UInt32 {
-        if objects.count == Int(index) + 1 {
+    private mutating func share(_ kind: Entry.Kind, count: Int, from first: Int, placeholder index: UInt32) -> UInt32 {
+        defer { pending.removeSubrange(first...) }
+        let children = pending[first...]
+        var hash = FastHash.word(UInt64(count), kind: kind == .dictionary ? 9 : 10)
+        for reference in children { hash = FastHash.combine(hash, UInt64(reference)) }
+        if entries.count == Int(index) + 1 {
             let existing = sharedContainers.find(hash) { candidate in
-                switch (objects[Int(candidate)], object) {
-                case (.array(let a), .array(let b)): a == b
-                case (.dictionary(let aKeys, let aValues), .dictionary(let bKeys, let bValues)): aValues == bValues && aKeys == bKeys
-                default: false
-                }
+                let entry = entries[Int(candidate)]
+                guard entry.kind == kind, Int(entry.count) == count else { return false }
+                let start = Int(entry.start)
+                return references[start..<(start + children.count)].elementsEqual(children)
             }
             if let existing {
-                objects.removeLast()
+                entries.removeLast()
                 return existing
             }
         }
-        objects[Int(index)] = object
+        entries[Int(index)] = Entry(kind: kind, start: UInt32(references.count), count: UInt32(count))
+        references.append(contentsOf: children)
         sharedContainers.insert(hash, index)
         return index
     }
@@ -166,24 +170,23 @@ struct BinaryPlistWriter {
     // MARK: - Bytes
 
     private func serialize<Output: ByteOutput>(into text: inout ChunkedBuffer<Output>) throws {
-        let referenceSize = Self.byteWidth(UInt64(objects.count))
+        let referenceSize = Self.byteWidth(UInt64(entries.count))
         text.append("bplist00")
         var position = 8
         var offsets: [UInt64] = []
-        offsets.reserveCapacity(objects.count)
-        for object in objects {
+        offsets.reserveCapacity(entries.count)
+        for entry in entries {
             offsets.append(UInt64(position))
             let before = text.count
-            switch object {
-            case .scalar(let value):
-                Self.writeScalar(value, to: &text)
-            case .array(let references):
-                Self.writeHeader(0xA0, count: references.count, to: &text)
-                for reference in references { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
-            case .dictionary(let keys, let values):
-                Self.writeHeader(0xD0, count: keys.count, to: &text)
-                for reference in keys { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
-                for reference in values { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
+            let start = Int(entry.start)
+            switch entry.kind {
+            case .scalar:
+                Self.writeScalar(scalars[start], to: &text)
+            case .array, .dictionary:
+                let count = Int(entry.count)
+                Self.writeHeader(entry.kind == .array ? 0xA0 : 0xD0, count: count, to: &text)
+                let total = entry.kind == .array ? count : 2 * count
+                for reference in references[start..<(start + total)] { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
             }
             position += text.count - before
             try text.flushIfFull()
@@ -195,7 +198,7 @@ struct BinaryPlistWriter {
             try text.flushIfFull()
         }
         for byte in [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)] as [UInt8] { text.append(byte) }
-        Self.writeUInt(UInt64(objects.count), width: 8, to: &text)
+        Self.writeUInt(UInt64(entries.count), width: 8, to: &text)
         Self.writeUInt(0, width: 8, to: &text)  // the top object is always the first
         Self.writeUInt(tableStart, width: 8, to: &text)
         try text.flush()

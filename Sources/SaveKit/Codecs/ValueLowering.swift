@@ -117,6 +117,16 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         try downstream.endDictionary()
     }
 
+    public mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws {
+        if !capabilities.contains(.controlCharacters), text.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            try value(.string(String(decoding: text, as: UTF8.self)))  // refused there, with its pointer
+            return
+        }
+        advance()
+        try forwardPendingKey()
+        try downstream.utf8String(text)
+    }
+
     public mutating func value(_ scalar: SaveValue) throws {
         advance()
         guard Self.scalarNeedsLowering(scalar, capabilities) else {

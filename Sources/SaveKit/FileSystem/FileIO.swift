@@ -26,19 +26,40 @@ public enum FileIO {
         if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
             throw .unreadable(path: path, reason: FileError.reason(EISDIR))
         }
+        // A regular file is read straight into an array of its size; a pipe, in chunks.
+        if info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
+            let size = Int(info.st_size)
+            var failure: Int32 = 0
+            var contents = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                while initialized < size {
+                    let count = systemRead(descriptor, buffer.baseAddress! + initialized, size - initialized)
+                    if count < 0 && errno == EINTR { continue }
+                    if count < 0 { failure = errno; return }
+                    if count == 0 { return }  // the file shrank while we read it
+                    initialized += count
+                }
+            }
+            if failure != 0 { throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(failure)) }
+            // The file may also have grown: read on to its end.
+            try readRest(descriptor, path: path, into: &contents)
+            return contents
+        }
         var contents: [UInt8] = []
-        if info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 { contents.reserveCapacity(Int(info.st_size)) }
+        try readRest(descriptor, path: path, into: &contents)
+        return contents
+    }
+
+    private static func readRest(_ descriptor: Int32, path: String, into contents: inout [UInt8]) throws(FileError) {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
-            if count == 0 { break }
+            if count == 0 { return }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(errno))
             }
             contents.append(contentsOf: chunk[..<count])
         }
-        return contents
     }
 
     /// Replaces `path` with `bytes` atomically; `-` writes standard output.

@@ -19,6 +19,22 @@ public protocol SaveValueSink {
     mutating func key(_ key: String) throws
     mutating func endDictionary() throws
     mutating func value(_ scalar: SaveValue) throws
+    /// A key as valid UTF-8 bytes, straight from the input; the writers copy it without
+    /// building a `String`. The default builds one and calls ``key(_:)``.
+    mutating func utf8Key(_ text: UnsafeBufferPointer<UInt8>) throws
+    /// A string value as valid UTF-8 bytes, straight from the input. The default builds a
+    /// `String` and calls ``value(_:)``.
+    mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws
+}
+
+extension SaveValueSink {
+    public mutating func utf8Key(_ text: UnsafeBufferPointer<UInt8>) throws {
+        try key(String(decoding: text, as: UTF8.self))
+    }
+
+    public mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws {
+        try value(.string(String(decoding: text, as: UTF8.self)))
+    }
 }
 
 /// The sink that builds a ``SaveValue`` tree.

@@ -271,16 +271,22 @@ struct BinaryPlistReader {
         return (Int(count), end)
     }
 
-    private func string(at start: Int) throws(Failure) -> String {
+    /// The bytes of an ASCII string object (0x5n), checked to be ASCII.
+    private func asciiText(at start: Int) throws(Failure) -> UnsafeBufferPointer<UInt8> {
         let (count, body) = try lengthAndBody(start)
-        if bytes[start] >> 4 == 0x5 {
-            try need(body, count)
-            let slice = UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])
-            if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
-                throw Failure(offset: body + bad, found: "the byte 0x\(hex(slice[bad], digits: 2)) in an ASCII string", expected: "ASCII (0x00–0x7F); other text is stored as UTF-16")
-            }
-            return String(decoding: slice, as: UTF8.self)
+        try need(body, count)
+        let slice = UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])
+        if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
+            throw Failure(offset: body + bad, found: "the byte 0x\(hex(slice[bad], digits: 2)) in an ASCII string", expected: "ASCII (0x00–0x7F); other text is stored as UTF-16")
         }
+        return slice
+    }
+
+    private func string(at start: Int) throws(Failure) -> String {
+        if bytes[start] >> 4 == 0x5 {
+            return String(decoding: try asciiText(at: start), as: UTF8.self)
+        }
+        let (count, body) = try lengthAndBody(start)
         let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
         guard !overflow else { throw Failure(offset: start, found: "a string of \(count) UTF-16 units", expected: "a length that fits the file") }
         try need(body, byteCount)
@@ -365,7 +371,11 @@ extension BinaryPlistReader {
         let start = try objectOffset(index)
         let kind = bytes[start] >> 4
         guard kind == 0xA || kind == 0xD else {
-            try sink.value(try scalar(at: start))
+            if kind == 0x5 {
+                try sink.utf8String(try asciiText(at: start))
+            } else {
+                try sink.value(try scalar(at: start))
+            }
             return
         }
         guard depth < options.maxDepth else { throw tooDeep(start) }
@@ -392,7 +402,12 @@ extension BinaryPlistReader {
         try checkKeys(count: count, body: body)
         try sink.beginDictionary(count: count)
         for position in 0..<count {
-            try sink.key(try string(at: try objectOffset(try reference(at: body + position * referenceSize))))
+            let keyStart = try objectOffset(try reference(at: body + position * referenceSize))
+            if bytes[keyStart] >> 4 == 0x5 {
+                try sink.utf8Key(try asciiText(at: keyStart))
+            } else {
+                try sink.key(try string(at: keyStart))
+            }
             let valueOffset = body + (count + position) * referenceSize
             try emit(try reference(at: valueOffset), depth: depth + 1, referencedAt: valueOffset, emitted: &emitted, into: &sink)
         }

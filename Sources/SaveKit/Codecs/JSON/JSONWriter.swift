@@ -55,10 +55,15 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
     }
 
     mutating func key(_ key: String) throws {
+        var key = key
+        try key.withUTF8 { try utf8Key($0) }
+    }
+
+    mutating func utf8Key(_ key: UnsafeBufferPointer<UInt8>) throws {
         var level = levels[levels.count - 1]
         if level.waitingForFirstKey {
             level.waitingForFirstKey = false
-            if TypedJSON.markerKeys.contains(key) {
+            if TypedJSON.isMarkerKey(key) {
                 level.wrapped = true
                 append(pretty ? "{\"$dict\": {" : "{\"$dict\":{")
             } else {
@@ -83,6 +88,12 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
             text.append(UInt8(ascii: "}"))
             if level.wrapped { text.append(UInt8(ascii: "}")) }
         }
+        try text.flushIfFull()
+    }
+
+    mutating func utf8String(_ string: UnsafeBufferPointer<UInt8>) throws {
+        beforeValue()
+        appendString(string)
         try text.flushIfFull()
     }
 
@@ -152,9 +163,13 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
     private mutating func append(_ string: String) { text.append(string) }
 
     private mutating func appendString(_ string: String) {
-        text.append(UInt8(ascii: "\""))
         var string = string
-        string.withUTF8 { utf8 in
+        string.withUTF8 { appendString($0) }
+    }
+
+    private mutating func appendString(_ utf8: UnsafeBufferPointer<UInt8>) {
+        text.append(UInt8(ascii: "\""))
+        do {
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]

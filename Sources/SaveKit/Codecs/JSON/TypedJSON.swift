@@ -6,6 +6,11 @@ import OrderedCollections
 enum TypedJSON {
     static let markerKeys: Set<String> = ["$date", "$data", "$uid", "$real", "$dict"]
 
+    /// ``markerKeys`` membership for UTF-8 bytes.
+    static func isMarkerKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        key.count == 5 && key[0] == UInt8(ascii: "$") && markerKeys.contains(String(decoding: key, as: UTF8.self))
+    }
+
     struct MarkerError: Error {
         var found: String
         var expected: String

@@ -35,11 +35,25 @@ struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
     mutating func endDictionary() throws { try close() }
 
     mutating func key(_ key: String) throws {
+        var key = key
+        try key.withUTF8 { try utf8Key($0) }
+    }
+
+    mutating func utf8Key(_ key: UnsafeBufferPointer<UInt8>) throws {
         openWaitingParent()
         indent(levels.count)
         text.append("<key>")
         appendEscaped(key)
         text.append("</key>\n")
+    }
+
+    mutating func utf8String(_ string: UnsafeBufferPointer<UInt8>) throws {
+        openWaitingParent()
+        indent(levels.count)
+        text.append("<string>")
+        appendEscaped(string)
+        text.append("</string>\n")
+        try text.flushIfFull()
     }
 
     private mutating func open(_ element: StaticString) {
@@ -133,7 +147,11 @@ struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
     /// normalisation cannot turn it into a line feed.
     private mutating func appendEscaped(_ string: String) {
         var string = string
-        string.withUTF8 { utf8 in
+        string.withUTF8 { appendEscaped($0) }
+    }
+
+    private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        do {
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]

@@ -72,7 +72,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("savetool")
     parser.add_argument("workdir")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="runs of savetool and plistlib (the median is kept)")
+    parser.add_argument("--plutil-runs", type=int, default=1, help="runs of plutil, which takes minutes on a large save")
     args = parser.parse_args()
     work = Path(args.workdir)
     out = work / "out"
@@ -105,7 +106,7 @@ def main():
         results = {}
         for tool, command in tools.items():
             times, peaks, failure = [], [], None
-            for _ in range(args.runs):
+            for _ in range(args.plutil_runs if tool == "plutil" else args.runs):
                 elapsed, peak, failure = measure(command)
                 if elapsed is None:
                     break

@@ -9,14 +9,11 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
 
-    @Option(name: .customLong("formats"), help: ArgumentHelp("A directory of extra save-kind definitions (repeatable).", valueName: "dir"))
-    var formatDirectories: [String] = []
-
     @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
     var pluginDirectories: [String] = []
 
     static let flags: Set<String> = ["--json", "-q", "--quiet"]
-    static let optionsWithValue: Set<String> = ["--formats", "--plugins"]
+    static let optionsWithValue: Set<String> = ["--plugins"]
 
     /// `[--json, inspect, x]` → `[inspect, x, --json]`; stops at the first other option
     /// (`--help`, `--version`) and keeps anything after `--` last.

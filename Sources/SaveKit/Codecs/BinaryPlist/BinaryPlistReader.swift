@@ -217,6 +217,7 @@ struct BinaryPlistReader {
         Failure(offset: offset, found: "nesting deeper than \(options.maxDepth) levels", expected: "a document nested at most \(options.maxDepth) deep", isLimit: true)
     }
 
+    @inline(__always)
     private func objectOffset(_ index: Int) throws(Failure) -> Int {
         let entry = offsetTableStart + index * offsetSize
         let offset = readUInt64(at: entry, size: offsetSize)
@@ -226,6 +227,7 @@ struct BinaryPlistReader {
         return Int(offset)
     }
 
+    @inline(__always)
     private func reference(at offset: Int) throws(Failure) -> Int {
         let value = readUInt64(at: offset, size: referenceSize)
         guard value < UInt64(objectCount) else {
@@ -257,6 +259,7 @@ struct BinaryPlistReader {
     }
 
     /// The element count of a data, string, array or dictionary object and where its body starts.
+    @inline(__always)
     private func lengthAndBody(_ start: Int) throws(Failure) -> (count: Int, body: Int) {
         let nibble = bytes[start] & 0x0F
         if nibble != 0x0F { return (Int(nibble), start + 1) }
@@ -304,6 +307,7 @@ struct BinaryPlistReader {
     // MARK: - Bounds
 
     /// Checks that `count` bytes from `start` lie before the offset table.
+    @inline(__always)
     private func need(_ start: Int, _ count: Int) throws(Failure) {
         let (end, overflow) = start.addingReportingOverflow(count)
         guard !overflow, end <= offsetTableStart else {
@@ -311,6 +315,7 @@ struct BinaryPlistReader {
         }
     }
 
+    @inline(__always)
     private func needReferences(_ start: Int, _ count: Int) throws(Failure) {
         let (length, overflow) = count.multipliedReportingOverflow(by: referenceSize)
         guard !overflow else {

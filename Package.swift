@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "SaveKit", targets: ["SaveKit"]),
+        .library(name: "SaveArchive", targets: ["SaveArchive"]),
         .executable(name: "savetool", targets: ["savetool"]),
     ],
     dependencies: [
@@ -20,6 +21,14 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
+        // libarchive, from the system (Debian: libarchive-dev).
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+        ),
+        // Archives and save bundles over libarchive, kept out of the SaveKit core.
+        .target(name: "SaveArchive", dependencies: ["SaveKit", "CArchive"]),
         // The command-line tool: argument parsing and output only; the work is in SaveKit.
         .executableTarget(
             name: "savetool",
@@ -40,6 +49,7 @@ let package = Package(
             dependencies: ["SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections")],
             resources: [.copy("Oracles"), .copy("Regressions")]
         ),
+        .testTarget(name: "SaveArchiveTests", dependencies: ["SaveArchive", "TestSupport"]),
         // Runs the built savetool binary: exit codes, messages, files on disk.
         .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),
     ]

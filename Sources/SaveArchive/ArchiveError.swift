@@ -1,0 +1,25 @@
+/// Why an archive could not be read or written.
+public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// libarchive refused the archive or one of its entries. A warning counts: libarchive
+    /// reports a zip CRC mismatch, for one, only as a warning.
+    case malformed(archive: String, entry: String?, message: String)
+    /// The archive file cannot be opened or created.
+    case unreadable(archive: String, message: String)
+    case cannotCreate(archive: String, message: String)
+    /// Writing failed part way (a full disk included).
+    case ioFailure(archive: String, message: String)
+    /// An entry was written with more or fewer bytes than its header declared.
+    case sizeMismatch(archive: String, entry: String, declared: Int64, written: Int64)
+
+    public var description: String {
+        switch self {
+        case .malformed(_, let entry, let message):
+            entry.map { "entry \($0): \(message)" } ?? message
+        case .unreadable(_, let message): "cannot read: \(message)"
+        case .cannotCreate(_, let message): "cannot create: \(message)"
+        case .ioFailure(_, let message): "writing failed: \(message)"
+        case .sizeMismatch(_, let entry, let declared, let written):
+            "entry \(entry): \(written) bytes written, expected the \(declared) its header declares"
+        }
+    }
+}

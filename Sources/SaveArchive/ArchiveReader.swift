@@ -1,0 +1,107 @@
+import CArchive
+import Foundation
+
+/// Reads an archive entry by entry, streaming: only the current block of the current entry
+/// is in memory, whatever the size of the archive.
+///
+/// ```swift
+/// let reader = try ArchiveReader(path: "backup.tar.gz")
+/// while let entry = try reader.next() {
+///     var buffer = [UInt8](repeating: 0, count: 1 << 16)
+///     while case let count = try reader.read(into: &buffer), count > 0 { … }
+/// }
+/// ```
+///
+/// Tar (any variant, with any compression libarchive knows) and zip are read; other formats
+/// are refused. Every libarchive warning is an error: a zip CRC mismatch comes only as one.
+public final class ArchiveReader {
+    public let path: String
+    private let archive: OpaquePointer
+    private let entry: OpaquePointer
+    private var currentPath: String?
+
+    public init(path: String) throws(ArchiveError) {
+        self.path = path
+        guard let archive = archive_read_new(), let entry = archive_entry_new() else {
+            throw .unreadable(archive: path, message: "libarchive could not allocate a reader")
+        }
+        self.archive = archive
+        self.entry = entry
+        archive_read_support_filter_all(archive)
+        archive_read_support_format_tar(archive)
+        archive_read_support_format_gnutar(archive)
+        archive_read_support_format_zip(archive)
+        let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
+        if status != ARCHIVE_OK {
+            let message = Self.message(archive)
+            archive_read_free(archive)
+            archive_entry_free(entry)
+            throw .unreadable(archive: path, message: message)
+        }
+    }
+
+    deinit {
+        archive_read_free(archive)
+        archive_entry_free(entry)
+    }
+
+    /// The next entry's header, or `nil` at the end of the archive.
+    public func next() throws(ArchiveError) -> ArchiveEntryInfo? {
+        let status = UTF8Locale.run { archive_read_next_header2(archive, entry) }
+        if status == ARCHIVE_EOF { return nil }
+        guard status == ARCHIVE_OK else { throw malformed(after: currentPath) }
+        guard let name = Self.string(archive_entry_pathname_utf8(entry)) ?? Self.string(archive_entry_pathname(entry)) else {
+            throw .malformed(archive: path, entry: nil, message: "an entry name that is not UTF-8 text, expected UTF-8 names")
+        }
+        currentPath = name
+        let type = archive_entry_filetype(entry)
+        let kind: ArchiveEntryInfo.Kind
+        if let target = Self.string(archive_entry_hardlink_utf8(entry)) ?? Self.string(archive_entry_hardlink(entry)) {
+            kind = .hardLink(target: target)
+        } else {
+            switch type & EntryType.mask {
+            case EntryType.regular: kind = .file
+            case EntryType.directory: kind = .directory
+            case EntryType.symbolicLink:
+                kind = .symbolicLink(target: Self.string(archive_entry_symlink_utf8(entry)) ?? Self.string(archive_entry_symlink(entry)) ?? "")
+            case EntryType.characterDevice: kind = .special("character device")
+            case EntryType.blockDevice: kind = .special("block device")
+            case EntryType.fifo: kind = .special("FIFO")
+            case EntryType.socket: kind = .special("socket")
+            default: kind = .special("entry of type 0o\(String(type, radix: 8))")
+            }
+        }
+        var path = name
+        if kind == .directory {
+            while path.count > 1 && path.hasSuffix("/") { path.removeLast() }  // tar and zip store "dir/"
+        }
+        let size = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
+        let modified = archive_entry_mtime_is_set(entry) != 0
+            ? Date(timeIntervalSince1970: Double(archive_entry_mtime(entry)) + Double(archive_entry_mtime_nsec(entry)) / 1e9) : nil
+        return ArchiveEntryInfo(path: path, kind: kind, size: size, permissions: UInt16(archive_entry_perm(entry) & 0o7777), modified: modified)
+    }
+
+    /// Reads the current entry's data into `buffer`; returns the count, 0 at the end of the entry.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
+        let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
+        guard count >= 0 else { throw malformed(after: currentPath) }
+        return count
+    }
+
+    public func read(into buffer: inout [UInt8]) throws(ArchiveError) -> Int {
+        let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(ArchiveError) -> Int in try read(into: raw) } }
+        return try result.get()
+    }
+
+    private func malformed(after entry: String?) -> ArchiveError {
+        .malformed(archive: path, entry: entry, message: Self.message(archive))
+    }
+
+    static func message(_ archive: OpaquePointer) -> String {
+        string(archive_error_string(archive)) ?? "libarchive gave no reason (error \(archive_errno(archive)))"
+    }
+
+    static func string(_ pointer: UnsafePointer<CChar>?) -> String? {
+        pointer.flatMap { String(validatingCString: $0) }
+    }
+}

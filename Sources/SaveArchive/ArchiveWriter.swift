@@ -1,0 +1,142 @@
+import CArchive
+import Foundation
+
+/// Writes an archive entry by entry, streaming, into a file descriptor or a new file.
+///
+/// Output is reproducible: the same entries give the same bytes (owner 0, no user or group
+/// names, no timestamp in the gzip header). Tar archives are pax ("restricted": plain ustar
+/// headers unless a name or size needs pax records), which every tar reads.
+public final class ArchiveWriter {
+    public let name: String
+    private let archive: OpaquePointer
+    private let entry: OpaquePointer
+    private var current: (path: String, declared: Int64, written: Int64)?
+    private var closed = false
+
+    /// Writes to `descriptor` (left open); `name` is for messages.
+    public init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
+        self.name = name
+        guard let archive = archive_write_new(), let entry = archive_entry_new() else {
+            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+        }
+        self.archive = archive
+        self.entry = entry
+        var status: Int32
+        var options: [String] = []
+        switch format {
+        case .zip:
+            status = archive_write_set_format_zip(archive)
+            if let level { options.append("zip:compression-level=\(level)") }
+        case .tar(let compression):
+            status = archive_write_set_format_pax_restricted(archive)
+            if status == ARCHIVE_OK {
+                switch compression {
+                case .gzip:
+                    status = archive_write_add_filter_gzip(archive)
+                    options.append("gzip:!timestamp")
+                    if let level { options.append("gzip:compression-level=\(level)") }
+                case .zstd:
+                    status = archive_write_add_filter_zstd(archive)
+                    if let level { options.append("zstd:compression-level=\(level)") }
+                case .xz:
+                    status = archive_write_add_filter_xz(archive)
+                    if let level { options.append("xz:compression-level=\(level)") }
+                case .none:
+                    status = archive_write_add_filter_none(archive)
+                }
+            }
+        }
+        if status == ARCHIVE_OK, !options.isEmpty {
+            status = archive_write_set_options(archive, options.joined(separator: ","))
+        }
+        // One block size for tar: the last block is not padded to 10 KiB.
+        if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
+        if status == ARCHIVE_OK { status = archive_write_open_fd(archive, descriptor) }
+        guard status == ARCHIVE_OK else {
+            let message = ArchiveReader.message(archive)
+            archive_write_free(archive)
+            archive_entry_free(entry)
+            throw .cannotCreate(archive: name, message: message)
+        }
+    }
+
+    deinit {
+        if !closed { archive_write_close(archive) }
+        archive_write_free(archive)
+        archive_entry_free(entry)
+    }
+
+    /// Starts an entry; a file's data follows with ``write(_:)``.
+    public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
+        try finishEntry()
+        archive_entry_clear(entry)
+        archive_entry_set_pathname_utf8(entry, info.path)
+        archive_entry_set_perm(entry, mode_t(info.permissions))
+        archive_entry_set_uid(entry, 0)
+        archive_entry_set_gid(entry, 0)
+        if let modified = info.modified {
+            let seconds = modified.timeIntervalSince1970.rounded(.down)
+            archive_entry_set_mtime(entry, time_t(seconds), Int((modified.timeIntervalSince1970 - seconds) * 1e9))
+        }
+        var declared: Int64 = 0
+        switch info.kind {
+        case .file:
+            declared = info.size ?? 0
+            archive_entry_set_filetype(entry, EntryType.regular)
+            archive_entry_set_size(entry, declared)
+        case .directory:
+            archive_entry_set_filetype(entry, EntryType.directory)
+            archive_entry_set_size(entry, 0)
+        case .symbolicLink(let target):
+            archive_entry_set_filetype(entry, EntryType.symbolicLink)
+            archive_entry_set_symlink_utf8(entry, target)
+        case .hardLink(let target):
+            archive_entry_set_filetype(entry, EntryType.regular)
+            archive_entry_set_hardlink_utf8(entry, target)
+        case .special(let description):
+            throw .malformed(archive: name, entry: info.path, message: "a \(description) cannot be written, expected a file, directory or link")
+        }
+        let status = UTF8Locale.run { archive_write_header(archive, entry) }
+        guard status == ARCHIVE_OK else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
+        current = (info.path, declared, 0)
+    }
+
+    /// Appends to the current file entry.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        guard var entryState = current else { return }
+        var offset = 0
+        while offset < bytes.count {
+            let count = archive_write_data(archive, bytes.baseAddress! + offset, bytes.count - offset)
+            guard count > 0 else { throw .ioFailure(archive: name, message: ArchiveReader.message(archive)) }
+            offset += count
+        }
+        entryState.written += Int64(bytes.count)
+        current = entryState
+    }
+
+    public func write(_ bytes: [UInt8]) throws(ArchiveError) {
+        let result = bytes.withUnsafeBytes { raw in Result { () throws(ArchiveError) in try write(raw) } }
+        try result.get()
+    }
+
+    /// Ends the current entry, checking that it got exactly the bytes its header declared.
+    public func finishEntry() throws(ArchiveError) {
+        guard let entryState = current else { return }
+        current = nil
+        guard entryState.written == entryState.declared else {
+            throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
+        }
+        guard archive_write_finish_entry(archive) == ARCHIVE_OK else {
+            throw .ioFailure(archive: name, message: ArchiveReader.message(archive))
+        }
+    }
+
+    /// Writes the end of the archive and flushes the compressor. The descriptor stays open.
+    public func close() throws(ArchiveError) {
+        try finishEntry()
+        closed = true
+        guard archive_write_close(archive) == ARCHIVE_OK else {
+            throw .ioFailure(archive: name, message: ArchiveReader.message(archive))
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import SaveArchive
+import TestSupport
+import Testing
+
+@Suite("Archive reader and writer")
+struct ArchiveRoundTripTests {
+    struct Item {
+        var info: ArchiveEntryInfo
+        var data: [UInt8]
+    }
+
+    static let modified = Date(timeIntervalSince1970: 1_763_712_000)
+
+    /// Nested folders, names in several scripts, an empty file, a larger binary file.
+    static let items: [Item] = {
+        var generator = SystemRandomNumberGenerator()
+        let large = (0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return [
+            Item(info: ArchiveEntryInfo(path: "Documents", kind: .directory, permissions: 0o755, modified: modified), data: []),
+            Item(info: .file("Documents/current_tournament.json", size: 13, modified: modified), data: Array(#"{"round": 2}"#.utf8) + [0x0A]),
+            Item(info: .file("Documents/Lojtari é.json", size: 2, permissions: 0o600, modified: modified), data: Array("{}".utf8)),
+            Item(info: .file("Library/Preferences/玩家.plist", size: 8, modified: modified), data: Array("bplist00".utf8)),
+            Item(info: .file("Library/🎮 saves/empty", size: 0, modified: modified), data: []),
+            Item(info: .file("Library/blob.bin", size: Int64(large.count), permissions: 0o640, modified: modified), data: large),
+            Item(info: ArchiveEntryInfo(path: "Library/latest", kind: .symbolicLink(target: "blob.bin"), permissions: 0o777, modified: modified), data: []),
+        ]
+    }()
+
+    static let formats: [ArchiveFormat] = [.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none), .zip]
+
+    func write(_ items: [Item], format: ArchiveFormat, to url: URL) throws {
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let writer = try ArchiveWriter(fileDescriptor: handle.fileDescriptor, name: url.lastPathComponent, format: format)
+        for item in items {
+            try writer.begin(item.info)
+            if !item.data.isEmpty { try writer.write(item.data) }
+        }
+        try writer.close()
+    }
+
+    func read(_ url: URL) throws -> [Item] {
+        let reader = try ArchiveReader(path: url.path)
+        var items: [Item] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while let info = try reader.next() {
+            var data: [UInt8] = []
+            while case let count = try reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
+            items.append(Item(info: info, data: data))
+        }
+        return items
+    }
+
+    @Test(arguments: formats)
+    func everythingComesBack(_ format: ArchiveFormat) throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("bundle.\(format.fileExtension)")
+        try write(Self.items, format: format, to: url)
+        let back = try read(url)
+        #expect(back.map(\.info.path) == Self.items.map(\.info.path))
+        for (original, copy) in zip(Self.items, back) {
+            #expect(copy.data == original.data, "\(format): \(original.info.path)")
+            #expect(copy.info.kind == original.info.kind, "\(format): \(original.info.path)")
+            #expect(copy.info.modified == original.info.modified, "\(format): \(original.info.path)")
+            if case .symbolicLink = original.info.kind { continue }
+            #expect(copy.info.permissions == original.info.permissions, "\(format): \(original.info.path)")
+            if case .file = original.info.kind { #expect(copy.info.size == original.info.size) }
+        }
+    }
+
+    @Test(arguments: formats)
+    func sameEntriesGiveTheSameBytes(_ format: ArchiveFormat) throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("a.\(format.fileExtension)")
+        let second = directory.appendingPathComponent("b.\(format.fileExtension)")
+        try write(Self.items, format: format, to: first)
+        Thread.sleep(forTimeInterval: 1.1)  // a writer that stamps the current time would differ now
+        try write(Self.items, format: format, to: second)
+        #expect(FileManager.default.contentsEqual(atPath: first.path, andPath: second.path))
+    }
+
+    /// GNU tar and Python's zipfile, independent of libarchive, open what we write.
+    @Test(arguments: formats)
+    func otherToolsOpenTheArchives(_ format: ArchiveFormat) throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("bundle.\(format.fileExtension)")
+        try write(Self.items, format: format, to: url)
+        let listing: ProcessResult
+        switch format {
+        case .zip:
+            listing = try Processes.run(["python3", "-c", "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist())); zipfile.ZipFile(sys.argv[1]).testzip()", url.path])
+        case .tar(.zstd):
+            listing = try Processes.run(["tar", "--zstd", "-tf", url.path])
+        default:
+            listing = try Processes.run(["tar", "-tf", url.path])
+        }
+        #expect(listing.status == 0, "\(listing.errors)")
+        let names = listing.outputText.split(separator: "\n").map { $0.hasSuffix("/") ? String($0.dropLast()) : String($0) }
+        #expect(names == Self.items.map(\.info.path), "\(format)")
+    }
+
+    @Test func aFileMustGetTheBytesItsHeaderDeclares() throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("short.tar")
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        let writer = try ArchiveWriter(fileDescriptor: handle.fileDescriptor, name: "short.tar", format: .tar(.none))
+        try writer.begin(.file("a", size: 10))
+        try writer.write(Array("12345".utf8))
+        #expect(throws: ArchiveError.sizeMismatch(archive: "short.tar", entry: "a", declared: 10, written: 5)) { try writer.finishEntry() }
+    }
+
+    @Test func linksAndSpecialEntriesAreReportedForWhatTheyAre() throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("special.tar")
+        let script = """
+            import io, sys, tarfile
+            with tarfile.open(sys.argv[1], "w") as tar:
+                for name, kind, extra in [("fifo", tarfile.FIFOTYPE, {}), ("dev", tarfile.CHRTYPE, {"devmajor": 1, "devminor": 3}),
+                                          ("link", tarfile.SYMTYPE, {"linkname": "../../etc/passwd"}), ("hard", tarfile.LNKTYPE, {"linkname": "fifo"})]:
+                    info = tarfile.TarInfo(name); info.type = kind
+                    for key, value in extra.items(): setattr(info, key, value)
+                    tar.addfile(info)
+            """
+        #expect(try Processes.run(["python3", "-c", script, url.path]).status == 0)
+        let kinds = try read(url).map(\.info.kind)
+        #expect(kinds == [.special("FIFO"), .special("character device"), .symbolicLink(target: "../../etc/passwd"), .hardLink(target: "fifo")])
+    }
+
+    @Test(arguments: formats)
+    func truncatedArchivesAreErrors(_ format: ArchiveFormat) throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("bundle.\(format.fileExtension)")
+        try write(Self.items, format: format, to: url)
+        let bytes = try Data(contentsOf: url)
+        let cut = directory.appendingPathComponent("cut.\(format.fileExtension)")
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        #expect(throws: ArchiveError.self, "\(format)") { _ = try read(cut) }
+    }
+}
+
+extension ArchiveFormat: CustomTestStringConvertible {
+    public var testDescription: String { fileExtension }
+}

@@ -12,6 +12,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
     ],
     targets: [
         // The core: value model, codecs, editing. No archive or CLI dependency.
@@ -28,12 +29,19 @@ let package = Package(
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
         // Archives and save bundles over libarchive, kept out of the SaveKit core.
-        .target(name: "SaveArchive", dependencies: ["SaveKit", "CArchive"]),
+        .target(
+            name: "SaveArchive",
+            dependencies: [
+                "SaveKit", "CArchive",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
         // The command-line tool: argument parsing and output only; the work is in SaveKit.
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit",
+                "SaveKit", "SaveArchive",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,7 +57,7 @@ let package = Package(
             dependencies: ["SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections")],
             resources: [.copy("Oracles"), .copy("Regressions")]
         ),
-        .testTarget(name: "SaveArchiveTests", dependencies: ["SaveArchive", "TestSupport"]),
+        .testTarget(name: "SaveArchiveTests", dependencies: ["SaveArchive", "SaveKit", "TestSupport"]),
         // Runs the built savetool binary: exit codes, messages, files on disk.
         .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),
     ]

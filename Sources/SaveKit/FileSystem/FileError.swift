@@ -27,7 +27,8 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    static func reason(_ code: Int32) -> String {
+    /// A short explanation of an `errno` value, for messages.
+    public static func reason(_ code: Int32) -> String {
         switch code {
         case ENOENT: "no such file or directory"
         case EACCES, EPERM: "permission denied"

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SaveArchive
 import SaveKit
 
 /// Turns any error into the one-line message and the exit code of the command-line contract:
@@ -52,6 +53,25 @@ enum Failure {
             }
         case let error as LocatedError:
             return ("\(error.file):\(error.message)", error.code)
+        case let error as BundleError:
+            let code: Int32
+            switch error {
+            case .notADirectory, .unreadable: code = Code.noInput
+            case .cannotCreate: code = Code.cannotCreate
+            case .ioFailure, .changedDuringExport: code = Code.ioError
+            case .unsupportedEntry: code = Code.dataError
+            }
+            return ("\(error.path): \(error)", code)
+        case let error as ArchiveError:
+            let code: Int32
+            let path: String
+            switch error {
+            case .malformed(let archive, _, _): (code, path) = (Code.dataError, archive)
+            case .unreadable(let archive, _): (code, path) = (Code.noInput, archive)
+            case .cannotCreate(let archive, _): (code, path) = (Code.cannotCreate, archive)
+            case .ioFailure(let archive, _), .sizeMismatch(let archive, _, _, _): (code, path) = (Code.ioError, archive)
+            }
+            return ("\(path): \(error)", code)
         case let error as ValidationError:
             return (error.message, Code.usage)
         case let error as RegistryError:

@@ -1,0 +1,199 @@
+import Crypto
+import Foundation
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes a save directory as a bundle: `manifest.json`, then each file under `files/`.
+///
+/// The files are read twice — once to checksum them for the manifest, which comes first in
+/// the archive, and once to copy them — and a file that changes in between fails the export
+/// rather than landing with a checksum that does not match. The bundle is written under a
+/// temporary name beside its destination and renamed into place only when complete.
+/// The same files and `createdAt` give the same bytes.
+public struct BundleExporter {
+    public var format: ArchiveFormat = .tar(.gzip)
+    public var label: String?
+    /// The manifest's `createdAt`, also the time of the `manifest.json` entry.
+    public var createdAt: Date
+    public var createdBy: String
+    public var registry: CodecRegistry = .builtIn
+
+    public init(createdAt: Date, createdBy: String) {
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+
+    /// Files of at most this size are decoded to confirm the codec their first bytes suggest.
+    static let codecCheckLimit = 8 << 20
+
+    @discardableResult
+    public func export(directory source: String, to destination: String) throws -> BundleManifest {
+        let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
+        let paths = try Self.files(under: root)
+        var files: [BundleManifest.File] = []
+        for relative in paths {
+            files.append(try describe(root + "/" + relative, as: relative))
+        }
+        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
+        let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
+        try write(manifest, root: root, to: destination)
+        return manifest
+    }
+
+    // MARK: - Reading the source
+
+    /// Regular files below `root`, relative and sorted by their UTF-8 bytes; links and special
+    /// files are refused, since no import would restore them.
+    static func files(under root: String) throws -> [String] {
+        var info = stat()
+        guard lstat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
+        var found: [String] = []
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let directory = relative.isEmpty ? root : root + "/" + relative
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            } catch {
+                throw BundleError.unreadable(path: directory, reason: "cannot list the directory")
+            }
+            for name in names {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                let path = root + "/" + child
+                guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+                switch info.st_mode & S_IFMT {
+                case S_IFREG: found.append(child)
+                case S_IFDIR: pending.append(child)
+                case S_IFLNK: throw BundleError.unsupportedEntry(path: path, kind: "a symbolic link")
+                default: throw BundleError.unsupportedEntry(path: path, kind: "a device, FIFO or socket")
+                }
+            }
+        }
+        return found.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    private func describe(_ path: String, as relative: String) throws -> BundleManifest.File {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        var head: [UInt8] = []
+        try Self.readChunks(path) { chunk in
+            hasher.update(bufferPointer: chunk)
+            if head.count < Self.codecCheckLimit + 1 { head.append(contentsOf: chunk.prefix(Self.codecCheckLimit + 1 - head.count)) }
+            size += Int64(chunk.count)
+        }
+        let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec))
+        return BundleManifest.File(
+            path: relative, size: size, sha256: Self.hex(hasher.finalize()), mode: UInt16(info.st_mode & 0o7777),
+            modifiedAt: modified, codec: recognisedCodec(head, complete: head.count <= Self.codecCheckLimit), kind: nil, version: nil)
+    }
+
+    /// The codec a file's content is, when its first bytes say so and (for files small enough)
+    /// it decodes; a `.json` file holding something else is not called JSON.
+    private func recognisedCodec(_ head: [UInt8], complete: Bool) -> String? {
+        guard let codec = registry.codec(sniffing: head) else { return nil }
+        guard complete else { return codec is BinaryPlistCodec ? codec.id : nil }
+        return (try? codec.decode(head)) == nil ? nil : codec.id
+    }
+
+    // MARK: - Writing the bundle
+
+    private func write(_ manifest: BundleManifest, root: String, to destination: String) throws {
+        let directory = FileIO.parentDirectory(of: destination)
+        let name = destination.split(separator: "/").last.map(String.init) ?? destination
+        var template = Array("\(directory)/.\(name).savetool-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno)) }
+        let temporary = String(cString: template)
+        var renamed = false
+        defer {
+            close(descriptor)
+            if !renamed { unlink(temporary) }
+        }
+        let writer = try ArchiveWriter(fileDescriptor: descriptor, name: destination, format: format)
+        let manifestBytes = try manifest.encoded()
+        try writer.begin(.file("manifest.json", size: Int64(manifestBytes.count), permissions: 0o644, modified: manifest.createdAt))
+        try writer.write(manifestBytes)
+        for file in manifest.files {
+            try writer.begin(.file("files/" + file.path, size: file.size, permissions: file.mode, modified: file.modifiedAt))
+            var hasher = SHA256()
+            var written: Int64 = 0
+            try Self.readChunks(root + "/" + file.path) { chunk in
+                hasher.update(bufferPointer: chunk)
+                written += Int64(chunk.count)
+                if written <= file.size { try writer.write(chunk) }
+            }
+            guard written == file.size, Self.hex(hasher.finalize()) == file.sha256 else {
+                throw BundleError.changedDuringExport(path: root + "/" + file.path)
+            }
+        }
+        try writer.close()
+        guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
+            throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
+        }
+        guard rename(temporary, destination) == 0 else {
+            throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno))
+        }
+        renamed = true
+        FileIO.syncDirectory(directory)
+    }
+
+    /// Calls `body` with each 1 MiB chunk of a file.
+    static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        defer { close(descriptor) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            if count == 0 { return }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw BundleError.unreadable(path: path, reason: FileError.reason(errno))
+            }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Why a bundle could not be written or read.
+public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notADirectory(String)
+    case unreadable(path: String, reason: String)
+    case cannotCreate(path: String, reason: String)
+    case ioFailure(path: String, reason: String)
+    /// A link or special file in a save directory: no import would restore it.
+    case unsupportedEntry(path: String, kind: String)
+    case changedDuringExport(path: String)
+
+    public var path: String {
+        switch self {
+        case .notADirectory(let path): path
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): path
+        case .unsupportedEntry(let path, _), .changedDuringExport(let path): path
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notADirectory: "not a directory, expected the save directory to export"
+        case .unreadable(_, let reason): "cannot read: \(reason)"
+        case .cannotCreate(_, let reason): "cannot create: \(reason)"
+        case .ioFailure(_, let reason): "writing failed: \(reason)"
+        case .unsupportedEntry(_, let kind): "\(kind), expected regular files and directories only (a bundle restores no links or devices)"
+        case .changedDuringExport: "the file changed while it was being exported, expected it unchanged; try again"
+        }
+    }
+}

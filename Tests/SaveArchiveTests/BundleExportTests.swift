@@ -1,0 +1,91 @@
+import Foundation
+import SaveArchive
+import SaveKit
+import TestSupport
+import Testing
+
+@Suite("Bundle export")
+struct BundleExportTests {
+    /// A save tree: nested folders, names in several scripts, an empty file, plists and JSON.
+    func makeTree() throws -> URL {
+        let root = try Processes.temporaryDirectory("save-tree")
+        let files: [(String, [UInt8])] = [
+            ("Documents/current_tournament.json", Array(#"{"round": 2}"#.utf8)),
+            ("Documents/Lojtari é.json", Array("{}".utf8)),
+            ("Library/Preferences/玩家.plist", try BinaryPlistCodec().encode(["level": 3])),
+            ("Library/🎮/empty", []),
+            ("a.txt", Array("not a save\n".utf8)),
+        ]
+        for (path, bytes) in files {
+            let url = root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(bytes).write(to: url)
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: root.appendingPathComponent("a.txt").path)
+        return root
+    }
+
+    func entries(of bundle: String) throws -> [(path: String, data: [UInt8], permissions: UInt16)] {
+        let reader = try ArchiveReader(path: bundle)
+        var result: [(String, [UInt8], UInt16)] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while let info = try reader.next() {
+            var data: [UInt8] = []
+            while case let count = try reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
+            result.append((info.path, data, info.permissions))
+        }
+        return result
+    }
+
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .zip])
+    func manifestFirstThenEveryFileWithItsChecksum(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let bundle = tree.deletingLastPathComponent().appendingPathComponent("\(tree.lastPathComponent).\(format.fileExtension)").path
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        let manifest = try exporter.export(directory: tree.path, to: bundle)
+
+        let items = try entries(of: bundle)
+        #expect(items.first?.path == "manifest.json")
+        #expect(items.dropFirst().map(\.path) == manifest.files.map { "files/" + $0.path })
+        #expect(manifest.files.map(\.path) == ["Documents/Lojtari é.json", "Documents/current_tournament.json", "Library/Preferences/玩家.plist", "Library/🎮/empty", "a.txt"])
+        #expect(manifest.files.map(\.codec) == ["json", "json", "bplist", nil, nil])
+        #expect(manifest.files.last?.mode == 0o600)
+        #expect(items.last?.permissions == 0o600)
+        // The manifest in the bundle is the one returned, and its checksums are those of sha256sum.
+        let stored = try JSONCodec().decode(items[0].data)
+        #expect(stored == manifest.value)
+        for file in manifest.files {
+            let digest = try Processes.run(["sha256sum", tree.appendingPathComponent(file.path).path])
+            #expect(digest.outputText.hasPrefix(file.sha256 + " "), "\(file.path)")
+        }
+    }
+
+    @Test func theSameTreeGivesTheSameBytes() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        let first = tree.path + "-1.tar.gz", second = tree.path + "-2.tar.gz"
+        defer { try? FileManager.default.removeItem(atPath: first); try? FileManager.default.removeItem(atPath: second) }
+        try exporter.export(directory: tree.path, to: first)
+        try exporter.export(directory: tree.path, to: second)
+        #expect(FileManager.default.contentsEqual(atPath: first, andPath: second))
+    }
+
+    @Test func linksAreRefusedAndNothingIsWritten() throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("Documents/link").path, withDestinationPath: "/etc/passwd")
+        let parent = tree.deletingLastPathComponent()
+        let bundle = parent.appendingPathComponent(tree.lastPathComponent + ".tar.gz").path
+        let before = try FileManager.default.contentsOfDirectory(atPath: parent.path).count
+        let exporter = BundleExporter(createdAt: Date(), createdBy: "savetool test")
+        #expect(throws: BundleError.unsupportedEntry(path: tree.appendingPathComponent("Documents/link").path, kind: "a symbolic link")) {
+            try exporter.export(directory: tree.path, to: bundle)
+        }
+        #expect(!FileManager.default.fileExists(atPath: bundle))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).count == before)
+    }
+}

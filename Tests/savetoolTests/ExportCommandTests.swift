@@ -1,0 +1,35 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("savetool export")
+struct ExportCommandTests {
+    @Test func exportsTheSamplesReproducibly() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SOURCE_DATE_EPOCH"] = "1763712000"
+        let samples = Corpus.packageRoot.appendingPathComponent("samples").path
+        let first = directory.appendingPathComponent("a.tar.zst").path
+        let second = directory.appendingPathComponent("b.tar.zst").path
+        let result = try CLI.run("export", samples, "-o", first, environment: environment)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.outputText.hasPrefix("exported 4 files"))
+        #expect(try CLI.run("export", samples, "-o", second, environment: environment).status == 0)
+        #expect(FileManager.default.contentsEqual(atPath: first, andPath: second))
+        let json = try CLI.run("--json", "export", samples, "-o", directory.appendingPathComponent("c.zip").path, environment: environment)
+        #expect(json.outputText.contains(#""createdAt": "2025-11-21T08:00:00Z""#))
+        #expect(try Processes.run(["tar", "--zstd", "-tf", first]).outputText.hasPrefix("manifest.json\nfiles/"))
+    }
+
+    @Test func exitCodes() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = try CLI.run("export", "/nonexistent/saves", "-o", directory.appendingPathComponent("x.tar.gz").path)
+        #expect(missing.status == 66)
+        #expect(missing.errors == "savetool: /nonexistent/saves: cannot read: no such file or directory\n")
+        let samples = Corpus.packageRoot.appendingPathComponent("samples").path
+        #expect(try CLI.run("export", samples, "-o", "/nonexistent/dir/x.tar.gz").status == 73)
+        #expect(try CLI.run("export", samples, "-o", directory.appendingPathComponent("x.zip").path, "--zip", "--compression", "xz").status == 64)
+    }
+}

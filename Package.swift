@@ -28,11 +28,13 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // System calls the Swift overlays lack (an atomic swap of two directories).
+        .target(name: "CSystem"),
         // Archives and save bundles over libarchive, kept out of the SaveKit core.
         .target(
             name: "SaveArchive",
             dependencies: [
-                "SaveKit", "CArchive",
+                "SaveKit", "CArchive", "CSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
@@ -57,7 +59,11 @@ let package = Package(
             dependencies: ["SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections")],
             resources: [.copy("Oracles"), .copy("Regressions")]
         ),
-        .testTarget(name: "SaveArchiveTests", dependencies: ["SaveArchive", "SaveKit", "TestSupport"]),
+        .testTarget(
+            name: "SaveArchiveTests",
+            dependencies: ["SaveArchive", "SaveKit", "TestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
         // Runs the built savetool binary: exit codes, messages, files on disk.
         .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),
     ]

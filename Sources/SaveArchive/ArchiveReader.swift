@@ -33,10 +33,8 @@ public final class ArchiveReader {
         archive_read_support_format_zip(archive)
         let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
         if status != ARCHIVE_OK {
-            let message = Self.message(archive)
-            archive_read_free(archive)
-            archive_entry_free(entry)
-            throw .unreadable(archive: path, message: message)
+            // Every stored property is set, so deinit runs and frees both.
+            throw .unreadable(archive: path, message: Self.message(archive))
         }
     }
 

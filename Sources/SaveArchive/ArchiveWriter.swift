@@ -53,10 +53,8 @@ public final class ArchiveWriter {
         if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
         if status == ARCHIVE_OK { status = archive_write_open_fd(archive, descriptor) }
         guard status == ARCHIVE_OK else {
-            let message = ArchiveReader.message(archive)
-            archive_write_free(archive)
-            archive_entry_free(entry)
-            throw .cannotCreate(archive: name, message: message)
+            closed = true  // nothing to close; deinit frees both
+            throw .cannotCreate(archive: name, message: ArchiveReader.message(archive))
         }
     }
 

@@ -24,7 +24,7 @@ struct SaveTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Formats.self,
+            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Formats.self,
         ]
     )
 

@@ -107,11 +107,13 @@ public struct BundleExporter {
 
     private func write(_ manifest: BundleManifest, root: String, to destination: String) throws {
         let directory = FileIO.parentDirectory(of: destination)
-        let name = destination.split(separator: "/").last.map(String.init) ?? destination
-        var template = Array("\(directory)/.\(name).savetool-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno)) }
-        let temporary = String(cString: template)
+        let descriptor: Int32, temporary: String
+        do {
+            (descriptor, temporary) = try FileIO.makeTemporaryFile(beside: destination)
+        } catch {
+            guard case .cannotCreate(_, let reason) = error else { throw BundleError.cannotCreate(path: destination, reason: "\(error)") }
+            throw BundleError.cannotCreate(path: destination, reason: reason)
+        }
         var renamed = false
         defer {
             close(descriptor)

@@ -24,15 +24,9 @@ public final class AtomicFileOutput: ByteOutput {
             mode = 0
             return
         }
-        let directory = FileIO.parentDirectory(of: path)
-        let name = path.split(separator: "/").last.map(String.init) ?? path
         var existing = stat()
         mode = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
-        var template = Array("\(directory)/.\(name).savetool-XXXXXX".utf8CString)
-        let opened = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard opened >= 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-        descriptor = opened
-        temporaryPath = String(cString: template)
+        (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: path)
     }
 
     deinit { abort() }

@@ -79,6 +79,32 @@ public enum FileIO {
         try output.commit()
     }
 
+    /// Creates a new empty file with a unique name beside `destination`
+    /// (`.<name>.savetool-XXXXXX`), on the same file system so that it can be renamed over it.
+    public static func makeTemporaryFile(beside destination: String) throws(FileError) -> (descriptor: Int32, path: String) {
+        var template = temporaryTemplate(beside: destination)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
+        return (descriptor, string(fromTemplate: template))
+    }
+
+    /// Creates a new empty directory beside `destination`, for staging what will replace it.
+    public static func makeTemporaryDirectory(beside destination: String) throws(FileError) -> String {
+        var template = temporaryTemplate(beside: destination)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard created != nil else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
+        return string(fromTemplate: template)
+    }
+
+    private static func temporaryTemplate(beside destination: String) -> [CChar] {
+        let name = destination.split(separator: "/").last.map(String.init) ?? destination
+        return Array("\(parentDirectory(of: destination))/.\(name).savetool-XXXXXX".utf8CString)
+    }
+
+    private static func string(fromTemplate template: [CChar]) -> String {
+        String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Flushes a directory's entries, so that a rename in it survives a power cut.
     public static func syncDirectory(_ directory: String) {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -62,6 +62,11 @@ enum Failure {
             case .unsupportedEntry: code = Code.dataError
             }
             return ("\(error.path): \(error)", code)
+        case let error as BundleImportError:
+            switch error {
+            case .noSpace, .io: return ("\(error.path): \(error)", Code.ioError)
+            default: return ("\(error.path): \(error)", Code.dataError)
+            }
         case let error as ArchiveError:
             let code: Int32
             let path: String

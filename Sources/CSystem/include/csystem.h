@@ -1,0 +1,9 @@
+#ifndef SAVETOOL_CSYSTEM_H
+#define SAVETOOL_CSYSTEM_H
+
+/// Swaps two paths atomically (Linux renameat2 RENAME_EXCHANGE, macOS renamex_np RENAME_SWAP):
+/// at every moment each name refers to one complete directory. Returns 0, or -1 with errno
+/// set (ENOSYS or EINVAL where the file system cannot exchange).
+int savetool_rename_exchange(const char *first, const char *second);
+
+#endif

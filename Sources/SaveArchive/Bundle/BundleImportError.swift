@@ -1,0 +1,36 @@
+/// Why a bundle was refused or could not be restored. Nothing is written to the destination
+/// in any of these cases.
+public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The manifest is missing, not first, not JSON of the expected shape, or of an unknown format.
+    case badManifest(bundle: String, reason: String)
+    /// An entry that could write outside the destination or is not a plain file: an absolute
+    /// path, `..`, a link, a device or FIFO, a duplicate, a name colliding with another.
+    case unsafeEntry(bundle: String, entry: String, reason: String)
+    /// An entry whose bytes are not what the manifest says, or a listed file that is missing.
+    case mismatch(bundle: String, entry: String, reason: String)
+    /// Past a limit on size, entry count or compression ratio.
+    case limitExceeded(bundle: String, reason: String, option: String)
+    /// Not enough free space for the staged copy.
+    case noSpace(destination: String, needed: Int64, available: Int64)
+    case io(path: String, reason: String)
+
+    public var path: String {
+        switch self {
+        case .badManifest(let bundle, _), .unsafeEntry(let bundle, _, _), .mismatch(let bundle, _, _), .limitExceeded(let bundle, _, _): bundle
+        case .noSpace(let destination, _, _): destination
+        case .io(let path, _): path
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .badManifest(_, let reason): "manifest.json: \(reason)"
+        case .unsafeEntry(_, let entry, let reason): "\(entry): \(reason)"
+        case .mismatch(_, let entry, let reason): "\(entry): \(reason)"
+        case .limitExceeded(_, let reason, let option): "\(reason) (raise the limit with \(option) if the bundle is trusted)"
+        case .noSpace(_, let needed, let available):
+            "not enough free space: \(needed) bytes needed for the staged copy, \(available) available"
+        case .io(_, let reason): reason
+        }
+    }
+}

@@ -1,0 +1,351 @@
+import CSystem
+import Crypto
+import Foundation
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Restores a bundle into a directory, checking everything before anything lands.
+///
+/// 1. The manifest must come first and be of a known format; every path in it must be
+///    relative, without `..`, and unique (also after Unicode normalisation).
+/// 2. Each archive entry must be a regular file under `files/`, listed in the manifest, seen
+///    once, no larger than declared; its SHA-256 must match. Links, devices and FIFOs are
+///    refused. Limits bound the total size, the entry count and the compression ratio.
+/// 3. Files are written into a staging directory beside the destination, flushed to disk, and
+///    only then swapped with the destination in one atomic rename: a crash leaves the old
+///    contents or the new, never a mix. The old contents are first saved as a bundle.
+public struct BundleImporter {
+    public struct Limits: Sendable, Equatable {
+        /// Total bytes of the files (`--max-bytes`).
+        public var maxTotalBytes: Int64 = 4 << 30
+        /// Files in one bundle (`--max-entries`).
+        public var maxEntries = 10_000
+        /// Bytes of the files per byte of the bundle (`--max-ratio`): saves compress well, but not a thousandfold.
+        public var maxCompressionRatio: Double = 200
+        public var maxManifestBytes = 64 << 20
+        public init() {}
+    }
+
+    public var limits = Limits()
+    /// Where the destination's previous contents are saved; beside the destination when `nil`.
+    public var backupDirectory: String?
+    public var createdBy: String
+
+    public init(createdBy: String) { self.createdBy = createdBy }
+
+    public struct Outcome: Sendable {
+        public var manifest: BundleManifest
+        /// The bundle holding what the destination held before, when it held anything.
+        public var previousContents: String?
+    }
+
+    /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
+    @discardableResult
+    public func restore(_ bundle: String, into destination: String, dryRun: Bool = false) throws -> Outcome {
+        let destination = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
+        Self.removeAbandonedStaging(beside: destination)
+        let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
+        let reader = try ArchiveReader(path: bundle)
+        let manifest = try readManifest(reader, bundle: bundle)
+        let total = manifest.files.reduce(Int64(0)) { $0 + $1.size }
+        guard total <= limits.maxTotalBytes else {
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", option: "--max-bytes")
+        }
+        guard Double(total) <= limits.maxCompressionRatio * Double(max(bundleSize, 1)) else {
+            throw BundleImportError.limitExceeded(
+                bundle: bundle, reason: "\(total) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", option: "--max-ratio")
+        }
+        if dryRun {
+            try extract(reader, manifest: manifest, bundle: bundle, into: nil)
+            return Outcome(manifest: manifest, previousContents: nil)
+        }
+        try checkFreeSpace(for: total, beside: destination)
+        let staging: String
+        do {
+            staging = try FileIO.makeTemporaryDirectory(beside: destination)
+        } catch {
+            throw BundleImportError.io(path: destination, reason: "\(error)")
+        }
+        var swapped = false
+        defer { if !swapped { try? FileManager.default.removeItem(atPath: staging) } }
+        var existing = stat()
+        chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
+        try extract(reader, manifest: manifest, bundle: bundle, into: staging)
+        let previous = try saveCurrentContents(of: destination)
+        try swap(staging, into: destination)
+        swapped = true
+        return Outcome(manifest: manifest, previousContents: previous)
+    }
+
+    // MARK: - Manifest
+
+    private func readManifest(_ reader: ArchiveReader, bundle: String) throws -> BundleManifest {
+        guard let first = try reader.next() else { throw BundleImportError.badManifest(bundle: bundle, reason: "the bundle is empty, expected manifest.json first") }
+        guard first.path == "manifest.json", first.kind == .file else {
+            throw BundleImportError.badManifest(bundle: bundle, reason: "found \(first.path) first, expected manifest.json as the first entry")
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while case let count = try reader.read(into: &buffer), count > 0 {
+            bytes += buffer[..<count]
+            guard bytes.count <= limits.maxManifestBytes else {
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", option: "--max-bytes")
+            }
+        }
+        let value: SaveValue
+        do {
+            value = try JSONCodec().decode(bytes)
+        } catch {
+            throw BundleImportError.badManifest(bundle: bundle, reason: "\(error)")
+        }
+        return try Self.manifest(from: value, bundle: bundle, maxEntries: limits.maxEntries)
+    }
+
+    static func manifest(from value: SaveValue, bundle: String, maxEntries: Int) throws -> BundleManifest {
+        func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
+        guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
+        let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
+        guard version.split(separator: ".").first == "1" else {
+            throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
+        }
+        guard let files = value["files"]?.arrayValue else { throw bad("no \"files\" array, expected the list of files") }
+        guard files.count <= maxEntries else {
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "\(files.count) files, more than \(maxEntries)", option: "--max-entries")
+        }
+        var seen = Set<String>()
+        var entries: [BundleManifest.File] = []
+        for (index, file) in files.enumerated() {
+            guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
+            if let problem = unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
+            // Swift compares strings by canonical equivalence: NFC and NFD spellings of one
+            // name collide here, as they would on a file system that normalises names.
+            guard seen.insert(path).inserted else {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "listed twice (or once more in another Unicode normalisation), expected each file once")
+            }
+            guard case .integer(let size)? = file["size"], size >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
+            guard let sha256 = file["sha256"]?.stringValue, sha256.count == 64, sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
+            }
+            let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? 0o644
+            let modified = file["modifiedAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0)
+            entries.append(BundleManifest.File(
+                path: path, size: size, sha256: sha256, mode: mode & 0o777, modifiedAt: modified,
+                codec: file["codec"]?.stringValue, kind: file["kind"]?.stringValue, version: file["version"]?.int64Value.map(Int.init)))
+        }
+        // A file cannot also be a directory of another ("a" and "a/b").
+        for path in seen {
+            var prefix = Substring(path)
+            while let slash = prefix.lastIndex(of: "/") {
+                prefix = prefix[..<slash]
+                if seen.contains(String(prefix)) {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "inside \(prefix), which is also listed as a file")
+                }
+            }
+        }
+        return BundleManifest(
+            createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
+            createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
+            source: value["source"]?.stringValue ?? "", files: entries)
+    }
+
+    /// Why a relative path could reach outside its directory, or `nil` when it cannot.
+    static func unsafePathReason(_ path: String) -> String? {
+        if path.isEmpty { return "an empty path, expected a relative path" }
+        if path.hasPrefix("/") { return "an absolute path, expected a path relative to the save directory" }
+        if path.contains("\\") { return "a backslash, expected '/' between components" }
+        if path.utf8.contains(0) { return "a NUL byte in the path" }
+        if path.utf8.count > 4096 { return "a path longer than 4096 bytes" }
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            if component == ".." { return "a '..' component, expected a path that stays inside the save directory" }
+            if component.isEmpty || component == "." { return "an empty or '.' component, expected a plain relative path" }
+            if component.utf8.count > 255 { return "a name longer than 255 bytes" }
+        }
+        return nil
+    }
+
+    // MARK: - Entries
+
+    /// Reads every remaining entry, checking it against the manifest; writes the files under
+    /// `staging` (or nowhere, for a dry run).
+    private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?) throws {
+        var expected: [String: BundleManifest.File] = [:]
+        for file in manifest.files { expected["files/" + file.path] = file }
+        var seen = Set<String>()
+        var entryCount = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while let entry = try reader.next() {
+            entryCount += 1
+            guard entryCount <= limits.maxEntries + 64 else {
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", option: "--max-entries")
+            }
+            if let problem = Self.unsafePathReason(entry.path) {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
+            }
+            switch entry.kind {
+            case .file: break
+            case .directory:
+                guard entry.path == "files" || entry.path.hasPrefix("files/") else {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a directory outside files/, expected only manifest.json and files/…")
+                }
+                continue  // directories are made as the files need them
+            case .symbolicLink(let target):
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a symbolic link to \(target), expected regular files only")
+            case .hardLink(let target):
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a hard link to \(target), expected regular files only")
+            case .special(let kind):
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a \(kind), expected regular files only")
+            }
+            guard let file = expected[entry.path] else {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "not listed in the manifest, expected only the files it lists")
+            }
+            guard seen.insert(entry.path).inserted else {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a second copy of a file, expected each file once")
+            }
+            if let declared = entry.size, declared != file.size {
+                throw BundleImportError.mismatch(bundle: bundle, entry: entry.path, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
+            }
+            try copy(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle, staging: staging)
+        }
+        if let missing = manifest.files.first(where: { !seen.contains("files/" + $0.path) }) {
+            throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
+        }
+        if let staging { FileIO.syncDirectory(staging) }
+    }
+
+    private func copy(
+        entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer,
+        bundle: String, staging: String?
+    ) throws {
+        var descriptor: Int32 = -1
+        if let staging {
+            let target = staging + "/" + file.path
+            try Self.makeParents(of: file.path, in: staging)
+            descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
+        }
+        defer { if descriptor >= 0 { close(descriptor) } }
+        var hasher = SHA256()
+        var size: Int64 = 0
+        while true {
+            let count = try reader.read(into: buffer)
+            if count == 0 { break }
+            size += Int64(count)
+            guard size <= file.size else {
+                throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "more than the \(file.size) bytes the manifest declares")
+            }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hasher.update(bufferPointer: chunk)
+            if descriptor >= 0 { try Self.writeAll(chunk, to: descriptor, path: staging! + "/" + file.path) }
+        }
+        guard size == file.size else {
+            throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "\(size) bytes, expected the \(file.size) the manifest declares")
+        }
+        let digest = BundleExporter.hex(hasher.finalize())
+        guard digest == file.sha256 else {
+            throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "SHA-256 \(digest), expected \(file.sha256) from the manifest")
+        }
+        guard descriptor >= 0 else { return }
+        let seconds = file.modifiedAt.timeIntervalSince1970.rounded(.down)
+        var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
+        guard fchmod(descriptor, mode_t(file.mode)) == 0, futimens(descriptor, &times) == 0, fsync(descriptor) == 0 else {
+            throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(errno))
+        }
+    }
+
+    private static func makeParents(of path: String, in root: String) throws {
+        var directory = root
+        for component in path.split(separator: "/").dropLast() {
+            directory += "/" + component
+            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                throw BundleImportError.io(path: directory, reason: FileError.reason(errno))
+            }
+        }
+    }
+
+    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw BundleImportError.io(path: path, reason: FileError.reason(errno))
+            }
+            offset += count
+        }
+    }
+
+    // MARK: - Landing
+
+    private func checkFreeSpace(for bytes: Int64, beside destination: String) throws {
+        var info = statvfs()
+        guard statvfs(FileIO.parentDirectory(of: destination), &info) == 0 else { return }
+        let available = Int64(info.f_bavail) * Int64(info.f_frsize)
+        let needed = bytes + 1 << 20
+        guard available >= needed else { throw BundleImportError.noSpace(destination: destination, needed: needed, available: available) }
+    }
+
+    /// Saves what the destination holds as a bundle first, so that an import never loses data.
+    private func saveCurrentContents(of destination: String) throws -> String? {
+        var info = stat()
+        guard lstat(destination, &info) == 0 else { return nil }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw BundleImportError.io(path: destination, reason: "not a directory, expected the save directory to restore into")
+        }
+        guard let contents = try? FileManager.default.contentsOfDirectory(atPath: destination), !contents.isEmpty else { return nil }
+        let name = URL(fileURLWithPath: destination).standardizedFileURL.lastPathComponent
+        let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: Date().timeIntervalSinceReferenceDate.rounded(.down)))
+            .replacingOccurrences(of: ":", with: "")
+        let directory = backupDirectory ?? FileIO.parentDirectory(of: destination)
+        var path = "\(directory)/\(name)-before-import-\(stamp).tar.gz"
+        var suffix = 1
+        while FileManager.default.fileExists(atPath: path) {
+            suffix += 1
+            path = "\(directory)/\(name)-before-import-\(stamp)-\(suffix).tar.gz"
+        }
+        var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
+        exporter.label = "before import"
+        try exporter.export(directory: destination, to: path)
+        return path
+    }
+
+    /// Puts the staged directory in the destination's place in one atomic step.
+    private func swap(_ staging: String, into destination: String) throws {
+        var info = stat()
+        if lstat(destination, &info) != 0 {
+            guard rename(staging, destination) == 0 else { throw BundleImportError.io(path: destination, reason: FileError.reason(errno)) }
+        } else if savetool_rename_exchange(staging, destination) == 0 {
+            try? FileManager.default.removeItem(atPath: staging)  // now the old contents, already saved
+        } else {
+            // A file system that cannot exchange: two renames, with a moment without the directory.
+            let old = staging + ".old"
+            guard rename(destination, old) == 0 else { throw BundleImportError.io(path: destination, reason: FileError.reason(errno)) }
+            guard rename(staging, destination) == 0 else {
+                let reason = FileError.reason(errno)
+                rename(old, destination)
+                throw BundleImportError.io(path: destination, reason: reason)
+            }
+            try? FileManager.default.removeItem(atPath: old)
+        }
+        FileIO.syncDirectory(FileIO.parentDirectory(of: destination))
+    }
+
+    /// Staging directories left by an import that was killed (`.name.savetool-XXXXXX`).
+    static func removeAbandonedStaging(beside destination: String) {
+        let name = URL(fileURLWithPath: destination).lastPathComponent
+        let parent = FileIO.parentDirectory(of: destination)
+        guard let siblings = try? FileManager.default.contentsOfDirectory(atPath: parent) else { return }
+        for sibling in siblings where sibling.hasPrefix(".\(name).savetool-") && sibling.count >= name.count + 16 {
+            var info = stat()
+            let path = parent + "/" + sibling
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+@testable import SaveArchive
+import SaveKit
+import TestSupport
+import Testing
+
+@Suite("Bundle import")
+struct BundleImportTests {
+    /// A workspace: a destination holding one file, and a sentinel folder beside it that
+    /// nothing may touch.
+    struct Workspace {
+        let root: URL
+        var destination: URL { root.appendingPathComponent("saves") }
+        var sentinel: URL { root.appendingPathComponent("outside") }
+
+        init() throws {
+            root = try Processes.temporaryDirectory("import")
+            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: sentinel, withIntermediateDirectories: true)
+            try Data("old\n".utf8).write(to: destination.appendingPathComponent("old.json"))
+        }
+
+        /// Every path under the workspace, for before/after comparisons.
+        func listing() -> [String] {
+            (FileManager.default.subpaths(atPath: root.path) ?? []).sorted()
+        }
+    }
+
+    static let builder = Bundle.module.url(forResource: "hostile_bundle", withExtension: "py", subdirectory: "Fixtures")!
+
+    func build(_ name: String, in workspace: Workspace) throws -> String {
+        let bundle = workspace.root.appendingPathComponent("\(name).tar.gz").path
+        let result = try Processes.run(["python3", Self.builder.path, name, bundle])
+        try #require(result.status == 0, "hostile_bundle.py \(name): \(result.errors)")
+        return bundle
+    }
+
+    @Test func exportThenImportGivesBackEveryByteAndModeBit() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let source = workspace.root.appendingPathComponent("source")
+        var generator = SystemRandomNumberGenerator()
+        let large = Data((0..<(50 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let files: [(String, Data, Int)] = [
+            ("Documents/current_tournament.json", Data(#"{"round": 2}"#.utf8), 0o644),
+            ("Documents/Lojtari é.json", Data("{}".utf8), 0o600),
+            ("Library/Preferences/玩家.plist", Data("bplist00".utf8), 0o640),
+            ("Library/🎮/empty", Data(), 0o644),
+            ("large.bin", large, 0o755),
+        ]
+        for (path, data, mode) in files {
+            let url = source.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url)
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: url.path)
+        }
+        let bundle = workspace.root.appendingPathComponent("bundle.tar.zst").path
+        var exporter = BundleExporter(createdAt: Date(), createdBy: "test")
+        exporter.format = .tar(.zstd)
+        try exporter.export(directory: source.path, to: bundle)
+
+        let restored = workspace.root.appendingPathComponent("restored")
+        let outcome = try BundleImporter(createdBy: "test").restore(bundle, into: restored.path)
+        #expect(outcome.previousContents == nil)
+        for (path, data, mode) in files {
+            let url = restored.appendingPathComponent(path)
+            #expect(try Data(contentsOf: url) == data, "\(path)")
+            #expect(try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int == mode, "\(path)")
+        }
+    }
+
+    @Test func theOldContentsAreSavedFirst() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("good", in: workspace)
+        let outcome = try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+        #expect(try String(contentsOf: workspace.destination.appendingPathComponent("save.json"), encoding: .utf8) == "{\"round\": 2}\n")
+        #expect(!FileManager.default.fileExists(atPath: workspace.destination.appendingPathComponent("old.json").path))
+        let previous = try #require(outcome.previousContents)
+        // Restoring the saved bundle gives the old contents back.
+        try BundleImporter(createdBy: "test").restore(previous, into: workspace.destination.path)
+        #expect(try String(contentsOf: workspace.destination.appendingPathComponent("old.json"), encoding: .utf8) == "old\n")
+        #expect(!workspace.listing().contains { $0.contains(".savetool-") })
+    }
+
+    static let refused: [String] = [
+        "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
+        "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",
+    ]
+
+    @Test(arguments: refused)
+    func hostileBundlesAreRefusedAndNothingChanges(_ name: String) throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build(name, in: workspace)
+        let before = workspace.listing()
+        #expect(throws: BundleImportError.self, "\(name)") {
+            try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+        }
+        #expect(workspace.listing() == before, "\(name) changed the workspace")
+        #expect(try String(contentsOf: workspace.destination.appendingPathComponent("old.json"), encoding: .utf8) == "old\n")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/savetool-absolute-escape.json"))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/save.json"))
+    }
+
+    @Test func truncatedAndCorruptedBundlesAreRefused() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("good", in: workspace)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: bundle))
+        let before = workspace.listing()
+        for (label, damaged) in [("truncated", bytes.prefix(bytes.count - 20)), ("flipped", Self.flipping(bytes, at: bytes.count / 2))] {
+            let path = workspace.root.appendingPathComponent("\(label).tar.gz").path
+            try damaged.write(to: URL(fileURLWithPath: path))
+            #expect(throws: (any Error).self, "\(label)") { try BundleImporter(createdBy: "test").restore(path, into: workspace.destination.path) }
+            try FileManager.default.removeItem(atPath: path)
+        }
+        #expect(workspace.listing() == before)
+    }
+
+    static func flipping(_ data: Data, at index: Int) -> Data {
+        var copy = data
+        copy[copy.startIndex + index] ^= 0xFF
+        return copy
+    }
+
+    @Test func aGigabyteOfZerosIsRefusedBeforeAnythingIsWritten() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("zeros-bomb", in: workspace)
+        let before = workspace.listing()
+        #expect(throws: BundleImportError.self) { try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path) }
+        #expect(workspace.listing() == before)
+    }
+
+    @Test func aHundredThousandEntriesAreRefused() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("many-entries", in: workspace)
+        let before = workspace.listing()
+        do {
+            try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+            Issue.record("accepted 100,000 entries")
+        } catch let error as BundleImportError {
+            guard case .limitExceeded = error else { Issue.record("\(error)"); return }
+        }
+        #expect(workspace.listing() == before)
+    }
+
+    @Test func unsafePaths() {
+        for path in ["", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/.", "a\\b"] {
+            #expect(BundleImporter.unsafePathReason(path) != nil, "\(path)")
+        }
+        for path in ["a", "a/b.json", "Lojtari é.json", "玩家/🎮.plist", "..a", "a..b"] {
+            #expect(BundleImporter.unsafePathReason(path) == nil, "\(path)")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Builds one hostile (or, for "good", correct) save bundle for the import tests.
+
+    hostile_bundle.py CASE OUTPUT.tar.gz
+
+Each case breaks one rule of the bundle format; the manifest is otherwise consistent, so that
+the case tests that one rule.
+"""
+import hashlib
+import io
+import json
+import sys
+import tarfile
+import unicodedata
+
+case, output = sys.argv[1], sys.argv[2]
+GOOD = b'{"round": 2}\n'
+
+
+def manifest(files, fmt="savetool.bundle/1"):
+    return json.dumps({"format": fmt, "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test", "source": "x",
+                       "files": [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest(), "mode": "0644",
+                                  "modifiedAt": "2026-11-21T08:00:00Z"} for p, d in files]}).encode()
+
+
+def add(tar, name, data=b"", kind=tarfile.REGTYPE, size=None, **extra):
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = len(data) if size is None else size
+    info.mode = 0o644
+    for key, value in extra.items():
+        setattr(info, key, value)
+    tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
+
+class Zeros(io.RawIOBase):
+    def __init__(self, size):
+        self.left = size
+    def readable(self):
+        return True
+    def readinto(self, buffer):
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as tar:
+    files = [("save.json", GOOD)]
+    if case == "good":
+        files = [("save.json", GOOD), ("Library/é.plist", b"bplist00")]
+        add(tar, "manifest.json", manifest(files))
+        for path, data in files:
+            add(tar, "files/" + path, data)
+    elif case in ("dotdot", "absolute"):
+        path = "../escaped.json" if case == "dotdot" else "/tmp/savetool-absolute-escape.json"
+        add(tar, "manifest.json", manifest([(path, GOOD)]))
+        add(tar, "files/" + path if case == "dotdot" else path, GOOD)
+    elif case == "dotdot-entry-only":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/../../escaped.json", GOOD)
+    elif case == "symlink":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", kind=tarfile.SYMTYPE, linkname="/etc/passwd")
+    elif case == "write-through-symlink":
+        add(tar, "manifest.json", manifest([("dir/save.json", GOOD)]))
+        add(tar, "files/dir", kind=tarfile.SYMTYPE, linkname="/tmp")
+        add(tar, "files/dir/save.json", GOOD)
+    elif case == "hardlink":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", kind=tarfile.LNKTYPE, linkname="manifest.json")
+    elif case == "fifo":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", kind=tarfile.FIFOTYPE)
+    elif case == "device":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", kind=tarfile.CHRTYPE, devmajor=1, devminor=3)
+    elif case == "duplicate":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", GOOD)
+        add(tar, "files/save.json", GOOD)
+    elif case == "nfc-nfd":
+        name = "Lojtari é.json"
+        nfc, nfd = unicodedata.normalize("NFC", name), unicodedata.normalize("NFD", name)
+        add(tar, "manifest.json", manifest([(nfc, GOOD), (nfd, b"other\n")]))
+        add(tar, "files/" + nfc, GOOD)
+        add(tar, "files/" + nfd, b"other\n")
+    elif case == "bigger-than-declared":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", GOOD + b"and a lot more than the manifest says" * 100)
+    elif case == "not-listed":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", GOOD)
+        add(tar, "files/extra.json", GOOD)
+    elif case == "missing":
+        add(tar, "manifest.json", manifest(files + [("second.json", GOOD)]))
+        add(tar, "files/save.json", GOOD)
+    elif case == "checksum":
+        add(tar, "manifest.json", manifest(files))
+        add(tar, "files/save.json", GOOD.replace(b"2", b"3"))
+    elif case == "future-format":
+        add(tar, "manifest.json", manifest(files, fmt="savetool.bundle/2"))
+        add(tar, "files/save.json", GOOD)
+    elif case == "manifest-not-first":
+        add(tar, "files/save.json", GOOD)
+        add(tar, "manifest.json", manifest(files))
+    elif case == "zeros-bomb":
+        size = 1 << 30
+        digest = hashlib.sha256()
+        chunk = bytes(1 << 20)
+        for _ in range(size >> 20):
+            digest.update(chunk)
+        body = json.dumps({"format": "savetool.bundle/1", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test", "source": "x",
+                           "files": [{"path": "zeros", "size": size, "sha256": digest.hexdigest(), "mode": "0644"}]}).encode()
+        add(tar, "manifest.json", body)
+        info = tarfile.TarInfo("files/zeros")
+        info.size = size
+        tar.addfile(info, io.BufferedReader(Zeros(size)))
+    elif case == "many-entries":
+        many = [(f"f{i}", b"") for i in range(100_000)]
+        add(tar, "manifest.json", manifest(many))
+        for path, data in many:
+            add(tar, "files/" + path, data)
+    else:
+        sys.exit(f"unknown case {case}")

@@ -38,9 +38,48 @@ public final class ArchiveReader {
         }
     }
 
+    /// Reads an archive held in memory; `bytes` must stay alive as long as the reader.
+    private var memory: UnsafeMutableRawBufferPointer?
+
+    public init(bytes: [UInt8], name: String) throws(ArchiveError) {
+        self.path = name
+        guard let archive = archive_read_new(), let entry = archive_entry_new() else {
+            throw .unreadable(archive: name, message: "libarchive could not allocate a reader")
+        }
+        self.archive = archive
+        self.entry = entry
+        archive_read_support_filter_all(archive)
+        archive_read_support_format_tar(archive)
+        archive_read_support_format_gnutar(archive)
+        archive_read_support_format_zip(archive)
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
+        memory = copy
+        let status = UTF8Locale.run { archive_read_open_memory(archive, copy.baseAddress, bytes.count) }
+        if status != ARCHIVE_OK { throw .malformed(archive: name, entry: nil, message: Self.message(archive)) }
+    }
+
     deinit {
         archive_read_free(archive)
         archive_entry_free(entry)
+        memory?.deallocate()
+    }
+
+    /// The whole data of the entry named `path`, or `nil` when the archive has none.
+    public func contents(of path: String, limit: Int = 256 << 20) throws(ArchiveError) -> [UInt8]? {
+        while let info = try next() {
+            guard info.path == path else { continue }
+            var data: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while case let count = try read(into: &buffer), count > 0 {
+                data += buffer[..<count]
+                if data.count > limit {
+                    throw .malformed(archive: self.path, entry: path, message: "larger than \(limit) bytes, expected a document")
+                }
+            }
+            return data
+        }
+        return nil
     }
 
     /// The next entry's header, or `nil` at the end of the archive.

@@ -22,6 +22,24 @@ struct ExportCommandTests {
         #expect(try Processes.run(["tar", "--zstd", "-tf", first]).outputText.hasPrefix("manifest.json\nfiles/"))
     }
 
+    @Test func bundlesCanBeInspectedAndReadEntryByEntry() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("s.zip").path
+        #expect(try CLI.run("export", Corpus.packageRoot.appendingPathComponent("samples").path, "-o", bundle).status == 0)
+        let inspected = try CLI.run("inspect", bundle)
+        #expect(inspected.outputText.contains("bundle:    savetool.bundle/1, 4 files"))
+        #expect(inspected.outputText.contains("kape/Documents/current_tournament.json  460 bytes  json"))
+        let entry = "files/blocks/Library/Preferences/com.example.blocks.plist"
+        #expect(try CLI.run("get", bundle, "--entry", entry, "/gameSave/coinBalance").outputText == "1275\n")
+        #expect(try CLI.run("convert", bundle, "--entry", entry, "--compact").outputText.hasPrefix(#"{"gameSave":{"$data":"#))
+        let missing = try CLI.run("get", bundle, "--entry", "files/nope.json", "/x")
+        #expect(missing.status == 66)
+        let editing = try CLI.run("set", bundle, "--entry", entry, "/launchCount", "1")
+        #expect(editing.status == 64)
+        #expect(try CLI.run("--json", "inspect", bundle).outputText.contains(#""format": "zip""#))
+    }
+
     @Test func exitCodes() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

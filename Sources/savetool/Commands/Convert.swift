@@ -54,12 +54,13 @@ struct Convert: ParsableCommand {
     var compact = false
 
     func run() throws {
-        try Failure.reporting(file: input) {
-            let registry = global.registry()
-            let bytes = try FileIO.read(input)
+        let registry = global.registry()
+        let loaded = try Failure.reporting(file: input) { try InputBytes.read(input, entry: reading.entry) }
+        try Failure.reporting(file: loaded.displayName) {
+            let bytes = loaded.bytes
             let inputSize = bytes.count
             let source = try from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
-                ?? registry.detect(bytes: bytes, path: input == "-" ? nil : input)
+                ?? registry.detect(bytes: bytes, path: loaded.nameForExtension)
             let target = try outputCodec(registry)
             var options = EncodingOptions()
             options.pretty = !compact

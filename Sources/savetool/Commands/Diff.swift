@@ -28,8 +28,8 @@ struct Diff: ParsableCommand {
     func run() throws {
         let differences = try Failure.reporting {
             let registry = global.registry()
-            let old = try LoadedDocument.load(a, registry: registry, options: reading.decoding)
-            let new = try LoadedDocument.load(b, registry: registry, options: reading.decoding)
+            let old = try LoadedDocument.load(a, registry: registry, reading: reading)
+            let new = try LoadedDocument.load(b, registry: registry, reading: reading)
             let diff = StructuralDiff(from: old.value, to: new.value)
             if global.json {
                 try Console.outputJSON(["same": .bool(diff.isEmpty), "differences": .array(diff.changes.map(json))])

@@ -34,7 +34,7 @@ struct Get: ParsableCommand {
         try Failure.reporting(file: file) {
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
-            let document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
+            let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             var value = try document.value.value(at: path, seeingThrough: registry)
             if decode {
                 let bytes: [UInt8]

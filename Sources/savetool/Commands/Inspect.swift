@@ -1,4 +1,5 @@
 import ArgumentParser
+import SaveArchive
 import SaveKit
 
 struct Inspect: ParsableCommand {
@@ -20,7 +21,11 @@ struct Inspect: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: file) {
             let registry = global.registry()
-            let document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
+            let document = try LoadedDocument.load(file, registry: registry, reading: reading)
+            if document.codec is ArchiveCodec {
+                if global.json { try Console.outputJSON(document.value) } else { Console.output(archiveText(document)) }
+                return
+            }
             let summary = DocumentSummary(of: document.value, registry: registry)
             if global.json {
                 try Console.outputJSON(json(document, summary))
@@ -50,6 +55,35 @@ struct Inspect: ParsableCommand {
             lines.append("embedded:")
             for item in summary.embedded {
                 lines.append("  \(item.pointer.displayText)  \(item.codec) document, \(describe(item.topLevelType, item.count)) (\(item.byteCount) bytes)")
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// An archive: its entries, and for a bundle what its manifest says.
+    private func archiveText(_ document: LoadedDocument) -> String {
+        let entries = document.value["entries"]?.arrayValue ?? []
+        var lines = [
+            "file:      \(file)",
+            "codec:     \(document.codec.id) — \(document.codec.summary)",
+            "size:      \(document.bytes.count) bytes",
+            "entries:   \(entries.count)",
+        ]
+        if let manifest = document.value["manifest"] {
+            let files = manifest["files"]?.arrayValue ?? []
+            let total = files.compactMap { $0["size"]?.int64Value }.reduce(0, +)
+            lines.append("bundle:    \(manifest["format"]?.stringValue ?? "?"), \(files.count) file\(files.count == 1 ? "" : "s"), \(total) bytes")
+            for key in ["createdAt", "createdBy", "label", "source"] {
+                if let text = manifest[key]?.stringValue { lines.append("  \(key.padding(toLength: 10, withPad: " ", startingAt: 0)) \(text)") }
+            }
+            for entry in files {
+                let codec = entry["codec"]?.stringValue.map { "  \($0)" } ?? ""
+                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(entry["size"]?.int64Value ?? 0) bytes\(codec)")
+            }
+        } else {
+            for entry in entries {
+                let size = entry["size"]?.int64Value.map { "  \($0) bytes" } ?? ""
+                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(entry["type"]?.stringValue ?? "")\(size)")
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -3,6 +3,7 @@ import SaveKit
 
 struct Remove: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "remove",
         abstract: "Remove one value of a document in place, keeping its codec.",
         discussion: """
             Removes a key from its dictionary or an element from its array (later elements \
@@ -21,9 +22,12 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
+            guard reading.entry == nil else {
+                throw ValidationError("--entry reads inside an archive, and \(Self.configuration.commandName ?? "this command") writes the file it reads: import the bundle, edit the file, export again")
+            }
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
-            var document = try LoadedDocument.load(file, registry: registry, options: reading.decoding)
+            var document = try LoadedDocument.load(file, registry: registry, reading: reading)
             try document.value.removeValue(at: path, seeingThrough: registry)
             try DocumentOutput.replace(document, global: global)
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SaveArchive
 import SaveKit
 
 /// A document read from a file or standard input, with the codec it was read with.
@@ -10,14 +11,33 @@ struct LoadedDocument {
 
     /// Reads and decodes `path`; the codec is `codecID`, else sniffed from the content, else
     /// taken from the extension. Errors name the file.
-    static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, options: DecodingOptions = DecodingOptions()) throws -> LoadedDocument {
-        let bytes = try FileIO.read(path)
-        return try Failure.reporting(file: path) {
+    static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, reading: ReadingOptions) throws -> LoadedDocument {
+        let input = try InputBytes.read(path, entry: reading.entry)
+        return try Failure.reporting(file: input.displayName) {
             let codec = try codecID.map { id throws(CodecError) in try registry.requireCodec(id: id) }
-                ?? registry.detect(bytes: bytes, path: path == "-" ? nil : path)
-            let value = try codec.decode(bytes, options: options)
-            return LoadedDocument(path: path, bytes: bytes, codec: codec, value: value)
+                ?? registry.detect(bytes: input.bytes, path: input.nameForExtension)
+            let value = try codec.decode(input.bytes, options: reading.decoding)
+            return LoadedDocument(path: path, bytes: input.bytes, codec: codec, value: value)
         }
+    }
+}
+
+/// The bytes of an input: a file, standard input, or one entry of an archive (`--entry`).
+struct InputBytes {
+    var bytes: [UInt8]
+    /// How messages name it: `save.json`, or `bundle.tar.gz[files/save.json]`.
+    var displayName: String
+    /// The name whose extension helps tell the codec, if any.
+    var nameForExtension: String?
+
+    static func read(_ path: String, entry: String?) throws -> InputBytes {
+        let bytes = try FileIO.read(path)
+        guard let entry else { return InputBytes(bytes: bytes, displayName: path, nameForExtension: path == "-" ? nil : path) }
+        let reader = try ArchiveReader(bytes: bytes, name: path)
+        guard let contents = try reader.contents(of: entry) else {
+            throw LocatedError(file: path, message: " no entry \(entry) in the archive, expected one of its entries (savetool inspect \(path) lists them)", code: Failure.Code.noInput)
+        }
+        return InputBytes(bytes: contents, displayName: "\(path)[\(entry)]", nameForExtension: entry)
     }
 }
 

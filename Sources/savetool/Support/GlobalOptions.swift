@@ -1,4 +1,5 @@
 import ArgumentParser
+import SaveArchive
 import SaveKit
 
 /// Options every command accepts.
@@ -44,8 +45,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// The built-in codecs plus any plugins; problems with plugins are warned about, not fatal.
     func registry() -> CodecRegistry {
-        let (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
+        var (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
         for problem in problems { warn("ignoring plugin \(problem)") }
+        for codec in ArchiveCodec.all {
+            do { try registry.register(codec) } catch { warn("\(error)") }
+        }
         return registry
     }
 
@@ -59,6 +63,9 @@ struct GlobalOptions: ParsableArguments {
 struct ReadingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A key found twice in one dictionary: reject it, or keep the last value as Apple's readers do.", valueName: "reject|last"))
     var duplicateKeys: DecodingOptions.DuplicateKeyPolicy = .reject
+
+    @Option(help: ArgumentHelp("Read this entry of an archive (such as files/Documents/save.json in a bundle) as the document.", valueName: "path"))
+    var entry: String?
 
     var decoding: DecodingOptions {
         var options = DecodingOptions()

@@ -55,9 +55,11 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         let registry = global.registry()
-        let loaded = try Failure.reporting(file: input) { try InputBytes.read(input, entry: reading.entry) }
+        var loaded = try Failure.reporting(file: input) { try InputBytes.read(input, entry: reading.entry) }
         try Failure.reporting(file: loaded.displayName) {
+            // The bytes move out of `loaded`, so that the conversion can free them once read.
             let bytes = loaded.bytes
+            loaded.bytes = []
             let inputSize = bytes.count
             let source = try from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: bytes, path: loaded.nameForExtension)

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Bundle benchmark: savetool export/import side by side with GNU tar, same compression.
+
+    bundles.py SAVETOOL WORKDIR [--megabytes 300] [--files 2000] [--runs 3]
+
+Makes a save tree of about MEGABYTES in FILES files (JSON text and binary plists, which
+compress like real saves), then times in one run: savetool export vs tar -czf, and with zstd
+vs tar --zstd; savetool import vs tar -xzf (and zstd) into an empty directory. Median wall
+time of RUNS; peak memory is the child's maximum resident set. Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import plistlib
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def make_tree(root, megabytes, files):
+    rng = random.Random(11)
+    per_file = int(megabytes * 1e6 / files)
+    names = ["Ana", "Besa", "Drita", "Zoë", "玩家", "Gjergj", "Teuta"]
+    for index in range(files):
+        folder = root / f"slot-{index % 40:02d}" / ("Documents" if index % 2 else "Library/Preferences")
+        folder.mkdir(parents=True, exist_ok=True)
+        if index % 2:
+            records = []
+            size = 0
+            while size < per_file:
+                record = {"player": rng.choice(names), "round": rng.randint(1, 99), "score": rng.random() * 1000,
+                          "moves": [rng.randint(0, 80) for _ in range(12)], "note": os.urandom(24).hex()}
+                records.append(record)
+                size += 170
+            (folder / f"save-{index}.json").write_text(json.dumps({"schemaVersion": 3, "records": records}))
+        else:
+            blob = {"level": index, "payload": os.urandom(per_file // 3), "names": [rng.choice(names) for _ in range(per_file // 40)]}
+            (folder / f"prefs-{index}.plist").write_bytes(plistlib.dumps(blob, fmt=plistlib.FMT_BINARY))
+
+
+def measure(command, cwd=None, env=None):
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    error = process.stderr.read().decode(errors="replace")
+    process.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(command)} failed: {error}")
+    return elapsed, usage.ru_maxrss * 1024
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("savetool")
+    parser.add_argument("workdir")
+    parser.add_argument("--megabytes", type=float, default=300)
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    savetool = os.path.abspath(args.savetool)
+    work = Path(args.workdir).resolve()
+    tree = work / "tree"
+    if not tree.exists():
+        make_tree(tree, args.megabytes, args.files)
+    size = sum(f.stat().st_size for f in tree.rglob("*") if f.is_file())
+    count = sum(1 for f in tree.rglob("*") if f.is_file())
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1763712000")
+
+    def run(name, make_command, prepare=None):
+        times, peaks = [], []
+        for _ in range(args.runs):
+            if prepare:
+                prepare()
+            elapsed, peak = measure(make_command(), cwd=work, env=env)
+            times.append(elapsed)
+            peaks.append(peak)
+        result = (statistics.median(times), max(peaks))
+        print(f"{name:34} {result[0]:7.2f} s {result[1] / 2**20:7.0f} MiB", file=sys.stderr, flush=True)
+        return result
+
+    def fresh(path):
+        def prepare():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+        return prepare
+
+    rows = []
+    for label, extension, tar_flag in [("gzip", "tar.gz", "-z"), ("zstd", "tar.zst", "--zstd")]:
+        bundle, tarball = work / f"bundle.{extension}", work / f"plain.{extension}"
+        export = run(f"savetool export ({label})", lambda: [savetool, "export", str(tree), "-o", str(bundle), "-q"])
+        tar_create = run(f"tar -c ({label})", lambda: ["tar", tar_flag, "-cf", str(tarball), "-C", str(tree), "."])
+        target = work / "restored"
+        restore = run(f"savetool import ({label})", lambda: [savetool, "import", str(bundle), "--into", str(target / "saves"), "-q"], fresh(target))
+        tar_extract = run(f"tar -x ({label})", lambda: ["tar", tar_flag, "-xf", str(tarball), "-C", str(target)], fresh(target))
+        rows.append((f"export, {label}", export, tar_create, bundle.stat().st_size, tarball.stat().st_size))
+        rows.append((f"import, {label}", restore, tar_extract, None, None))
+
+    print(f"{count} files, {size / 1e6:.0f} MB; median of {args.runs} runs\n")
+    print("| operation | savetool | GNU tar | savetool ÷ tar (time) | savetool peak memory | archive size (savetool / tar) |")
+    print("|---|---|---|---|---|---|")
+    for name, ours, theirs, our_size, their_size in rows:
+        sizes = f"{our_size / 1e6:.1f} MB / {their_size / 1e6:.1f} MB" if our_size else ""
+        print(f"| {name} | {ours[0]:.2f} s | {theirs[0]:.2f} s | {ours[0] / theirs[0]:.2f}× | {ours[1] / 2**20:.0f} MiB | {sizes} |")
+
+
+if __name__ == "__main__":
+    main()

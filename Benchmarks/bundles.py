@@ -35,10 +35,10 @@ def make_tree(root, megabytes, files):
                 record = {"player": rng.choice(names), "round": rng.randint(1, 99), "score": rng.random() * 1000,
                           "moves": [rng.randint(0, 80) for _ in range(12)], "note": os.urandom(24).hex()}
                 records.append(record)
-                size += 170
+                size += 140
             (folder / f"save-{index}.json").write_text(json.dumps({"schemaVersion": 3, "records": records}))
         else:
-            blob = {"level": index, "payload": os.urandom(per_file // 3), "names": [rng.choice(names) for _ in range(per_file // 40)]}
+            blob = {"level": index, "payload": os.urandom(per_file // 2), "names": [rng.choice(names) for _ in range(per_file // 14)]}
             (folder / f"prefs-{index}.plist").write_bytes(plistlib.dumps(blob, fmt=plistlib.FMT_BINARY))
 
 

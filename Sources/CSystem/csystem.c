@@ -23,3 +23,10 @@ int savetool_rename_exchange(const char *first, const char *second) {
     return -1;
 #endif
 }
+
+int savetool_sync_file_system(int descriptor) {
+#if defined(__linux__)
+    if (syncfs(descriptor) == 0) return 0;
+#endif
+    return fsync(descriptor);
+}

@@ -6,4 +6,8 @@
 /// set (ENOSYS or EINVAL where the file system cannot exchange).
 int savetool_rename_exchange(const char *first, const char *second);
 
+/// Flushes every file of the file system holding `descriptor` to disk in one call (Linux
+/// syncfs); elsewhere, or on failure, falls back to fsync of that descriptor.
+int savetool_sync_file_system(int descriptor);
+
 #endif

@@ -15,7 +15,7 @@ import Darwin
 /// rather than landing with a checksum that does not match. The bundle is written under a
 /// temporary name beside its destination and renamed into place only when complete.
 /// The same files and `createdAt` give the same bytes.
-public struct BundleExporter {
+public struct BundleExporter: Sendable {
     public var format: ArchiveFormat = .tar(.gzip)
     public var label: String?
     /// The manifest's `createdAt`, also the time of the `manifest.json` entry.
@@ -35,10 +35,7 @@ public struct BundleExporter {
     public func export(directory source: String, to destination: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
         let paths = try Self.files(under: root)
-        var files: [BundleManifest.File] = []
-        for relative in paths {
-            files.append(try describe(root + "/" + relative, as: relative))
-        }
+        let files = try describeInParallel(paths, root: root)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
         try write(manifest, root: root, to: destination)
@@ -76,6 +73,33 @@ public struct BundleExporter {
             }
         }
         return found.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Checksums the files on every core: the manifest comes first in the bundle, so all of
+    /// them are read once before any is written, and that pass is worth sharing out.
+    private func describeInParallel(_ paths: [String], root: String) throws -> [BundleManifest.File] {
+        final class Results: @unchecked Sendable {
+            var files: [BundleManifest.File?]
+            var failure: (any Error)?
+            let lock = NSLock()
+            init(count: Int) { files = Array(repeating: nil, count: count) }
+        }
+        let results = Results(count: paths.count)
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, paths.count))
+        let exporter = self
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for index in stride(from: worker, to: paths.count, by: workers) {
+                do {
+                    let file = try exporter.describe(root + "/" + paths[index], as: paths[index])
+                    results.lock.withLock { results.files[index] = file }
+                } catch {
+                    results.lock.withLock { if results.failure == nil { results.failure = error } }
+                    return
+                }
+            }
+        }
+        if let failure = results.failure { throw failure }
+        return results.files.map { $0! }
     }
 
     private func describe(_ path: String, as relative: String) throws -> BundleManifest.File {

@@ -215,7 +215,15 @@ public struct BundleImporter {
         if let missing = manifest.files.first(where: { !seen.contains("files/" + $0.path) }) {
             throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
         }
-        if let staging { FileIO.syncDirectory(staging) }
+        if let staging { try Self.flush(staging) }
+    }
+
+    /// Puts every staged file and directory on disk before the swap makes them the destination.
+    private static func flush(_ staging: String) throws {
+        let descriptor = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BundleImportError.io(path: staging, reason: FileError.reason(errno)) }
+        defer { close(descriptor) }
+        guard savetool_sync_file_system(descriptor) == 0 else { throw BundleImportError.io(path: staging, reason: FileError.reason(errno)) }
     }
 
     private func copy(
@@ -253,7 +261,8 @@ public struct BundleImporter {
         guard descriptor >= 0 else { return }
         let seconds = file.modifiedAt.timeIntervalSince1970.rounded(.down)
         var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
-        guard fchmod(descriptor, mode_t(file.mode)) == 0, futimens(descriptor, &times) == 0, fsync(descriptor) == 0 else {
+        // Flushed all at once by extract() (one syncfs rather than an fsync per file).
+        guard fchmod(descriptor, mode_t(file.mode)) == 0, futimens(descriptor, &times) == 0 else {
             throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(errno))
         }
     }

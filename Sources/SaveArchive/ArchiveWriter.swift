@@ -12,6 +12,9 @@ public final class ArchiveWriter {
     private let entry: OpaquePointer
     private var current: (path: String, declared: Int64, written: Int64)?
     private var closed = false
+    /// Compression on a thread of its own, for compressed tar.
+    private var pipeline: CompressionPipeline?
+    private var output: DescriptorOutput?
 
     /// Writes to `descriptor` (left open); `name` is for messages.
     public init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
@@ -23,35 +26,59 @@ public final class ArchiveWriter {
         self.entry = entry
         var status: Int32
         var options: [String] = []
+        var filter: ((OpaquePointer) -> Int32)?
         switch format {
         case .zip:
             status = archive_write_set_format_zip(archive)
             if let level { options.append("zip:compression-level=\(level)") }
         case .tar(let compression):
             status = archive_write_set_format_pax_restricted(archive)
-            if status == ARCHIVE_OK {
-                switch compression {
-                case .gzip:
-                    status = archive_write_add_filter_gzip(archive)
-                    options.append("gzip:!timestamp")
-                    if let level { options.append("gzip:compression-level=\(level)") }
-                case .zstd:
-                    status = archive_write_add_filter_zstd(archive)
-                    if let level { options.append("zstd:compression-level=\(level)") }
-                case .xz:
-                    status = archive_write_add_filter_xz(archive)
-                    if let level { options.append("xz:compression-level=\(level)") }
-                case .none:
-                    status = archive_write_add_filter_none(archive)
-                }
+            switch compression {
+            case .gzip:
+                filter = archive_write_add_filter_gzip
+                options.append("gzip:!timestamp")
+                if let level { options.append("gzip:compression-level=\(level)") }
+            case .zstd:
+                filter = archive_write_add_filter_zstd
+                if let level { options.append("zstd:compression-level=\(level)") }
+            case .xz:
+                filter = archive_write_add_filter_xz
+                if let level { options.append("xz:compression-level=\(level)") }
+            case .none:
+                break
             }
         }
-        if status == ARCHIVE_OK, !options.isEmpty {
-            status = archive_write_set_options(archive, options.joined(separator: ","))
+        let optionText = options.joined(separator: ",")
+        if let filter {
+            // The tar stream goes, uncompressed, to a compressor on its own thread.
+            do {
+                pipeline = try CompressionPipeline(descriptor: descriptor, name: name) { compressor in
+                    let added = filter(compressor)
+                    return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(compressor, optionText) : added
+                }
+            } catch {
+                closed = true  // nothing to close; deinit frees the writer
+                throw error
+            }
+        } else if status == ARCHIVE_OK, !options.isEmpty {
+            status = archive_write_set_options(archive, optionText)
         }
         // One block size for tar: the last block is not padded to 10 KiB.
         if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
-        if status == ARCHIVE_OK { status = archive_write_open_fd(archive, descriptor) }
+        if status == ARCHIVE_OK {
+            if let pipeline {
+                let context = Unmanaged.passUnretained(pipeline).toOpaque()
+                status = archive_write_open2(archive, context, nil, { _, context, buffer, length in
+                    let pipeline = Unmanaged<CompressionPipeline>.fromOpaque(context!).takeUnretainedValue()
+                    guard let buffer, pipeline.push(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
+                    return length
+                }, nil, nil)
+            } else {
+                let output = DescriptorOutput(descriptor)
+                self.output = output
+                status = output.open(archive)
+            }
+        }
         guard status == ARCHIVE_OK else {
             closed = true  // nothing to close; deinit frees both
             throw .cannotCreate(archive: name, message: ArchiveReader.message(archive))
@@ -60,6 +87,7 @@ public final class ArchiveWriter {
 
     deinit {
         if !closed { archive_write_close(archive) }
+        try? pipeline?.finish()
         archive_write_free(archive)
         archive_entry_free(entry)
     }
@@ -134,7 +162,14 @@ public final class ArchiveWriter {
         try finishEntry()
         closed = true
         guard archive_write_close(archive) == ARCHIVE_OK else {
-            throw .ioFailure(archive: name, message: ArchiveReader.message(archive))
+            let message = pipeline?.error ?? ArchiveReader.message(archive)
+            try? pipeline?.finish()
+            throw .ioFailure(archive: name, message: message)
+        }
+        do {
+            try pipeline?.finish()
+        } catch {
+            throw .ioFailure(archive: name, message: pipeline?.error ?? "\(error)")
         }
     }
 }

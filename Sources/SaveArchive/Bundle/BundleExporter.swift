@@ -11,8 +11,9 @@ import Darwin
 /// Writes a save directory as a bundle: `manifest.json`, then each file under `files/`.
 ///
 /// The files are read twice — once to checksum them for the manifest, which comes first in
-/// the archive, and once to copy them — and a file that changes in between fails the export
-/// rather than landing with a checksum that does not match. The bundle is written under a
+/// the archive, and once to copy them — and a file that changes in between (its size, times or
+/// inode differ from the first read's, before or after the copy; the change time cannot be set
+/// back) fails the export rather than landing with a checksum that does not match. The bundle is written under a
 /// temporary name beside its destination and renamed into place only when complete.
 /// The same files and `createdAt` give the same bytes.
 public struct BundleExporter: Sendable {
@@ -28,17 +29,15 @@ public struct BundleExporter: Sendable {
         self.createdBy = createdBy
     }
 
-    /// Files of at most this size are decoded to confirm the codec their first bytes suggest.
-    static let codecCheckLimit = 8 << 20
-
     @discardableResult
     public func export(directory source: String, to destination: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
         let paths = try Self.files(under: root)
-        let files = try describeInParallel(paths, root: root)
+        let described = try describeInParallel(paths, root: root)
+        let files = described.map(\.file)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
-        try write(manifest, root: root, to: destination)
+        try write(manifest, identities: described.map(\.identity), root: root, to: destination)
         return manifest
     }
 
@@ -77,9 +76,9 @@ public struct BundleExporter: Sendable {
 
     /// Checksums the files on every core: the manifest comes first in the bundle, so all of
     /// them are read once before any is written, and that pass is worth sharing out.
-    private func describeInParallel(_ paths: [String], root: String) throws -> [BundleManifest.File] {
+    private func describeInParallel(_ paths: [String], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity)] {
         final class Results: @unchecked Sendable {
-            var files: [BundleManifest.File?]
+            var files: [(file: BundleManifest.File, identity: FileIdentity)?]
             var failure: (any Error)?
             let lock = NSLock()
             init(count: Int) { files = Array(repeating: nil, count: count) }
@@ -102,7 +101,28 @@ public struct BundleExporter: Sendable {
         return results.files.map { $0! }
     }
 
-    private func describe(_ path: String, as relative: String) throws -> BundleManifest.File {
+    /// What identifies one version of a file: a write changes the size, the modification or
+    /// the change time, and replacing the file changes the inode.
+    struct FileIdentity: Equatable, Sendable {
+        var device: UInt64, inode: UInt64, size: Int64
+        var modified: timespec, changed: timespec
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = info.st_mtim
+            changed = info.st_ctim
+        }
+
+        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+    }
+
+    private func describe(_ path: String, as relative: String) throws -> (file: BundleManifest.File, identity: FileIdentity) {
         var info = stat()
         guard stat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         var hasher = SHA256()
@@ -110,26 +130,33 @@ public struct BundleExporter: Sendable {
         var head: [UInt8] = []
         try Self.readChunks(path) { chunk in
             hasher.update(bufferPointer: chunk)
-            if head.count < Self.codecCheckLimit + 1 { head.append(contentsOf: chunk.prefix(Self.codecCheckLimit + 1 - head.count)) }
+            if head.count < CodecRegistry.sniffLength { head.append(contentsOf: chunk.prefix(CodecRegistry.sniffLength - head.count)) }
             size += Int64(chunk.count)
         }
+        var after = stat()
+        guard stat(path, &after) == 0, FileIdentity(after) == FileIdentity(info), Int64(info.st_size) == size else {
+            throw BundleError.changedDuringExport(path: path)
+        }
         let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec))
-        return BundleManifest.File(
+        let file = BundleManifest.File(
             path: relative, size: size, sha256: Self.hex(hasher.finalize()), mode: UInt16(info.st_mode & 0o7777),
-            modifiedAt: modified, codec: recognisedCodec(head, complete: head.count <= Self.codecCheckLimit), kind: nil, version: nil)
+            modifiedAt: modified, codec: recognisedCodec(head, name: relative), kind: nil, version: nil)
+        return (file, FileIdentity(info))
     }
 
-    /// The codec a file's content is, when its first bytes say so and (for files small enough)
-    /// it decodes; a `.json` file holding something else is not called JSON.
-    private func recognisedCodec(_ head: [UInt8], complete: Bool) -> String? {
+    /// The codec of a file whose first bytes and name agree: a binary plist's magic number is
+    /// enough; text needs a matching extension too (a `.txt` starting with `{` is not called
+    /// JSON). Decoding every save to be sure would cost more than the whole export.
+    private func recognisedCodec(_ head: [UInt8], name: String) -> String? {
         guard let codec = registry.codec(sniffing: head) else { return nil }
-        guard complete else { return codec is BinaryPlistCodec ? codec.id : nil }
-        return (try? codec.decode(head)) == nil ? nil : codec.id
+        if codec is BinaryPlistCodec { return codec.id }
+        let lowered = name.lowercased()
+        return codec.fileExtensions.contains { lowered.hasSuffix("." + $0) } ? codec.id : nil
     }
 
     // MARK: - Writing the bundle
 
-    private func write(_ manifest: BundleManifest, root: String, to destination: String) throws {
+    private func write(_ manifest: BundleManifest, identities: [FileIdentity], root: String, to destination: String) throws {
         let directory = FileIO.parentDirectory(of: destination)
         let descriptor: Int32, temporary: String
         do {
@@ -147,18 +174,16 @@ public struct BundleExporter: Sendable {
         let manifestBytes = try manifest.encoded()
         try writer.begin(.file("manifest.json", size: Int64(manifestBytes.count), permissions: 0o644, modified: manifest.createdAt))
         try writer.write(manifestBytes)
-        for file in manifest.files {
+        for (file, identity) in zip(manifest.files, identities) {
+            let path = root + "/" + file.path
             try writer.begin(.file("files/" + file.path, size: file.size, permissions: file.mode, modified: file.modifiedAt))
-            var hasher = SHA256()
             var written: Int64 = 0
-            try Self.readChunks(root + "/" + file.path) { chunk in
-                hasher.update(bufferPointer: chunk)
+            try Self.readChunks(path, expecting: identity) { chunk in
                 written += Int64(chunk.count)
-                if written <= file.size { try writer.write(chunk) }
+                guard written <= file.size else { throw BundleError.changedDuringExport(path: path) }
+                try writer.write(chunk)
             }
-            guard written == file.size, Self.hex(hasher.finalize()) == file.sha256 else {
-                throw BundleError.changedDuringExport(path: root + "/" + file.path)
-            }
+            guard written == file.size else { throw BundleError.changedDuringExport(path: path) }
         }
         try writer.close()
         guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
@@ -171,22 +196,30 @@ public struct BundleExporter: Sendable {
         FileIO.syncDirectory(directory)
     }
 
-    /// Calls `body` with each 1 MiB chunk of a file.
-    static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    /// Calls `body` with each 1 MiB chunk of a file; with `identity`, the file must be that
+    /// version of it before and after.
+    static func readChunks(_ path: String, expecting identity: FileIdentity? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         defer { close(descriptor) }
+        func check() throws {
+            guard let identity else { return }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, FileIdentity(info) == identity else { throw BundleError.changedDuringExport(path: path) }
+        }
+        try check()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while true {
             let count = read(descriptor, buffer.baseAddress, buffer.count)
-            if count == 0 { return }
+            if count == 0 { break }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw BundleError.unreadable(path: path, reason: FileError.reason(errno))
             }
             try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
+        try check()
     }
 
     static func hex(_ digest: SHA256.Digest) -> String {

@@ -1,0 +1,110 @@
+import CArchive
+import Foundation
+
+/// Compresses a stream on a thread of its own, the way `tar --zstd` pipes into a `zstd`
+/// process: the tar writer formats and reads files on one core while the filter compresses on
+/// another. Blocks go through a small bounded queue, so memory stays flat.
+///
+/// The compressor is libarchive itself — the "raw" format, which writes one entry's bytes
+/// through the filters unchanged — so the output is exactly what the single-threaded writer
+/// would produce.
+final class CompressionPipeline: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var blocks: [[UInt8]] = []
+    private var finished = false
+    private var failure: String?
+    private var done = false
+    private let capacity = 16
+    private let compressor: OpaquePointer
+    private let entry: OpaquePointer
+    private let output: DescriptorOutput
+
+    /// Opens the compressor on `descriptor`; `configure` adds the filter and its options.
+    init(descriptor: Int32, name: String, configure: (OpaquePointer) -> Int32) throws(ArchiveError) {
+        guard let compressor = archive_write_new(), let entry = archive_entry_new() else {
+            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+        }
+        self.compressor = compressor
+        self.entry = entry
+        self.output = DescriptorOutput(descriptor)
+        var status = archive_write_set_format_raw(compressor)
+        if status == ARCHIVE_OK { status = configure(compressor) }
+        if status == ARCHIVE_OK { status = archive_write_set_bytes_in_last_block(compressor, 1) }
+        if status == ARCHIVE_OK { status = output.open(compressor) }
+        if status == ARCHIVE_OK {
+            archive_entry_set_pathname(entry, "stream")
+            archive_entry_set_filetype(entry, EntryType.regular)
+            status = archive_write_header(compressor, entry)
+        }
+        guard status == ARCHIVE_OK else {
+            let message = ArchiveReader.message(compressor)
+            archive_write_free(compressor)
+            archive_entry_free(entry)
+            throw .cannotCreate(archive: name, message: message)
+        }
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    deinit {
+        archive_write_free(compressor)
+        archive_entry_free(entry)
+    }
+
+    /// Queues a block; blocks while the queue is full. `false` once the compressor has failed.
+    func push(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let block = [UInt8](bytes)
+        condition.lock()
+        defer { condition.unlock() }
+        while blocks.count >= capacity && failure == nil { condition.wait() }
+        guard failure == nil else { return false }
+        blocks.append(block)
+        condition.broadcast()
+        return true
+    }
+
+    /// Ends the stream and waits for the compressor to write its last bytes.
+    func finish() throws(ArchiveError) {
+        condition.lock()
+        finished = true
+        condition.broadcast()
+        while !done { condition.wait() }
+        let failure = self.failure
+        condition.unlock()
+        if let failure { throw .ioFailure(archive: "", message: failure) }
+    }
+
+    var error: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure
+    }
+
+    private func run() {
+        var message: String?
+        while true {
+            condition.lock()
+            while blocks.isEmpty && !finished { condition.wait() }
+            if blocks.isEmpty && finished {
+                condition.unlock()
+                break
+            }
+            let block = blocks.removeFirst()
+            condition.broadcast()
+            condition.unlock()
+            let written = block.withUnsafeBytes { archive_write_data(compressor, $0.baseAddress, $0.count) }
+            if written < 0 || written != block.count {
+                message = ArchiveReader.message(compressor)
+                break
+            }
+        }
+        if message == nil, archive_write_close(compressor) != ARCHIVE_OK {
+            message = ArchiveReader.message(compressor)
+        }
+        condition.lock()
+        if let message { failure = message }
+        done = true
+        blocks.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -133,7 +133,7 @@ public final class ArchiveWriter {
         var offset = 0
         while offset < bytes.count {
             let count = archive_write_data(archive, bytes.baseAddress! + offset, bytes.count - offset)
-            guard count > 0 else { throw .ioFailure(archive: name, message: ArchiveReader.message(archive)) }
+            guard count > 0 else { throw .ioFailure(archive: name, message: failureMessage()) }
             offset += count
         }
         entryState.written += Int64(bytes.count)
@@ -153,8 +153,13 @@ public final class ArchiveWriter {
             throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
         }
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else {
-            throw .ioFailure(archive: name, message: ArchiveReader.message(archive))
+            throw .ioFailure(archive: name, message: failureMessage())
         }
+    }
+
+    /// The most precise reason there is: the output's own error, the compressor's, libarchive's.
+    private func failureMessage() -> String {
+        output?.failure ?? pipeline?.error ?? ArchiveReader.message(archive)
     }
 
     /// Writes the end of the archive and flushes the compressor. The descriptor stays open.
@@ -162,7 +167,7 @@ public final class ArchiveWriter {
         try finishEntry()
         closed = true
         guard archive_write_close(archive) == ARCHIVE_OK else {
-            let message = pipeline?.error ?? ArchiveReader.message(archive)
+            let message = failureMessage()
             try? pipeline?.finish()
             throw .ioFailure(archive: name, message: message)
         }

@@ -93,12 +93,12 @@ final class CompressionPipeline: @unchecked Sendable {
             condition.unlock()
             let written = block.withUnsafeBytes { archive_write_data(compressor, $0.baseAddress, $0.count) }
             if written < 0 || written != block.count {
-                message = ArchiveReader.message(compressor)
+                message = output.failure ?? ArchiveReader.message(compressor)
                 break
             }
         }
         if message == nil, archive_write_close(compressor) != ARCHIVE_OK {
-            message = ArchiveReader.message(compressor)
+            message = output.failure ?? ArchiveReader.message(compressor)
         }
         condition.lock()
         if let message { failure = message }

@@ -1,4 +1,5 @@
 import CArchive
+import SaveKit
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +16,8 @@ final class DescriptorOutput {
     /// Where the bytes not yet handed to writeback start: libarchive writes 10 KiB blocks,
     /// and writeback is started a MiB at a time.
     private var unflushedStart: off_t = 0
+    /// Why the last write failed (libarchive only learns that it did).
+    private(set) var failure: String?
 
     init(_ descriptor: Int32) { self.descriptor = descriptor }
 
@@ -24,6 +27,7 @@ final class DescriptorOutput {
             let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
             if count < 0 {
                 if errno == EINTR { continue }
+                failure = FileError.reason(errno)
                 return -1
             }
             written += count

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import SaveKit
 
 @main
@@ -24,7 +25,7 @@ struct SaveTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Formats.self,
+            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Backup.self, Formats.self,
         ]
     )
 
@@ -34,6 +35,9 @@ struct SaveTool: ParsableCommand {
     /// Global options may come before the command (`savetool --json inspect x`): they are
     /// moved after it, where the command's own copy of ``GlobalOptions`` reads them.
     static func main() {
+        // Past a file-size limit (ulimit -f), write() should fail with EFBIG — reported, exit
+        // 74, the temporary file removed — rather than the process being killed by SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
         main(GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
     }
 }

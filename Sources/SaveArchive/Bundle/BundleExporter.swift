@@ -29,6 +29,14 @@ public struct BundleExporter: Sendable {
         self.createdBy = createdBy
     }
 
+    /// The manifest a bundle of `source` would have, without writing one (checksums read every file).
+    public func manifest(of source: String) throws -> BundleManifest {
+        let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
+        let files = try describeInParallel(try Self.files(under: root), root: root).map(\.file)
+        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
+        return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
+    }
+
     @discardableResult
     public func export(directory source: String, to destination: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source

@@ -84,6 +84,11 @@ public struct BundleImporter {
 
     // MARK: - Manifest
 
+    /// The manifest of a bundle, read from its first entry without reading the rest.
+    public func manifest(of bundle: String) throws -> BundleManifest {
+        try readManifest(try ArchiveReader(path: bundle), bundle: bundle)
+    }
+
     private func readManifest(_ reader: ArchiveReader, bundle: String) throws -> BundleManifest {
         guard let first = try reader.next() else { throw BundleImportError.badManifest(bundle: bundle, reason: "the bundle is empty, expected manifest.json first") }
         guard first.path == "manifest.json", first.kind == .file else {

@@ -14,6 +14,7 @@ enum Failure {
         static let software: Int32 = 70
         static let cannotCreate: Int32 = 73
         static let ioError: Int32 = 74
+        static let temporary: Int32 = 75
     }
 
     /// Runs `body`; on error prints its message (naming `file`) and exits with its code.
@@ -62,6 +63,11 @@ enum Failure {
             case .unsupportedEntry: code = Code.dataError
             }
             return ("\(error.path): \(error)", code)
+        case let error as RepositoryLock.Failure:
+            switch error {
+            case .busy: return ("\(error.path): \(error)", Code.temporary)
+            case .cannotOpen: return ("\(error.path): \(error)", Code.cannotCreate)
+            }
         case let error as BundleImportError:
             switch error {
             case .noSpace, .io: return ("\(error.path): \(error)", Code.ioError)

@@ -1,0 +1,111 @@
+import Foundation
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A directory of daily backups: one bundle per day, `<name>-YYYY-MM-DD.tar.gz`, plus
+/// `.savetool-lock`. Files that are not savetool bundles of that naming are never touched.
+public struct BackupRepository: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+    }
+
+    /// A calendar day, as backups are named.
+    public struct Day: Sendable, Hashable, Comparable, CustomStringConvertible {
+        public var year: Int, month: Int, day: Int
+
+        public init(year: Int, month: Int, day: Int) {
+            (self.year, self.month, self.day) = (year, month, day)
+        }
+
+        /// `2026-11-21`; `nil` for anything else, impossible dates included.
+        public init?(_ text: String) {
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+                let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
+                let date = RFC3339.parse("\(text)T00:00:00Z"), RFC3339.format(date).hasPrefix(text)
+            else { return nil }
+            self.init(year: year, month: month, day: day)
+        }
+
+        /// Today in the local calendar.
+        public static func today(_ now: Date = Date()) -> Day {
+            let parts = Calendar.current.dateComponents([.year, .month, .day], from: now)
+            return Day(year: parts.year!, month: parts.month!, day: parts.day!)
+        }
+
+        public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+        public static func < (a: Day, b: Day) -> Bool { (a.year, a.month, a.day) < (b.year, b.month, b.day) }
+    }
+
+    /// One backup file.
+    public struct Backup: Sendable, Equatable {
+        public var name: String
+        public var day: Day
+        public var path: String
+        public var format: ArchiveFormat
+    }
+
+    /// The files named like backups (`<name>-YYYY-MM-DD.<archive extension>`), newest first.
+    /// `name` limits them to one source.
+    public func backups(named name: String? = nil) -> [Backup] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return entries.compactMap { file -> Backup? in
+            guard !file.hasPrefix("."), let format = ArchiveFormat(path: file) else { return nil }
+            let stem = String(file.dropLast(format.fileExtension.count + 1))
+            guard stem.count > 11, let day = Day(String(stem.suffix(10))), stem.dropLast(10).hasSuffix("-") else { return nil }
+            let backupName = String(stem.dropLast(11))
+            guard name == nil || backupName == name else { return nil }
+            var info = stat()
+            let path = directory + "/" + file
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return Backup(name: backupName, day: day, path: path, format: format)
+        }
+        .sorted { ($0.day, $0.path) > ($1.day, $1.path) }
+    }
+
+    /// What retention keeps: the backups of the last `keep` distinct days that have one (gaps
+    /// in the calendar use up no slot), and every backup dated after `today`.
+    public static func retention(of backups: [Backup], keep: Int, today: Day) -> (kept: [Backup], deleted: [Backup]) {
+        precondition(keep >= 1, "keep at least one day")
+        let pastDays = Set(backups.map(\.day).filter { $0 <= today }).sorted(by: >)
+        let keptDays = Set(pastDays.prefix(keep))
+        var kept: [Backup] = []
+        var deleted: [Backup] = []
+        for backup in backups {
+            if backup.day > today || keptDays.contains(backup.day) { kept.append(backup) } else { deleted.append(backup) }
+        }
+        return (kept, deleted)
+    }
+
+    /// Whether a file really is a savetool bundle (its first entry a savetool manifest): only
+    /// those are ever deleted.
+    public static func isBundle(_ path: String) -> Bool {
+        guard let reader = try? ArchiveReader(path: path), let first = try? reader.next(), first.path == "manifest.json",
+            first.kind == .file, (first.size ?? 0) <= 64 << 20
+        else { return false }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var data: [UInt8] = []
+        while let count = try? reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
+        return (try? JSONCodec().decode(data))?["format"]?.stringValue?.hasPrefix("savetool.bundle/") == true
+    }
+
+    /// Temporary files left by a backup that was killed (`.<file>.savetool-XXXXXX`); called
+    /// with the lock held, when no other savetool can be writing one.
+    public func removeStrayTemporaryFiles() -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var removed: [String] = []
+        for file in entries where file.hasPrefix(".") && file.range(of: #"\.savetool-[A-Za-z0-9]{6}$"#, options: .regularExpression) != nil {
+            var info = stat()
+            let path = directory + "/" + file
+            if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 { removed.append(path) }
+        }
+        return removed
+    }
+}

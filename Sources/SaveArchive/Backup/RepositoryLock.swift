@@ -1,0 +1,53 @@
+import Foundation
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The repository's `.savetool-lock`, held with `flock`: the kernel releases it when the
+/// holder exits, however it exits, so a lock left by a killed savetool never blocks.
+public final class RepositoryLock {
+    private let descriptor: Int32
+
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        case busy(path: String, waited: TimeInterval)
+        case cannotOpen(path: String, reason: String)
+
+        public var description: String {
+            switch self {
+            case .busy(_, let waited):
+                "another savetool holds the repository's lock (waited \(Int(waited)) s), expected it free; try again when it is done"
+            case .cannotOpen(_, let reason): "cannot open the lock: \(reason)"
+            }
+        }
+
+        public var path: String {
+            switch self {
+            case .busy(let path, _), .cannotOpen(let path, _): path
+            }
+        }
+    }
+
+    /// Takes the lock of `repository`, waiting up to `wait` seconds for another holder.
+    public init(repository: String, wait: TimeInterval = 3) throws(Failure) {
+        let path = repository + "/.savetool-lock"
+        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: FileError.reason(errno)) }
+        let deadline = Date().addingTimeInterval(wait)
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else {
+                close(descriptor)
+                throw .busy(path: path, waited: wait)
+            }
+            usleep(50_000)
+        }
+    }
+
+    deinit {
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import Foundation
+import SaveArchive
+import SaveKit
+
+struct BackupCreate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Back up a save directory for today (or --date), then apply retention.",
+        discussion: """
+            Writes <repo>/<name>-YYYY-MM-DD.tar.gz under a temporary name, flushes it and renames \
+            it into place; only then are backups past --keep days deleted. Run again on the same \
+            day, it replaces the day's backup if files changed and writes nothing if not \
+            ('unchanged'), so it is safe to run every hour. A backup dated after today is never \
+            deleted, nor is any file that is not a savetool bundle.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: RepositoryOptions
+
+    @Argument(help: "The save directory.")
+    var source: String
+
+    @Option(help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
+    var keep = 7
+
+    @Option(help: ArgumentHelp("The day of this backup (default: today, local time); for backfills.", valueName: "YYYY-MM-DD"))
+    var date: BackupRepository.Day?
+
+    @Option(help: ArgumentHelp("The backup name (default: the source directory's name).", valueName: "name"))
+    var name: String?
+
+    @Option(help: ArgumentHelp("Compression of the bundle.", valueName: "gzip|zstd|xz|none"))
+    var compression: ArchiveFormat.Compression = .gzip
+
+    func validate() throws {
+        guard keep >= 1 else { throw ValidationError("--keep \(keep) would delete every backup, expected 1 or more") }
+    }
+
+    func run() throws {
+        try Failure.reporting {
+            let today = BackupRepository.Day.today()
+            let report = try options.engine().create(
+                source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
+                createdAt: Export.creationTime())
+            if global.json {
+                try Console.outputJSON([
+                    "backup": .string(report.backup.path), "outcome": .string("\(report.outcome)"), "files": .int(UInt64(report.files)),
+                    "deleted": .array(report.deleted.map { .string($0.path) }),
+                ])
+            } else if !global.quiet {
+                var lines = ["\(report.outcome): \(report.backup.path) (\(report.files) file\(report.files == 1 ? "" : "s"))"]
+                lines += report.deleted.map { "deleted: \($0.path)" }
+                lines += report.strayFilesRemoved.map { "removed unfinished: \($0)" }
+                Console.output(lines.joined(separator: "\n") + "\n")
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import SaveArchive
+import SaveKit
+
+struct BackupList: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the backups, newest first, each verified: date, size, files, status.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: RepositoryOptions
+
+    func run() throws {
+        try Failure.reporting {
+            let engine = options.engine()
+            var rows: [SaveValue] = []
+            var lines: [String] = []
+            for backup in options.repository.backups() {
+                let size = (try? FileManager.default.attributesOfItem(atPath: backup.path)[.size] as? NSNumber)??.int64Value ?? 0
+                let result = Result { try engine.verify(backup.path) }
+                let files = (try? result.get())?.files.count
+                let status = files == nil ? "FAILS: \(result.failureDescription)" : "verified"
+                rows.append([
+                    "name": .string(backup.name), "date": .string(backup.day.description), "path": .string(backup.path),
+                    "size": .integer(size), "files": files.map { .int(UInt64($0)) } ?? .null, "verified": .bool(files != nil),
+                ])
+                lines.append("\(backup.day)  \(backup.name)  \(size) bytes  \(files.map { "\($0) files" } ?? "?")  \(status)")
+            }
+            if global.json {
+                try Console.outputJSON(.array(rows))
+            } else {
+                Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+            }
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    var failureDescription: String {
+        if case .failure(let error) = self { return "\(error)" }
+        return ""
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import SaveArchive
+import SaveKit
+
+struct BackupPrune: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Apply retention alone: keep the last --keep days that have a backup.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: RepositoryOptions
+
+    @Option(help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
+    var keep = 7
+
+    @Flag(help: "List what would be deleted, and delete nothing.")
+    var dryRun = false
+
+    func validate() throws {
+        guard keep >= 1 else { throw ValidationError("--keep \(keep) would delete every backup, expected 1 or more") }
+    }
+
+    func run() throws {
+        try Failure.reporting {
+            let deleted = try options.engine().prune(keep: keep, today: .today(), dryRun: dryRun)
+            if global.json {
+                try Console.outputJSON(.array(deleted.map { .string($0.path) }))
+            } else if !global.quiet {
+                let verb = dryRun ? "would delete" : "deleted"
+                Console.output(deleted.isEmpty ? "nothing to delete\n" : deleted.map { "\(verb): \($0.path)" }.joined(separator: "\n") + "\n")
+            }
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import SaveArchive
+import SaveKit
+
+struct BackupVerify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Re-read backups and check every checksum; exit 65 naming any bad file and entry.",
+        discussion: "Without backups named, every backup in the repository is checked.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: RepositoryOptions
+
+    @Argument(help: "Backups to check (file names or paths); all when none are given.")
+    var backups: [String] = []
+
+    func run() throws {
+        let engine = options.engine()
+        let paths = backups.isEmpty
+            ? options.repository.backups().map(\.path)
+            : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
+        var failed = 0
+        for path in paths {
+            do {
+                let manifest = try Failure.reporting { try engine.verify(path) }
+                if !global.quiet && !global.json { Console.output("ok: \(path) (\(manifest.files.count) files)\n") }
+            } catch {
+                failed += 1  // the message naming the file and entry is already on stderr
+            }
+        }
+        if failed > 0 { throw ExitCode(Failure.Code.dataError) }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("savetool backup")
+struct BackupCommandTests {
+    struct Fixture {
+        let root: URL
+        var repo: String { root.appendingPathComponent("repo").path }
+        var source: URL { root.appendingPathComponent("kape") }
+
+        init(size: Int = 20_000) throws {
+            root = try Processes.temporaryDirectory("backup-cli")
+            try FileManager.default.createDirectory(atPath: root.appendingPathComponent("repo").path, withIntermediateDirectories: true)
+            let documents = root.appendingPathComponent("kape/Documents")
+            try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+            var generator = SystemRandomNumberGenerator()
+            for index in 0..<5 {
+                try Data((0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: documents.appendingPathComponent("slot-\(index).bin"))
+            }
+        }
+
+        func repoFiles() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: repo).sorted() }
+    }
+
+    @Test func createListVerifyPrune() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        for day in ["2026-11-18", "2026-11-19", "2026-11-20"] {
+            let created = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", day)
+            #expect(created.status == 0, "\(created.errors)")
+            #expect(created.outputText.hasPrefix("created: \(fixture.repo)/kape-\(day).tar.gz (5 files)"))
+        }
+        let again = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20")
+        #expect(again.outputText.hasPrefix("unchanged: "))
+        let list = try CLI.run("backup", "list", "--repo", fixture.repo)
+        #expect(list.outputText.split(separator: "\n").map { String($0.prefix(10)) } == ["2026-11-20", "2026-11-19", "2026-11-18"])
+        #expect(list.outputText.components(separatedBy: "verified").count == 4)
+        #expect(try CLI.run("backup", "verify", "--repo", fixture.repo).status == 0)
+        let pruned = try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "1", "--dry-run")
+        #expect(pruned.outputText.contains("would delete: \(fixture.repo)/kape-2026-11-18.tar.gz"))
+        #expect(try fixture.repoFiles().filter { $0.hasSuffix(".tar.gz") }.count == 3)
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--keep", "0").status == 64)
+        #expect(try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "0").status == 64)
+    }
+
+    @Test func corruptionIsNamedByVerify() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none").status == 0)
+        let path = fixture.repo + "/kape-2026-11-20.tar"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes[bytes.count / 2] ^= 0x01  // inside a file's data
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let verified = try CLI.run("backup", "verify", "--repo", fixture.repo)
+        #expect(verified.status == 65)
+        #expect(verified.errors.contains("savetool: \(path): files/Documents/slot-"))
+        #expect(verified.errors.contains("SHA-256"))
+    }
+
+    @Test func aHeldLockMeansExit75() throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["flock", fixture.repo + "/.savetool-lock", "sleep", "6"]
+        try holder.run()
+        defer { holder.terminate() }
+        usleep(300_000)
+        let blocked = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo)
+        #expect(blocked.status == 75, "\(blocked.errors)")
+        #expect(blocked.errors.contains("another savetool holds the repository's lock"))
+        holder.terminate()
+        holder.waitUntilExit()
+        // A lock whose holder is gone blocks nobody.
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo).status == 0)
+    }
+
+    @Test func aFullDiskFailsWith74AndLeavesEarlierBackupsIntact() throws {
+        let fixture = try Fixture(size: 400_000)
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-19", "--compression", "none").status == 0)
+        let before = try fixture.repoFiles()
+        // A file-size limit of 1 MiB stands in for a full disk: the 2 MB backup cannot be written.
+        let full = try Processes.run([
+            "bash", "-c", "ulimit -f 1024; exec \"$0\" \"$@\"", CLI.executable, "backup", "create", fixture.source.path,
+            "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none", "--keep", "1",
+        ])
+        #expect(full.status == 74, "\(full.errors)")
+        #expect(full.errors.contains("file too large"))
+        #expect(try fixture.repoFiles() == before, "a partial backup or a deletion")
+        #expect(try CLI.run("backup", "verify", "--repo", fixture.repo).status == 0)
+    }
+
+    @Test func killedCreatesNeverLeaveABrokenBackup() throws {
+        let fixture = try Fixture(size: 300_000)
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<30 {
+            // The source changes between rounds, so that days get replaced as well as created.
+            try Data("round \(round)".utf8).write(to: fixture.source.appendingPathComponent("Documents/round.txt"))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.executable)
+            process.arguments = ["backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-\(10 + round % 8)", "--keep", "5", "-q"]
+            try process.run()
+            usleep(UInt32.random(in: 0...120_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let verified = try CLI.run("backup", "verify", "--repo", fixture.repo)
+            #expect(verified.status == 0, "round \(round): \(verified.errors)")
+        }
+        // The next complete run removes what the killed ones left.
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20").status == 0)
+        #expect(try fixture.repoFiles().filter { $0.contains(".savetool-") && $0 != ".savetool-lock" }.isEmpty)
+        let list = try CLI.run("backup", "list", "--repo", fixture.repo)
+        #expect(!list.outputText.contains("FAILS"))
+    }
+}

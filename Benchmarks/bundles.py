@@ -100,12 +100,20 @@ def main():
         rows.append((f"export, {label}", export, tar_create, bundle.stat().st_size, tarball.stat().st_size))
         rows.append((f"import, {label}", restore, tar_extract, None, None))
 
+    # Daily backups: a first create against tar -czf, and a second create of the unchanged tree.
+    repo = work / "repo"
+    first = run("savetool backup create (first)", lambda: [savetool, "backup", "create", str(tree), "--repo", str(repo), "--date", "2026-11-21", "-q"], fresh(repo))
+    second = run("savetool backup create (unchanged)", lambda: [savetool, "backup", "create", str(tree), "--repo", str(repo), "--date", "2026-11-21", "-q"])
+    tar_gzip = rows[0][2]
+
     print(f"{count} files, {size / 1e6:.0f} MB; median of {args.runs} runs\n")
     print("| operation | savetool | GNU tar | savetool ÷ tar (time) | savetool peak memory | archive size (savetool / tar) |")
     print("|---|---|---|---|---|---|")
     for name, ours, theirs, our_size, their_size in rows:
         sizes = f"{our_size / 1e6:.1f} MB / {their_size / 1e6:.1f} MB" if our_size else ""
         print(f"| {name} | {ours[0]:.2f} s | {theirs[0]:.2f} s | {ours[0] / theirs[0]:.2f}× | {ours[1] / 2**20:.0f} MiB | {sizes} |")
+    print(f"| backup create, first | {first[0]:.2f} s | {tar_gzip[0]:.2f} s (tar -czf) | {first[0] / tar_gzip[0]:.2f}× | {first[1] / 2**20:.0f} MiB | |")
+    print(f"| backup create, unchanged | {second[0]:.2f} s | — | {second[0] / first[0]:.0%} of the first | {second[1] / 2**20:.0f} MiB | |")
 
 
 if __name__ == "__main__":

@@ -21,16 +21,7 @@ public final class ArchiveReader {
     private var currentPath: String?
 
     public init(path: String) throws(ArchiveError) {
-        self.path = path
-        guard let archive = archive_read_new(), let entry = archive_entry_new() else {
-            throw .unreadable(archive: path, message: "libarchive could not allocate a reader")
-        }
-        self.archive = archive
-        self.entry = entry
-        archive_read_support_filter_all(archive)
-        archive_read_support_format_tar(archive)
-        archive_read_support_format_gnutar(archive)
-        archive_read_support_format_zip(archive)
+        (self.path, archive, entry) = try Self.allocate(name: path)
         let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
         if status != ARCHIVE_OK {
             // Every stored property is set, so deinit runs and frees both.
@@ -38,20 +29,27 @@ public final class ArchiveReader {
         }
     }
 
-    /// Reads an archive held in memory; `bytes` must stay alive as long as the reader.
-    private var memory: UnsafeMutableRawBufferPointer?
-
-    public init(bytes: [UInt8], name: String) throws(ArchiveError) {
-        self.path = name
-        guard let archive = archive_read_new(), let entry = archive_entry_new() else {
+    /// A reader of tar (any variant, any compression libarchive knows) and zip, and nothing else.
+    private static func allocate(name: String) throws(ArchiveError) -> (String, OpaquePointer, OpaquePointer) {
+        guard let archive = archive_read_new() else {
             throw .unreadable(archive: name, message: "libarchive could not allocate a reader")
         }
-        self.archive = archive
-        self.entry = entry
+        guard let entry = archive_entry_new() else {
+            archive_read_free(archive)
+            throw .unreadable(archive: name, message: "libarchive could not allocate an entry")
+        }
         archive_read_support_filter_all(archive)
         archive_read_support_format_tar(archive)
         archive_read_support_format_gnutar(archive)
         archive_read_support_format_zip(archive)
+        return (name, archive, entry)
+    }
+
+    /// Reads an archive held in memory; `bytes` must stay alive as long as the reader.
+    private var memory: UnsafeMutableRawBufferPointer?
+
+    public init(bytes: [UInt8], name: String) throws(ArchiveError) {
+        (self.path, archive, entry) = try Self.allocate(name: name)
         let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
         bytes.withUnsafeBytes { copy.copyMemory(from: $0) }
         memory = copy

@@ -22,12 +22,9 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            guard reading.entry == nil else {
-                throw ValidationError("--entry reads inside an archive, and \(Self.configuration.commandName ?? "this command") writes the file it reads: import the bundle, edit the file, export again")
-            }
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
-            var document = try LoadedDocument.load(file, registry: registry, reading: reading)
+            var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
             try document.value.removeValue(at: path, seeingThrough: registry)
             try DocumentOutput.replace(document, global: global)
         }

@@ -37,9 +37,6 @@ struct SetValue: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            guard reading.entry == nil else {
-                throw ValidationError("--entry reads inside an archive, and \(Self.configuration.commandName ?? "this command") writes the file it reads: import the bundle, edit the file, export again")
-            }
             let registry = global.registry()
             let path = try JSONPointer(parsing: pointer)
             let newValue: SaveValue
@@ -52,7 +49,7 @@ struct SetValue: ParsableCommand {
                     throw ValidationError("the value '\(value)' is not JSON (\(error)); quote text as '\"text\"' or use --string")
                 }
             }
-            var document = try LoadedDocument.load(file, registry: registry, reading: reading)
+            var document = try LoadedDocument.loadForEditing(file, command: "set", registry: registry, reading: reading)
             try document.value.setValue(newValue, at: path, seeingThrough: registry)
             try DocumentOutput.replace(document, global: global)
         }

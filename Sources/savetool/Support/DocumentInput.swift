@@ -22,6 +22,16 @@ struct LoadedDocument {
     }
 }
 
+extension LoadedDocument {
+    /// Loads a document that a command will write back over its own file (`set`, `remove`).
+    static func loadForEditing(_ path: String, command: String, registry: CodecRegistry, reading: ReadingOptions) throws -> LoadedDocument {
+        guard reading.entry == nil else {
+            throw ValidationError("--entry reads inside an archive, and \(command) writes the file it reads: import the bundle, edit the file, export again")
+        }
+        return try load(path, registry: registry, reading: reading)
+    }
+}
+
 /// The bytes of an input: a file, standard input, or one entry of an archive (`--entry`).
 struct InputBytes {
     var bytes: [UInt8]

@@ -1,0 +1,292 @@
+import Foundation
+import OrderedCollections
+
+/// Runs migration operations on a document, each on the previous one's output.
+///
+/// Operations work on a copy: a step either completes or throws, and the caller's document
+/// (and so the file) is left as it was. Unknown fields are never touched.
+public struct MigrationEngine: Sendable {
+    /// Whether a field is required by the version being migrated from: a `rename` whose source
+    /// is missing is then an error instead of a no-op (formats.md).
+    public var isRequired: @Sendable (JSONPointer) -> Bool
+
+    public init(isRequired: @escaping @Sendable (JSONPointer) -> Bool = { _ in false }) {
+        self.isRequired = isRequired
+    }
+
+    /// Applies `operations` to `document`; `step` (such as `"1→2"`) names it in errors.
+    public func apply(_ operations: [MigrationOperation], to document: inout SaveValue, step: String) throws(MigrationError) {
+        var working = document
+        var context = Context(step: step, root: document)
+        for operation in operations {
+            context.root = working
+            try run(operation, on: &working, context: &context, element: nil)
+        }
+        document = working
+    }
+
+    private struct Context {
+        var step: String
+        /// The whole document as it stands before the current operation, for `$ref` and `$lookup`.
+        var root: SaveValue
+    }
+
+    // MARK: - Operations
+
+    private func run(_ operation: MigrationOperation, on value: inout SaveValue, context: inout Context, element: SaveValue?) throws(MigrationError) {
+        func fail(_ path: JSONPointer, _ message: String) -> MigrationError {
+            MigrationError(step: context.step, operation: operation.name, path: path, message: message)
+        }
+        switch operation {
+        case .move(let from, let to), .copy(let from, let to):
+            let isMove = if case .move = operation { true } else { false }
+            for (source, captured) in Self.expand(from, in: value) {
+                guard let moved = value.value(at: source) else {
+                    if from.tokens.contains("*") { continue }
+                    if isRequired(source) { throw fail(source, "the field is missing, and the version migrated from requires it") }
+                    continue  // an optional field that is not there: nothing to rename
+                }
+                let target = Self.substitute(captured, into: to)
+                if isMove { _ = try? value.removeValue(at: source) }
+                do { try value.setValue(moved, at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .set(let path, let source, let onlyIfMissing):
+            for target in Self.expandParents(of: path, in: value) {
+                if onlyIfMissing, value.value(at: target) != nil { continue }
+                let newValue = try resolve(source, context: context, element: element, at: target, fail: fail)
+                do { try value.setValue(newValue, at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .remove(let path):
+            for (target, _) in Self.expand(path, in: value) { _ = try? value.removeValue(at: target) }
+        case .convert(let path, let type, let encoding):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let current = value.value(at: target) else { continue }
+                let converted = try Self.convert(current, to: type, encoding: encoding) { message in fail(target, message) }
+                do { try value.setValue(converted, at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .wrap(let path, let key):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let current = value.value(at: target) else { continue }
+                do { try value.setValue(.dictionary([key: current]), at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .unwrap(let path, let key):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let current = value.value(at: target) else { continue }
+                guard let inner = current.dictionaryValue?[key] else {
+                    throw fail(target, "found a \(current.typeName), expected a dictionary with the key \"\(key)\"")
+                }
+                do { try value.setValue(inner, at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .forEach(let path, let operations):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let container = value.value(at: target) else { continue }
+                var updated = container
+                switch container {
+                case .array(var items):
+                    for index in items.indices {
+                        var item = items[index]
+                        for inner in operations { try run(inner, on: &item, context: &context, element: item) }
+                        items[index] = item
+                    }
+                    updated = .array(items)
+                case .dictionary(var entries):
+                    for key in entries.keys {
+                        var item = entries[key]!
+                        for inner in operations { try run(inner, on: &item, context: &context, element: item) }
+                        entries[key] = item
+                    }
+                    updated = .dictionary(entries)
+                default:
+                    throw fail(target, "found a \(container.typeName), expected an array or a dictionary to go through")
+                }
+                do { try value.setValue(updated, at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .arrayToMap(let path, let keyField):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let current = value.value(at: target) else { continue }
+                guard let items = current.arrayValue else { throw fail(target, "found a \(current.typeName), expected an array") }
+                var map = OrderedDictionary<String, SaveValue>()
+                for (index, item) in items.enumerated() {
+                    guard var entries = item.dictionaryValue, let keyValue = entries.removeValue(forKey: keyField) else {
+                        throw fail(target.appending(index), "an element without \"\(keyField)\", expected a dictionary holding it")
+                    }
+                    let key: String
+                    switch keyValue {
+                    case .string(let text): key = text
+                    case .integer(let number): key = String(number)
+                    default: throw fail(target.appending(index).appending(keyField), "found a \(keyValue.typeName), expected a string or an integer key")
+                    }
+                    guard map.updateValue(.dictionary(entries), forKey: key) == nil else {
+                        throw fail(target.appending(index).appending(keyField), "the key \"\(key)\" a second time, expected each key once")
+                    }
+                }
+                do { try value.setValue(.dictionary(map), at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .mapToArray(let path, let keyField):
+            for (target, _) in Self.expand(path, in: value) {
+                guard let current = value.value(at: target) else { continue }
+                guard let map = current.dictionaryValue else { throw fail(target, "found a \(current.typeName), expected a dictionary") }
+                var items: [SaveValue] = []
+                for (key, item) in map {
+                    guard let entries = item.dictionaryValue, entries[keyField] == nil else {
+                        throw fail(target.appending(key), "found a \(item.typeName), expected a dictionary without \"\(keyField)\"")
+                    }
+                    var element: OrderedDictionary<String, SaveValue> = [keyField: .string(key)]
+                    for (field, fieldValue) in entries { element[field] = fieldValue }
+                    items.append(.dictionary(element))
+                }
+                do { try value.setValue(.array(items), at: target) } catch { throw fail(target, "\(error)") }
+            }
+        case .assert(let path, let expected, let type):
+            let matches = Self.expand(path, in: value)
+            if matches.isEmpty { throw fail(path, "no value, expected \(expected.map { "\($0)" } ?? type ?? "one")") }
+            for (target, _) in matches {
+                guard let current = value.value(at: target) else { throw fail(target, "no value, expected one") }
+                if let expected, current != expected {
+                    throw fail(target, "found \(Self.text(current)), expected \(Self.text(expected))")
+                }
+                if let type, current.typeName != type {
+                    throw fail(target, "found a \(current.typeName), expected a \(type)")
+                }
+            }
+        }
+    }
+
+    private func resolve(
+        _ source: MigrationOperation.ValueSource, context: Context, element: SaveValue?, at target: JSONPointer,
+        fail: (JSONPointer, String) -> MigrationError
+    ) throws(MigrationError) -> SaveValue {
+        switch source {
+        case .literal(let value):
+            return value
+        case .reference(let pointer):
+            guard let value = context.root.value(at: pointer) else { throw fail(pointer, "no value for $ref, expected one") }
+            return value
+        case .relative(let pointer):
+            guard let element else { throw fail(pointer, "$rel outside forEach, expected it only inside one") }
+            guard let value = element.value(at: pointer) else { throw fail(pointer, "no value for $rel in this element, expected one") }
+            return value
+        case .lookup(let map, let keySource, let fallback):
+            let keyValue = try resolve(keySource, context: context, element: element, at: target, fail: fail)
+            let key: String
+            switch keyValue {
+            case .string(let text): key = text
+            case .integer(let number): key = String(number)
+            default: throw fail(map, "a $lookup key that is a \(keyValue.typeName), expected a string")
+            }
+            guard let dictionary = context.root.value(at: map)?.dictionaryValue else { throw fail(map, "no dictionary for $lookup, expected one") }
+            guard let value = dictionary[key] ?? fallback else {
+                throw fail(map.appending(key), "no entry \"\(key)\" for $lookup, expected one (or a default as its third element)")
+            }
+            return value
+        }
+    }
+
+    // MARK: - Conversions
+
+    static func convert(
+        _ value: SaveValue, to type: MigrationOperation.TargetType, encoding: MigrationOperation.DateEncoding?,
+        fail: (String) -> MigrationError
+    ) throws(MigrationError) -> SaveValue {
+        func number(_ value: SaveValue) -> Double? {
+            switch value {
+            case .integer(let n): Double(n)
+            case .unsignedInteger(let n): Double(n)
+            case .real(let n): n
+            default: nil
+            }
+        }
+        switch (type, value) {
+        case (.integer, .integer), (.integer, .unsignedInteger), (.real, .real), (.string, .string), (.bool, .bool), (.date, .date), (.data, .data):
+            return value
+        case (.integer, .real(let n)):
+            guard n.rounded() == n, let whole = Int64(exactly: n) else { throw fail("the real \(n) has a fraction, expected a whole number") }
+            return .integer(whole)
+        case (.integer, .string(let text)):
+            guard let whole = Int64(text.trimmingCharacters(in: .whitespaces)) else { throw fail("\"\(text)\" is not an integer") }
+            return .integer(whole)
+        case (.integer, .bool(let flag)):
+            return .integer(flag ? 1 : 0)
+        case (.real, .integer), (.real, .unsignedInteger):
+            return .real(number(value)!)
+        case (.real, .string(let text)):
+            guard let real = Double(text.trimmingCharacters(in: .whitespaces)) else { throw fail("\"\(text)\" is not a number") }
+            return .real(real)
+        case (.string, .integer), (.string, .unsignedInteger), (.string, .real):
+            return .string(text(value))
+        case (.string, .bool(let flag)):
+            return .string(flag ? "true" : "false")
+        case (.string, .date(let date)):
+            return .string(RFC3339.format(date))
+        case (.string, .data(let bytes)):
+            return .string(bytes.base64EncodedString())
+        case (.bool, .integer(let n)) where n == 0 || n == 1:
+            return .bool(n == 1)
+        case (.bool, .string(let text)) where text == "true" || text == "false":
+            return .bool(text == "true")
+        case (.date, .string(let text)):
+            guard encoding == nil || encoding == .iso8601, let date = RFC3339.parse(text) else {
+                throw fail("\"\(text)\" is not an ISO 8601 date, expected one such as 2026-11-21T08:00:00Z")
+            }
+            return .date(date)
+        case (.date, _) where number(value) != nil:
+            let seconds = number(value)!
+            switch encoding {
+            case .appleReference: return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            case .unixSeconds: return .date(Date(timeIntervalSince1970: seconds))
+            case .unixMillis: return .date(Date(timeIntervalSince1970: seconds / 1000))
+            case .iso8601, nil: throw fail("a number, expected \"from\": appleReference, unixSeconds or unixMillis to read it as a date")
+            }
+        case (.data, .string(let text)):
+            guard let data = Data(base64Encoded: text) else { throw fail("the string is not base64, expected base64 to make data") }
+            return .data(data)
+        default:
+            throw fail("a \(value.typeName) cannot become a \(type.rawValue)")
+        }
+    }
+
+    static func text(_ value: SaveValue) -> String {
+        switch value {
+        case .integer(let n): String(n)
+        case .unsignedInteger(let n): String(n)
+        case .real(let n): n.description
+        case .string(let s): "\"\(s)\""
+        default: value.typeName
+        }
+    }
+
+    // MARK: - Wildcards
+
+    /// The concrete pointers an (optionally `*`-bearing) pointer matches in `value`, each with the
+    /// tokens its wildcards took. Without wildcards: the pointer itself, whether it exists or not.
+    static func expand(_ pattern: JSONPointer, in value: SaveValue) -> [(JSONPointer, [String])] {
+        var results: [(JSONPointer, [String])] = [(JSONPointer(), [])]
+        for token in pattern.tokens {
+            var next: [(JSONPointer, [String])] = []
+            for (prefix, captured) in results {
+                guard token == "*" else { next.append((prefix.appending(token), captured)); continue }
+                switch value.value(at: prefix) {
+                case .array(let items)?: next += items.indices.map { (prefix.appending($0), captured + [String($0)]) }
+                case .dictionary(let entries)?: next += entries.keys.map { (prefix.appending($0), captured + [$0]) }
+                default: break
+                }
+            }
+            results = next
+        }
+        return results
+    }
+
+    /// The targets of `set`: the pointer with its parent's wildcards expanded (the last token names the field to set).
+    static func expandParents(of pattern: JSONPointer, in value: SaveValue) -> [JSONPointer] {
+        guard let last = pattern.tokens.last, let parent = pattern.parent else { return [pattern] }
+        return expand(parent, in: value).map { $0.0.appending(last) }
+    }
+
+    /// `to` with its `*` segments replaced, in order, by the tokens `from`'s wildcards matched.
+    static func substitute(_ captured: [String], into pattern: JSONPointer) -> JSONPointer {
+        var remaining = captured[...]
+        return JSONPointer(tokens: pattern.tokens.map { token in
+            token == "*" ? (remaining.popFirst() ?? token) : token
+        })
+    }
+}

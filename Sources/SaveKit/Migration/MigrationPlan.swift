@@ -1,0 +1,142 @@
+/// The steps of `migrations.json`: how a save kind goes from each version to the next.
+///
+/// ```json
+/// {"format": "savetool.migrations/1", "kind": "kape.tournament",
+///  "steps": [{"from": 2, "to": 3, "ops": [{"op": "rename", "from": "/roundIndex", "to": "/round"}]}]}
+/// ```
+public struct MigrationPlan: Sendable, Equatable {
+    public struct Step: Sendable, Equatable {
+        public var from: Int
+        public var to: Int
+        public var operations: [MigrationOperation]
+        public var name: String { "\(from)→\(to)" }
+    }
+
+    public var kind: String
+    public var steps: [Step]
+
+    public init(kind: String, steps: [Step]) {
+        self.kind = kind
+        self.steps = steps
+    }
+
+    /// The steps from `version` up to `target`, in order; `nil` when there is no such path.
+    public func steps(from version: Int, to target: Int) -> [Step]? {
+        var path: [Step] = []
+        var current = version
+        while current < target {
+            guard let step = steps.first(where: { $0.from == current && $0.to > current && $0.to <= target }) else { return nil }
+            path.append(step)
+            current = step.to
+        }
+        return current == target ? path : nil
+    }
+
+    /// Why a `migrations.json` could not be read, naming where in it.
+    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var at: JSONPointer
+        public var message: String
+        public init(at: JSONPointer, message: String) {
+            self.at = at
+            self.message = message
+        }
+        public var description: String { "\(at.displayText): \(message)" }
+    }
+
+    public init(parsing value: SaveValue) throws(ParseError) {
+        func fail(_ path: [String], _ message: String) -> ParseError { ParseError(at: JSONPointer(tokens: path), message: message) }
+        guard value["format"]?.stringValue?.hasPrefix("savetool.migrations/1") == true else {
+            throw fail(["format"], "expected \"savetool.migrations/1\"")
+        }
+        guard let kind = value["kind"]?.stringValue else { throw fail(["kind"], "missing, expected the kind's name") }
+        guard let steps = value["steps"]?.arrayValue else { throw fail(["steps"], "missing, expected an array of steps") }
+        var parsed: [Step] = []
+        for (index, step) in steps.enumerated() {
+            guard case .integer(let from)? = step["from"], case .integer(let to)? = step["to"], to > from else {
+                throw fail(["steps", String(index)], "expected integer \"from\" and \"to\" versions, \"to\" above \"from\"")
+            }
+            guard let ops = step["ops"]?.arrayValue else { throw fail(["steps", String(index), "ops"], "missing, expected an array of operations") }
+            parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))
+        }
+        self.init(kind: kind, steps: parsed)
+    }
+
+    static func operations(_ values: [SaveValue], at path: [String]) throws(ParseError) -> [MigrationOperation] {
+        var result: [MigrationOperation] = []
+        for (index, value) in values.enumerated() {
+            result.append(try operation(value, at: path + [String(index)]))
+        }
+        return result
+    }
+
+    static func operation(_ value: SaveValue, at path: [String]) throws(ParseError) -> MigrationOperation {
+        func fail(_ message: String) -> ParseError { ParseError(at: JSONPointer(tokens: path), message: message) }
+        func pointer(_ key: String) throws(ParseError) -> JSONPointer {
+            guard let text = value[key]?.stringValue else { throw fail("no \"\(key)\", expected a JSON Pointer") }
+            do { return try JSONPointer(parsing: text) } catch { throw fail("\"\(key)\": \(error)") }
+        }
+        func string(_ key: String) throws(ParseError) -> String {
+            guard let text = value[key]?.stringValue else { throw fail("no \"\(key)\", expected a string") }
+            return text
+        }
+        guard let name = value["op"]?.stringValue else { throw fail("no \"op\", expected the operation's name") }
+        switch name {
+        case "rename", "move": return .move(from: try pointer("from"), to: try pointer("to"))
+        case "copy": return .copy(from: try pointer("from"), to: try pointer("to"))
+        case "set":
+            guard let source = value["value"] else { throw fail("no \"value\"") }
+            let mode = value["mode"]?.stringValue ?? "always"
+            guard mode == "always" || mode == "ifMissing" else { throw fail("mode \"\(mode)\", expected always or ifMissing") }
+            return .set(path: try pointer("path"), value: try valueSource(source, fail: fail), onlyIfMissing: mode == "ifMissing")
+        case "remove": return .remove(path: try pointer("path"))
+        case "convert":
+            guard let type = MigrationOperation.TargetType(rawValue: try string("to")) else {
+                throw fail("\"to\": expected one of \(MigrationOperation.TargetType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            var encoding: MigrationOperation.DateEncoding?
+            if let text = value["from"]?.stringValue {
+                guard let parsed = MigrationOperation.DateEncoding(rawValue: text) else {
+                    throw fail("\"from\": expected one of \(MigrationOperation.DateEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                encoding = parsed
+            }
+            return .convert(path: try pointer("path"), to: type, from: encoding)
+        case "wrap": return .wrap(path: try pointer("path"), key: try string("key"))
+        case "unwrap": return .unwrap(path: try pointer("path"), key: try string("key"))
+        case "forEach":
+            guard let ops = value["ops"]?.arrayValue else { throw fail("no \"ops\", expected the operations for each element") }
+            return .forEach(path: try pointer("path"), ops: try operations(ops, at: path + ["ops"]))
+        case "arrayToMap": return .arrayToMap(path: try pointer("path"), keyField: try string("keyField"))
+        case "mapToArray": return .mapToArray(path: try pointer("path"), keyField: try string("keyField"))
+        case "assert":
+            let type = value["type"]?.stringValue
+            let equals = value["equals"]
+            guard type != nil || equals != nil else { throw fail("expected \"equals\" or \"type\"") }
+            return .assert(path: try pointer("path"), equals: equals, type: type)
+        default:
+            throw fail("unknown operation \"\(name)\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray or assert")
+        }
+    }
+
+    static func valueSource(_ value: SaveValue, fail: (String) -> ParseError) throws(ParseError) -> MigrationOperation.ValueSource {
+        guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first, key.hasPrefix("$") else {
+            return .literal(value)
+        }
+        let payload = entries.values[0]
+        func pointer(_ value: SaveValue) throws(ParseError) -> JSONPointer {
+            guard let text = value.stringValue else { throw fail("\(key) holds a \(value.typeName), expected a JSON Pointer") }
+            do { return try JSONPointer(parsing: text) } catch { throw fail("\(key): \(error)") }
+        }
+        switch key {
+        case "$ref": return .reference(try pointer(payload))
+        case "$rel": return .relative(try pointer(payload))
+        case "$lookup":
+            guard let parts = payload.arrayValue, parts.count == 2 || parts.count == 3 else {
+                throw fail("$lookup holds a \(payload.typeName), expected [\"/map\", key] or [\"/map\", key, default]")
+            }
+            return .lookup(map: try pointer(parts[0]), key: try valueSource(parts[1], fail: fail), default: parts.count == 3 ? parts[2] : nil)
+        default:
+            return .literal(value)
+        }
+    }
+}

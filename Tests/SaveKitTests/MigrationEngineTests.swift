@@ -1,0 +1,119 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+@Suite("Migration engine")
+struct MigrationEngineTests {
+    static func ops(_ json: String) throws -> [MigrationOperation] {
+        let plan = try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "test", "steps": [{"from": 1, "to": 2, "ops": \#(json)}]}"#))
+        return plan.steps[0].operations
+    }
+
+    static func migrate(_ document: String, _ operations: String, required: Set<String> = []) throws -> SaveValue {
+        var value = try Codecs.value(document)
+        let engine = MigrationEngine(isRequired: { required.contains($0.description) })
+        try engine.apply(try ops(operations), to: &value, step: "1→2")
+        return value
+    }
+
+    @Test func kapeTournamentVersionOneToThree() throws {
+        let v1 = #"{"players": ["Ana", "Besa", "Zoë"], "scores": {"Ana": 3, "Besa": 5}, "roundIndex": 2, "currentPlayerIndex": 1, "deckId": "classic", "extra": true}"#
+        let v2 = try Self.migrate(v1, #"""
+            [{"op": "forEach", "path": "/players", "ops": [
+                {"op": "wrap", "path": "", "key": "name"},
+                {"op": "set", "path": "/score", "value": {"$lookup": ["/scores", {"$rel": "/name"}, 0]}}]},
+             {"op": "remove", "path": "/scores"},
+             {"op": "set", "path": "/schemaVersion", "value": 2}]
+            """#)
+        #expect(try Codecs.compactJSON(v2) == #"{"players":[{"name":"Ana","score":3},{"name":"Besa","score":5},{"name":"Zoë","score":0}],"roundIndex":2,"currentPlayerIndex":1,"deckId":"classic","extra":true,"schemaVersion":2}"#)
+        var v3 = v2
+        try MigrationEngine().apply(try Self.ops(#"""
+            [{"op": "rename", "from": "/roundIndex", "to": "/round"},
+             {"op": "rename", "from": "/currentPlayerIndex", "to": "/activePlayerIndex"},
+             {"op": "set", "path": "/status", "value": "playing", "mode": "ifMissing"},
+             {"op": "set", "path": "/schemaVersion", "value": 3}]
+            """#), to: &v3, step: "2→3")
+        #expect(v3["round"] == 2 && v3["activePlayerIndex"] == 1 && v3["status"] == "playing" && v3["schemaVersion"] == 3)
+        #expect(v3["extra"] == true, "unknown fields are kept")
+    }
+
+    @Test func wildcardsMatchEveryElementAndKey() throws {
+        let value = try Self.migrate(#"{"players": [{"pts": 1}, {"pts": 2}], "kingdoms": {"A": {"gold": 1}, "B": {"gold": 2}}}"#, #"""
+            [{"op": "rename", "from": "/players/*/pts", "to": "/players/*/score"},
+             {"op": "convert", "path": "/kingdoms/*/gold", "to": "real"}]
+            """#)
+        #expect(try Codecs.compactJSON(value) == #"{"players":[{"score":1},{"score":2}],"kingdoms":{"A":{"gold":1.0},"B":{"gold":2.0}}}"#)
+    }
+
+    @Test func aMissingRenameSourceIsAnErrorOnlyWhenRequired() throws {
+        let renamed = try Self.migrate(#"{"a": 1}"#, #"[{"op": "rename", "from": "/missing", "to": "/b"}]"#)
+        #expect(renamed == ["a": 1])
+        #expect(throws: MigrationError(step: "1→2", operation: "rename", path: JSONPointer(tokens: ["missing"]), message: "the field is missing, and the version migrated from requires it")) {
+            try Self.migrate(#"{"a": 1}"#, #"[{"op": "rename", "from": "/missing", "to": "/b"}]"#, required: ["/missing"])
+        }
+    }
+
+    @Test func arrayToMapAndBack() throws {
+        let map = try Self.migrate(#"{"k": [{"name": "Arbëria", "gold": 1}, {"name": "Dardania", "gold": 2}]}"#, #"[{"op": "arrayToMap", "path": "/k", "keyField": "name"}]"#)
+        #expect(try Codecs.compactJSON(map) == #"{"k":{"Arbëria":{"gold":1},"Dardania":{"gold":2}}}"#)
+        var back = map
+        try MigrationEngine().apply(try Self.ops(#"[{"op": "mapToArray", "path": "/k", "keyField": "name"}]"#), to: &back, step: "2→1")
+        #expect(try Codecs.compactJSON(back) == #"{"k":[{"name":"Arbëria","gold":1},{"name":"Dardania","gold":2}]}"#)
+        #expect(throws: MigrationError.self) {
+            try Self.migrate(#"{"k": [{"name": "A"}, {"name": "A"}]}"#, #"[{"op": "arrayToMap", "path": "/k", "keyField": "name"}]"#)
+        }
+    }
+
+    @Test func conversions() throws {
+        let value = try Self.migrate(#"{"saved": 785923200.25, "played": "2026-11-21T08:00:00Z", "n": "42", "ms": 1763712000000, "flag": 1}"#, #"""
+            [{"op": "convert", "path": "/saved", "to": "date", "from": "appleReference"},
+             {"op": "convert", "path": "/played", "to": "date"},
+             {"op": "convert", "path": "/n", "to": "integer"},
+             {"op": "convert", "path": "/ms", "to": "date", "from": "unixMillis"},
+             {"op": "convert", "path": "/flag", "to": "bool"},
+             {"op": "convert", "path": "/missing", "to": "string"}]
+            """#)
+        #expect(value["saved"] == .date(Date(timeIntervalSinceReferenceDate: 785_923_200.25)))
+        #expect(value["played"] == .date(RFC3339.parse("2026-11-21T08:00:00Z")!))
+        #expect(value["n"] == 42 && value["flag"] == true)
+        #expect(value["ms"] == .date(Date(timeIntervalSince1970: 1_763_712_000)))
+        #expect(throws: MigrationError.self) { try Self.migrate(#"{"x": 1.5}"#, #"[{"op": "convert", "path": "/x", "to": "integer"}]"#) }
+    }
+
+    @Test func copyWrapUnwrapRemoveAssertAndReferences() throws {
+        let value = try Self.migrate(#"{"a": {"v": 1}, "b": 2, "c": 3}"#, #"""
+            [{"op": "copy", "from": "/b", "to": "/b2"},
+             {"op": "unwrap", "path": "/a", "key": "v"},
+             {"op": "wrap", "path": "/c", "key": "value"},
+             {"op": "set", "path": "/d", "value": {"$ref": "/b2"}},
+             {"op": "remove", "path": "/b"},
+             {"op": "assert", "path": "/a", "equals": 1},
+             {"op": "assert", "path": "/c", "type": "dictionary"}]
+            """#)
+        #expect(try Codecs.compactJSON(value) == #"{"a":1,"c":{"value":3},"b2":2,"d":2}"#)
+        #expect(throws: MigrationError.self) { try Self.migrate(#"{"a": 1}"#, #"[{"op": "assert", "path": "/a", "equals": 2}]"#) }
+    }
+
+    @Test func aFailedStepLeavesTheDocumentUntouched() throws {
+        var value = try Codecs.value(#"{"a": 1, "b": "x"}"#)
+        let original = value
+        #expect(throws: MigrationError.self) {
+            try MigrationEngine().apply(try Self.ops(#"[{"op": "rename", "from": "/a", "to": "/z"}, {"op": "convert", "path": "/b", "to": "integer"}]"#), to: &value, step: "1→2")
+        }
+        #expect(value == original)
+    }
+
+    @Test func plansAndTheirErrors() throws {
+        let plan = try MigrationPlan(parsing: try Codecs.value(#"""
+            {"format": "savetool.migrations/1", "kind": "kape.tournament",
+             "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": [{"op": "remove", "path": "/x"}]}]}
+            """#))
+        #expect(plan.steps(from: 1, to: 3)?.map(\.name) == ["1→2", "2→3"])
+        #expect(plan.steps(from: 3, to: 3)?.isEmpty == true)
+        #expect(plan.steps(from: 0, to: 3) == nil)
+        #expect(throws: MigrationPlan.ParseError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray or assert")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "remove", "path": "/a"}, {"op": "explode"}]}]}"#))
+        }
+    }
+}

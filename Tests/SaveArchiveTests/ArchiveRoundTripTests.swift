@@ -102,6 +102,13 @@ struct ArchiveRoundTripTests {
         #expect(listing.status == 0, "\(listing.errors)")
         let names = listing.outputText.split(separator: "\n").map { $0.hasSuffix("/") ? String($0.dropLast()) : String($0) }
         #expect(names == Self.items.map(\.info.path), "\(format)")
+        // bsdtar reads every format; unzip tests every zip entry's CRC.
+        let bsdtar = try Processes.run(["bsdtar", "-tf", url.path])
+        #expect(bsdtar.status == 0 && bsdtar.outputText.split(separator: "\n").count == Self.items.count, "bsdtar: \(bsdtar.errors)")
+        if format == .zip {
+            let unzip = try Processes.run(["unzip", "-tq", url.path])
+            #expect(unzip.status == 0, "unzip: \(unzip.outputText) \(unzip.errors)")
+        }
     }
 
     @Test func aFileMustGetTheBytesItsHeaderDeclares() throws {

@@ -1,0 +1,114 @@
+import Foundation
+
+/// Reads `Formats/<kind>/` folders: `kind.json`, `migrations.json`, `schema-v<N>.json`.
+public enum KindLoader {
+    /// Why a kind folder could not be loaded, naming the file and the place in it.
+    public struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
+        public var file: String
+        public var at: JSONPointer
+        public var message: String
+        public init(file: String, at: JSONPointer, message: String) {
+            (self.file, self.at, self.message) = (file, at, message)
+        }
+        public var description: String { "\(file):\(at.displayText): \(message)" }
+    }
+
+    /// Every kind in the sub-folders of `directory` that holds a `kind.json`, sorted by name.
+    public static func kinds(in directory: String) throws -> [SaveKind] {
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+        return try folders.compactMap { folder in
+            let path = directory + "/" + folder
+            return FileManager.default.fileExists(atPath: path + "/kind.json") ? try load(folder: path) : nil
+        }
+    }
+
+    public static func load(folder: String) throws -> SaveKind {
+        let kindFile = folder + "/kind.json"
+        let kind = try document(kindFile)
+        func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
+        guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else { throw fail(["format"], "expected \"savetool.kind/1\"") }
+        guard let name = kind["kind"]?.stringValue, !name.isEmpty else { throw fail(["kind"], "missing, expected the kind's name") }
+        guard case .integer(let current)? = kind["version"]?["current"], current >= 1 else {
+            throw fail(["version", "current"], "missing, expected the current version (an integer from 1)")
+        }
+        var versionPath: JSONPointer?
+        if let text = kind["version"]?["path"]?.stringValue {
+            do { versionPath = try JSONPointer(parsing: text) } catch { throw fail(["version", "path"], "\(error)") }
+        }
+        var fingerprints: [SaveKind.Fingerprint] = []
+        for (index, entry) in (kind["detect"]?.arrayValue ?? []).enumerated() {
+            let at = ["detect", String(index)]
+            guard case .integer(let version)? = entry["version"] else { throw fail(at + ["version"], "missing, expected the version this fingerprint means") }
+            var conditions: [SaveKind.Condition] = []
+            for (position, condition) in (entry["all"]?.arrayValue ?? []).enumerated() {
+                conditions.append(try parseCondition(condition) { message in fail(at + ["all", String(position)], message) })
+            }
+            fingerprints.append(SaveKind.Fingerprint(version: Int(version), conditions: conditions))
+        }
+        var embedded: [JSONPointer: SaveKind.Embedded] = [:]
+        for (text, entry) in kind["embedded"]?.dictionaryValue ?? [:] {
+            guard let pointer = try? JSONPointer(parsing: text), let codec = entry["codec"]?.stringValue else {
+                throw fail(["embedded", text], "expected a JSON Pointer key and a \"codec\"")
+            }
+            embedded[pointer] = SaveKind.Embedded(codec: codec, kind: entry["kind"]?.stringValue)
+        }
+        var schemas: [Int: Schema] = [:]
+        for version in 1...Int(current) {
+            let file = folder + "/schema-v\(version).json"
+            guard FileManager.default.fileExists(atPath: file) else { continue }
+            do {
+                schemas[version] = try Schema(parsing: try document(file))
+            } catch let error as MigrationPlan.ParseError {
+                throw LoadError(file: file, at: error.at, message: error.message)
+            }
+        }
+        var migrations: MigrationPlan?
+        let migrationsFile = folder + "/migrations.json"
+        if FileManager.default.fileExists(atPath: migrationsFile) {
+            do {
+                migrations = try MigrationPlan(parsing: try document(migrationsFile))
+            } catch let error as MigrationPlan.ParseError {
+                throw LoadError(file: migrationsFile, at: error.at, message: error.message)
+            }
+            guard migrations?.kind == name else {
+                throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(migrations?.kind ?? "")\", expected \"\(name)\" as in kind.json")
+            }
+        }
+        return SaveKind(
+            name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
+            embedded: embedded, schemas: schemas, migrations: migrations, origin: folder)
+    }
+
+    private static func parseCondition(_ value: SaveValue, fail: (String) -> LoadError) throws -> SaveKind.Condition {
+        guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first else {
+            throw fail("expected one of {\"has\": p}, {\"missing\": p}, {\"type\": [p, t]}, {\"equals\": [p, v]}")
+        }
+        let payload = entries.values[0]
+        func pointer(_ value: SaveValue?) throws -> JSONPointer {
+            guard let text = value?.stringValue, let pointer = try? JSONPointer(parsing: text) else { throw fail("expected a JSON Pointer in \"\(key)\"") }
+            return pointer
+        }
+        switch key {
+        case "has": return .has(try pointer(payload))
+        case "missing": return .missing(try pointer(payload))
+        case "type":
+            guard let pair = payload.arrayValue, pair.count == 2, let type = pair[1].stringValue else { throw fail("expected {\"type\": [\"/pointer\", \"object\"]}") }
+            return .type(try pointer(pair[0]), type)
+        case "equals":
+            guard let pair = payload.arrayValue, pair.count == 2 else { throw fail("expected {\"equals\": [\"/pointer\", value]}") }
+            return .equals(try pointer(pair[0]), pair[1])
+        default:
+            throw fail("unknown condition \"\(key)\", expected has, missing, type or equals")
+        }
+    }
+
+    private static func document(_ path: String) throws -> SaveValue {
+        let bytes = try FileIO.read(path)
+        do {
+            return try JSONCodec().decode(bytes)
+        } catch let error as CodecError {
+            throw LoadError(file: path, at: JSONPointer(), message: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// The JSON Schema subset of `schema-v<N>.json`: `type`, `properties`, `required`, `items`,
+/// `enum`, `minimum`, `maximum`. Written by hand: a full JSON Schema validator would also
+/// have to learn savetool's dates, data and integers that are not reals.
+public indirect enum Schema: Sendable {
+    case rules(type: [String], properties: [String: Schema], required: [String], items: Schema?, allowed: [SaveValue]?, minimum: Double?, maximum: Double?)
+
+    /// One way a value does not fit its schema.
+    public struct Violation: Sendable, Equatable, CustomStringConvertible {
+        public var at: JSONPointer
+        public var message: String
+        public var description: String { "\(at.displayText): \(message)" }
+    }
+
+    /// Parses the schema subset; unknown keywords are ignored, as JSON Schema does.
+    public init(parsing value: SaveValue, at path: [String] = []) throws(MigrationPlan.ParseError) {
+        guard let entries = value.dictionaryValue else {
+            throw MigrationPlan.ParseError(at: JSONPointer(tokens: path), message: "found a \(value.typeName), expected a schema object")
+        }
+        var types: [String] = []
+        switch entries["type"] {
+        case .string(let type)?: types = [type]
+        case .array(let list)?: types = list.compactMap(\.stringValue)
+        default: break
+        }
+        var properties: [String: Schema] = [:]
+        for (key, schema) in entries["properties"]?.dictionaryValue ?? [:] {
+            properties[key] = try Schema(parsing: schema, at: path + ["properties", key])
+        }
+        let items = try entries["items"].map { (schema) throws(MigrationPlan.ParseError) in try Schema(parsing: schema, at: path + ["items"]) }
+        func number(_ key: String) -> Double? {
+            switch entries[key] {
+            case .integer(let n)?: Double(n)
+            case .real(let n)?: n
+            default: nil
+            }
+        }
+        self = .rules(
+            type: types, properties: properties, required: entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+            items: items, allowed: entries["enum"]?.arrayValue, minimum: number("minimum"), maximum: number("maximum"))
+    }
+
+    /// Every violation, each with the pointer of its value.
+    public func violations(of value: SaveValue, at pointer: JSONPointer = JSONPointer()) -> [Violation] {
+        guard case .rules(let types, let properties, let required, let items, let allowed, let minimum, let maximum) = self else { return [] }
+        var found: [Violation] = []
+        if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
+            found.append(Violation(at: pointer, message: "found a \(value.typeName), expected \(types.joined(separator: " or "))"))
+            return found
+        }
+        if let allowed, !allowed.contains(value) {
+            found.append(Violation(at: pointer, message: "a value outside the allowed ones"))
+        }
+        let numeric: Double? = switch value {
+        case .integer(let n): Double(n)
+        case .unsignedInteger(let n): Double(n)
+        case .real(let n): n
+        default: nil
+        }
+        if let numeric, let minimum, numeric < minimum { found.append(Violation(at: pointer, message: "\(numeric) is below the minimum \(minimum)")) }
+        if let numeric, let maximum, numeric > maximum { found.append(Violation(at: pointer, message: "\(numeric) is above the maximum \(maximum)")) }
+        if let entries = value.dictionaryValue {
+            for key in required where entries[key] == nil {
+                found.append(Violation(at: pointer.appending(key), message: "missing, expected a required field"))
+            }
+            for (key, schema) in properties.sorted(by: { $0.key < $1.key }) {
+                if let child = entries[key] { found += schema.violations(of: child, at: pointer.appending(key)) }
+            }
+        }
+        if let items, let elements = value.arrayValue {
+            for (index, element) in elements.enumerated() { found += items.violations(of: element, at: pointer.appending(index)) }
+        }
+        return found
+    }
+
+    /// JSON Schema's type names, plus savetool's own (`date`, `data`, `uid`).
+    static func matches(_ value: SaveValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("object", .dictionary), ("dictionary", .dictionary), ("array", .array), ("string", .string), ("boolean", .bool), ("bool", .bool),
+            ("null", .null), ("integer", .integer), ("integer", .unsignedInteger), ("number", .integer), ("number", .unsignedInteger),
+            ("number", .real), ("real", .real), ("date", .date), ("data", .data), ("uid", .uid):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether the schema requires the field at `pointer` (for rename sources, formats.md).
+    public func requires(_ pointer: JSONPointer) -> Bool {
+        guard let last = pointer.tokens.last else { return false }
+        var schema = self
+        for token in pointer.tokens.dropLast() {
+            guard case .rules(_, let properties, _, let items, _, _, _) = schema,
+                let next = (token == "*" || Int(token) != nil) ? items : properties[token]
+            else { return false }
+            schema = next
+        }
+        guard case .rules(_, _, let required, _, _, _, _) = schema else { return false }
+        return required.contains(last)
+    }
+}

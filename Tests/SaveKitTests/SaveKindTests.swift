@@ -1,0 +1,111 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+@Suite("Save kinds")
+struct SaveKindTests {
+    /// A `Formats/kape.tournament/` folder as formats.md describes it, written for the test.
+    static func writeKind(into root: URL, kindJSON: String? = nil) throws -> URL {
+        let folder = root.appendingPathComponent("kape.tournament")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data((kindJSON ?? #"""
+            {"format": "savetool.kind/1", "kind": "kape.tournament", "title": "Kape party game — tournament in progress",
+             "files": ["Documents/current_tournament.json"], "codec": "json",
+             "version": {"path": "/schemaVersion", "current": 3},
+             "detect": [
+               {"version": 1, "all": [{"type": ["/scores", "object"]}, {"has": "/roundIndex"}]},
+               {"version": 2, "all": [{"missing": "/scores"}, {"has": "/roundIndex"}]}]}
+            """#).utf8).write(to: folder.appendingPathComponent("kind.json"))
+        try Data(#"""
+            {"format": "savetool.migrations/1", "kind": "kape.tournament", "steps": [
+              {"from": 1, "to": 2, "ops": [
+                {"op": "forEach", "path": "/players", "ops": [
+                  {"op": "wrap", "path": "", "key": "name"},
+                  {"op": "set", "path": "/score", "value": {"$lookup": ["/scores", {"$rel": "/name"}, 0]}}]},
+                {"op": "remove", "path": "/scores"}]},
+              {"from": 2, "to": 3, "ops": [
+                {"op": "rename", "from": "/roundIndex", "to": "/round"},
+                {"op": "rename", "from": "/currentPlayerIndex", "to": "/activePlayerIndex"},
+                {"op": "set", "path": "/status", "value": "playing", "mode": "ifMissing"}]}]}
+            """#.utf8).write(to: folder.appendingPathComponent("migrations.json"))
+        try Data(#"""
+            {"type": "object", "required": ["schemaVersion", "players", "round", "activePlayerIndex", "status", "deckId"],
+             "properties": {
+               "players": {"type": "array", "items": {"type": "object", "required": ["name", "score"],
+                 "properties": {"name": {"type": "string"}, "score": {"type": "integer", "minimum": 0}}}},
+               "round": {"type": "integer", "minimum": 0}, "status": {"enum": ["playing", "finished"]}}}
+            """#.utf8).write(to: folder.appendingPathComponent("schema-v3.json"))
+        try Data(#"{"type": "object", "required": ["roundIndex"]}"#.utf8).write(to: folder.appendingPathComponent("schema-v2.json"))
+        return folder
+    }
+
+    @Test func recognitionByVersionFieldAndFingerprints() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        _ = try Self.writeKind(into: root)
+        let kinds = try KindLoader.kinds(in: root.path)
+        let kind = try #require(kinds.first)
+        #expect(kind.name == "kape.tournament" && kind.currentVersion == 3 && kind.migrations?.steps.count == 2)
+        #expect(kind.claims(path: "saves/Documents/current_tournament.json"))
+        let cases: [(String, SaveKind.Recognition)] = [
+            (#"{"players": ["Ana"], "scores": {"Ana": 3}, "roundIndex": 2}"#, .version(1)),
+            (#"{"players": [{"name": "Ana", "score": 3}], "roundIndex": 2}"#, .version(2)),
+            (#"{"schemaVersion": 3, "round": 2}"#, .version(3)),
+            (#"{"schemaVersion": 9}"#, .future(9)),
+            (#"{"schemaVersion": "3"}"#, .unrecognized),
+            (#"{"players": []}"#, .unrecognized),
+        ]
+        for (json, expected) in cases {
+            #expect(kind.recognise(try Codecs.value(json)) == expected, "\(json)")
+        }
+        // A kind whose fingerprints overlap: a document both match is ambiguous, not guessed.
+        var overlapping = kind
+        overlapping.fingerprints.append(SaveKind.Fingerprint(version: 2, conditions: [.has(JSONPointer(tokens: ["roundIndex"]))]))
+        #expect(overlapping.recognise(try Codecs.value(#"{"scores": {}, "roundIndex": 1}"#)) == .ambiguous([1, 2]))
+    }
+
+    @Test func migrateVersionOneToCurrentAndValidate() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let kind = try KindLoader.load(folder: try Self.writeKind(into: root).path)
+        var save = try Codecs.value(#"{"players": ["Ana", "Zoë 🎉"], "scores": {"Ana": 3}, "roundIndex": 2, "currentPlayerIndex": 1, "deckId": "classic"}"#)
+        guard case .version(let version) = kind.recognise(save) else { Issue.record("not recognised"); return }
+        let steps = try #require(kind.migrations?.steps(from: version, to: kind.currentVersion))
+        for step in steps {
+            let schema = kind.schemas[step.from]
+            try MigrationEngine(isRequired: { schema?.requires($0) ?? false }).apply(step.operations, to: &save, step: step.name)
+            try save.setValue(.integer(Int64(step.to)), at: kind.versionPath!)
+        }
+        #expect(try Codecs.compactJSON(save) == #"{"players":[{"name":"Ana","score":3},{"name":"Zoë 🎉","score":0}],"deckId":"classic","schemaVersion":3,"round":2,"activePlayerIndex":1,"status":"playing"}"#)
+        #expect(kind.schemas[3]?.violations(of: save) == [])
+        #expect(kind.recognise(save) == .version(3))
+    }
+
+    @Test func schemaViolationsNameTheirValues() throws {
+        let schema = try Schema(parsing: try Codecs.value(#"""
+            {"type": "object", "required": ["round"], "properties": {
+              "round": {"type": "integer", "minimum": 0}, "status": {"enum": ["playing", "finished"]},
+              "players": {"type": "array", "items": {"type": "object", "required": ["name"]}}}}
+            """#))
+        let violations = schema.violations(of: try Codecs.value(#"{"status": "paused", "players": [{"name": "A"}, {}], "extra": 1}"#))
+        #expect(violations.map(\.description) == [
+            "/round: missing, expected a required field", "/players/1/name: missing, expected a required field",
+            "/status: a value outside the allowed ones",
+        ])
+        #expect(schema.violations(of: try Codecs.value(#"{"round": -1}"#)).map(\.description) == ["/round: -1.0 is below the minimum 0.0"])
+        #expect(schema.violations(of: try Codecs.value(#"{"round": 1.5}"#)).map(\.description) == ["/round: found a real, expected integer"])
+        #expect(schema.requires(JSONPointer(tokens: ["round"])))
+        #expect(schema.requires(JSONPointer(tokens: ["players", "*", "name"])))
+        #expect(!schema.requires(JSONPointer(tokens: ["status"])))
+    }
+
+    @Test func aBrokenKindFileIsNamedWithItsPlace() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 0}}"#)
+        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["version", "current"]), message: "missing, expected the current version (an integer from 1)")) {
+            try KindLoader.load(folder: folder.path)
+        }
+    }
+}

@@ -43,10 +43,12 @@ let package = Package(
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit", "SaveArchive",
+                "SaveKit", "SaveArchive", "BuiltInFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The save kinds that ship inside savetool: Formats/<kind>/ folders, as resources.
+        .target(name: "BuiltInFormats", path: "Formats", resources: [.copy("kape.tournament")]),
         // libFuzzer targets, one per decoder (scripts/fuzz); built plainly they replay files.
         .target(name: "FuzzSupport", dependencies: ["SaveKit"], path: "Fuzz/Support"),
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/JSON"),

@@ -42,6 +42,20 @@ write("kape/Documents/current_tournament.json", json_bytes({
     "startedAt": "2026-11-20T19:42:10Z",
 }))
 
+# Older Kape tournaments, as versions 1 and 2 of the app wrote them (no version field).
+write("kape/history/2024-v1/Documents/current_tournament.json", json_bytes({
+    "players": ["Ana", "Besa", "Lojtari é", "Zoë 🎉"],
+    "scores": {"Ana": 3, "Besa": 5, "Zoë 🎉": 1},
+    "roundIndex": 2, "currentPlayerIndex": 1, "deckId": "classic",
+}))
+write("kape/history/2024-v1-empty/Documents/current_tournament.json", json_bytes({
+    "players": [], "scores": {}, "roundIndex": 0, "currentPlayerIndex": 0, "deckId": "party",
+}))
+write("kape/history/2025-v2/Documents/current_tournament.json", json_bytes({
+    "players": [{"name": "Ana", "score": 7}, {"name": "Drita", "score": 4}],
+    "roundIndex": 5, "currentPlayerIndex": 0, "deckId": "spicy",
+}))
+
 # Blocks: a puzzle game's UserDefaults (Library/Preferences/<bundle id>.plist, binary),
 # whose gameSave key holds the JSON bytes of a GameSaveData written by JSONEncoder.
 game_save = {

@@ -137,7 +137,7 @@ public struct MigrationEngine: Sendable {
                 }
                 do { try value.setValue(.array(items), at: target) } catch { throw fail(target, "\(error)") }
             }
-        case .assert(let path, let expected, let type):
+        case .assert(let path, let expected, let type, let keysIn):
             let matches = Self.expand(path, in: value)
             if matches.isEmpty { throw fail(path, "no value, expected \(expected.map { "\($0)" } ?? type ?? "one")") }
             for (target, _) in matches {
@@ -145,8 +145,15 @@ public struct MigrationEngine: Sendable {
                 if let expected, current != expected {
                     throw fail(target, "found \(Self.text(current)), expected \(Self.text(expected))")
                 }
-                if let type, current.typeName != type {
+                if let type, !Schema.matches(current, type: type) {
                     throw fail(target, "found a \(current.typeName), expected a \(type)")
+                }
+                if let keysIn {
+                    guard let entries = current.dictionaryValue else { throw fail(target, "found a \(current.typeName), expected a dictionary") }
+                    let allowed = Set(Self.expand(keysIn, in: value).compactMap { value.value(at: $0.0)?.stringValue })
+                    if let stray = entries.keys.first(where: { !allowed.contains($0) }) {
+                        throw fail(target.appending(stray), "\"\(stray)\" is not among the values at \(keysIn.displayText), expected only those keys")
+                    }
                 }
             }
         }

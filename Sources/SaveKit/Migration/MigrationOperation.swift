@@ -19,7 +19,9 @@ public indirect enum MigrationOperation: Sendable, Equatable {
     case arrayToMap(path: JSONPointer, keyField: String)
     /// A dictionary becomes an array, each key kept in the element's `keyField`.
     case mapToArray(path: JSONPointer, keyField: String)
-    case assert(path: JSONPointer, equals: SaveValue?, type: String?)
+    /// Checks a value: equal to `equals`, of `type`, or (a dictionary) with every key among the
+    /// values `keysIn` selects, as in "a score for a name not in players is an error".
+    case assert(path: JSONPointer, equals: SaveValue?, type: String?, keysIn: JSONPointer?)
 
     public enum TargetType: String, Sendable, CaseIterable {
         case integer, real, string, bool, date, data

@@ -111,8 +111,9 @@ public struct MigrationPlan: Sendable, Equatable {
         case "assert":
             let type = value["type"]?.stringValue
             let equals = value["equals"]
-            guard type != nil || equals != nil else { throw fail("expected \"equals\" or \"type\"") }
-            return .assert(path: try pointer("path"), equals: equals, type: type)
+            let keysIn = value["keysIn"] == nil ? nil : try pointer("keysIn")
+            guard type != nil || equals != nil || keysIn != nil else { throw fail("expected \"equals\", \"type\" or \"keysIn\"") }
+            return .assert(path: try pointer("path"), equals: equals, type: type, keysIn: keysIn)
         default:
             throw fail("unknown operation \"\(name)\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray or assert")
         }

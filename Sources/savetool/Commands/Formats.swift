@@ -19,8 +19,12 @@ struct Formats: ParsableCommand {
 
         func run() throws {
             let registry = global.registry()
+            let kinds = try Failure.reporting { try global.kinds() }
             if global.json {
-                try Console.outputJSON(["codecs": .array(registry.codecs.map(Formats.json))])
+                try Console.outputJSON([
+                    "codecs": .array(registry.codecs.map(Formats.json)),
+                    "kinds": .array(kinds.map { ["kind": .string($0.name), "title": .string($0.title), "current": .int(UInt64($0.currentVersion)), "origin": .string($0.origin)] }),
+                ])
                 return
             }
             var lines = ["codecs:"]
@@ -28,6 +32,10 @@ struct Formats: ParsableCommand {
             for codec in registry.codecs {
                 let extensions = codec.fileExtensions.map { "." + $0 }.joined(separator: " ")
                 lines.append("  \(codec.id.padding(toLength: width, withPad: " ", startingAt: 0))  \(codec.summary)  [\(extensions)]  (\(codec.origin))")
+            }
+            lines.append("save kinds:")
+            for kind in kinds {
+                lines.append("  \(kind.name)  \(kind.title)  [versions 1–\(kind.currentVersion)]  (\(kind.origin))")
             }
             Console.output(lines.joined(separator: "\n") + "\n")
         }

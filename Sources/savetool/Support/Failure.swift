@@ -83,6 +83,8 @@ enum Failure {
             case .ioFailure(let archive, _), .sizeMismatch(let archive, _, _, _): (code, path) = (Code.ioError, archive)
             }
             return ("\(path): \(error)", code)
+        case let error as KindLoader.LoadError:
+            return ("\(error)", Code.dataError)
         case let error as ValidationError:
             return (error.message, Code.usage)
         case let error as RegistryError:

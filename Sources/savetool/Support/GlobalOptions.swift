@@ -1,4 +1,5 @@
 import ArgumentParser
+import BuiltInFormats
 import SaveArchive
 import SaveKit
 
@@ -10,11 +11,14 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print only errors.")
     var quiet = false
 
+    @Option(name: .customLong("formats"), help: ArgumentHelp("A directory of save-kind folders (Formats/<kind>/), searched before the built-in ones (repeatable).", valueName: "dir"))
+    var formatDirectories: [String] = []
+
     @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
     var pluginDirectories: [String] = []
 
     static let flags: Set<String> = ["--json", "-q", "--quiet"]
-    static let optionsWithValue: Set<String> = ["--plugins"]
+    static let optionsWithValue: Set<String> = ["--plugins", "--formats"]
 
     /// `[--json, inspect, x]` → `[inspect, x, --json]`; stops at the first other option
     /// (`--help`, `--version`) and keeps anything after `--` last.
@@ -51,6 +55,19 @@ struct GlobalOptions: ParsableArguments {
             do { try registry.register(codec) } catch { warn("\(error)") }
         }
         return registry
+    }
+
+    /// The save kinds of `--formats` directories, then the built-in ones; a kind name found twice
+    /// is taken from the first place.
+    func kinds() throws -> [SaveKind] {
+        var kinds: [SaveKind] = []
+        let builtIn = BuiltInFormats.directory.map { [$0.path] } ?? []
+        for directory in formatDirectories + builtIn {
+            for kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) {
+                kinds.append(kind)
+            }
+        }
+        return kinds
     }
 
     func warn(_ message: String) {

@@ -1,0 +1,84 @@
+/// Recognises documents among a set of save kinds and migrates them to a target version.
+public struct Migrator: Sendable {
+    public var kinds: [SaveKind]
+
+    public init(kinds: [SaveKind]) { self.kinds = kinds }
+
+    public enum Outcome: Sendable {
+        case migrated(kind: String, from: Int, to: Int, steps: [String], value: SaveValue)
+        /// Already at the target version: not rewritten.
+        case unchanged(kind: String, version: Int)
+        case unrecognized
+        case ambiguous(kind: String, versions: [Int])
+        /// Above the kind's current version: reported, never written.
+        case future(kind: String, version: Int)
+        /// Not valid for its version's schema (before migrating) or the target's (after).
+        case invalid(kind: String, version: Int, violations: [Schema.Violation])
+        case failed(kind: String, from: Int, error: MigrationError)
+
+        /// The status word of the report lines (cli.md).
+        public var status: String {
+            switch self {
+            case .migrated: "migrated"
+            case .unchanged: "unchanged"
+            case .unrecognized: "unrecognized"
+            case .ambiguous: "ambiguous"
+            case .future: "future"
+            case .invalid: "invalid"
+            case .failed: "failed"
+            }
+        }
+    }
+
+    /// The kind of a document: `named` when given; else the kinds claiming its path first,
+    /// then any kind that recognises it.
+    public func kind(of value: SaveValue, path: String?, named: String?) -> (SaveKind, SaveKind.Recognition)? {
+        if let named {
+            guard let kind = kinds.first(where: { $0.name == named }) else { return nil }
+            return (kind, kind.recognise(value))
+        }
+        let claiming = path.map { path in kinds.filter { $0.claims(path: path) } } ?? []
+        for kind in claiming + kinds.filter({ kind in !claiming.contains { $0.name == kind.name } }) {
+            let recognition = kind.recognise(value)
+            if recognition != .unrecognized { return (kind, recognition) }
+        }
+        return nil
+    }
+
+    /// Migrates `value` to `target` (the kind's current version when `nil`).
+    public func migrate(_ value: SaveValue, path: String? = nil, kind named: String? = nil, to target: Int? = nil) -> Outcome {
+        guard let (kind, recognition) = kind(of: value, path: path, named: named) else { return .unrecognized }
+        let version: Int
+        switch recognition {
+        case .unrecognized: return .unrecognized
+        case .ambiguous(let versions): return .ambiguous(kind: kind.name, versions: versions)
+        case .future(let future): return .future(kind: kind.name, version: future)
+        case .version(let found): version = found
+        }
+        let goal = min(target ?? kind.currentVersion, kind.currentVersion)
+        if version >= goal { return .unchanged(kind: kind.name, version: version) }
+        if let violations = kind.schemas[version]?.violations(of: value), !violations.isEmpty {
+            return .invalid(kind: kind.name, version: version, violations: violations)
+        }
+        guard let steps = kind.migrations?.steps(from: version, to: goal) else {
+            return .failed(kind: kind.name, from: version, error: MigrationError(
+                step: "\(version)→\(goal)", operation: "plan", path: JSONPointer(), message: "no migration steps lead from version \(version) to \(goal)"))
+        }
+        var current = value
+        for step in steps {
+            let schema = kind.schemas[step.from]
+            do {
+                try MigrationEngine(isRequired: { schema?.requires($0) ?? false }).apply(step.operations, to: &current, step: step.name)
+                if let versionPath = kind.versionPath { try current.setValue(.integer(Int64(step.to)), at: versionPath) }
+            } catch let error as MigrationError {
+                return .failed(kind: kind.name, from: version, error: error)
+            } catch {
+                return .failed(kind: kind.name, from: version, error: MigrationError(step: step.name, operation: "stamp", path: kind.versionPath ?? JSONPointer(), message: "\(error)"))
+            }
+            if let violations = kind.schemas[step.to]?.violations(of: current), !violations.isEmpty {
+                return .invalid(kind: kind.name, version: step.to, violations: violations)
+            }
+        }
+        return .migrated(kind: kind.name, from: version, to: goal, steps: steps.map(\.name), value: current)
+    }
+}

@@ -1,0 +1,266 @@
+import ArgumentParser
+import Foundation
+import SaveArchive
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Migrate save files to the current (or --to) version of their kind, in batch.",
+        discussion: """
+            Files and directories (recursively) are read, their kind and version recognised \
+            (the version field, else the kind's fingerprints), and each step of the kind's \
+            migrations applied, the schema checked after every step. One bad file never stops \
+            the batch: it is reported and left untouched. Files already at the target version \
+            are not rewritten.
+
+            --out <dir> writes each migrated file at the same relative path under <dir>; \
+            --in-place replaces the files, after saving the input directories as bundles \
+            (their paths printed; --no-backup opts out). --check writes nothing and exits 1 when \
+            any file would be migrated, for CI.
+
+            The last line: N migrated, N unchanged, N skipped, N failed. --report writes one \
+            JSON line per file: file, kind, from, to, status, steps, error, sha256Before, \
+            sha256After.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "Files and directories to migrate.")
+    var paths: [String]
+
+    @Option(help: ArgumentHelp("Treat every file as this kind.", valueName: "kind"))
+    var kind: String?
+
+    @Option(help: ArgumentHelp("The target version, or latest.", valueName: "N|latest"))
+    var to = "latest"
+
+    @Flag(help: "Replace the files themselves.")
+    var inPlace = false
+
+    @Option(help: ArgumentHelp("Write the migrated files under this directory instead.", valueName: "dir"))
+    var out: String?
+
+    @Flag(help: "Report what would happen and write nothing.")
+    var dryRun = false
+
+    @Flag(help: "Write nothing; exit 1 when any file would be migrated.")
+    var check = false
+
+    @Flag(help: "With --in-place, do not save the originals as a bundle first.")
+    var noBackup = false
+
+    @Option(help: ArgumentHelp("Files to migrate at once.", valueName: "N"))
+    var jobs = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(help: ArgumentHelp("Write one JSON line per file here.", valueName: "file.jsonl"))
+    var report: String?
+
+    func validate() throws {
+        guard check || dryRun || inPlace != (out != nil) else {
+            throw ValidationError("say where the results go: --in-place or --out <dir> (or --dry-run, --check)")
+        }
+        guard to == "latest" || Int(to).map({ $0 >= 1 }) == true else { throw ValidationError("--to \(to), expected a version number or latest") }
+        guard jobs >= 1 else { throw ValidationError("--jobs \(jobs), expected 1 or more") }
+    }
+
+    struct Item {
+        var path: String
+        var relative: String
+    }
+
+    struct Result {
+        var outcome: Migrator.Outcome?
+        var error: String?
+        var before: String
+        var after: String?
+        var wrote = false
+    }
+
+    func run() throws {
+        let (migrator, registry, items) = try Failure.reporting { () throws -> (Migrator, CodecRegistry, [Item]) in
+            (Migrator(kinds: try global.kinds()), global.registry(), try collect())
+        }
+        let writes = !(dryRun || check)
+        if writes && inPlace && !noBackup {
+            for directory in Set(items.map { FileIO.parentDirectory(of: $0.path) == "." ? "." : rootOf($0) }).sorted() {
+                let backup = try Failure.reporting { try saveOriginals(directory) }
+                if !global.quiet { Console.error("savetool: originals of \(directory) saved in \(backup)") }
+            }
+        }
+        let target = Int(to)
+        final class Results: @unchecked Sendable {
+            var values: [Result?]
+            let lock = NSLock()
+            init(_ count: Int) { values = Array(repeating: nil, count: count) }
+        }
+        let results = Results(items.count)
+        let progress = Progress(total: items.count, visible: !global.quiet && !global.json && isatty(STDERR_FILENO) == 1)
+        DispatchQueue.concurrentPerform(iterations: min(jobs, max(items.count, 1))) { worker in
+            for index in stride(from: worker, to: items.count, by: jobs) {
+                let result = migrateOne(items[index], migrator: migrator, registry: registry, target: target, writes: writes)
+                results.lock.withLock { results.values[index] = result }
+                progress.advance()
+            }
+        }
+        progress.finish()
+        try finish(items, results.values.map { $0! })
+    }
+
+    private func migrateOne(_ item: Item, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
+        guard let bytes = try? FileIO.read(item.path) else { return Result(error: "cannot read", before: "") }
+        let before = Checksum.sha256(bytes)
+        guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec),
+            let value = try? codec.decode(bytes)
+        else { return Result(outcome: .unrecognized, before: before) }
+        let outcome = migrator.migrate(value, path: item.relative, kind: kind, to: target)
+        guard case .migrated(_, _, _, _, let migrated) = outcome else { return Result(outcome: outcome, before: before) }
+        do {
+            var options = EncodingOptions()
+            // Keep JSON as compact as it came: a file without line breaks stays on one line.
+            options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
+            let output = try codec.encode(migrated, options: options)
+            if writes {
+                let destination = out.map { $0 + "/" + item.relative } ?? item.path
+                try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: destination), withIntermediateDirectories: true)
+                try FileIO.writeAtomically(output, to: destination)
+            }
+            return Result(outcome: outcome, before: before, after: Checksum.sha256(output), wrote: writes)
+        } catch {
+            return Result(outcome: outcome, error: "\(error)", before: before)
+        }
+    }
+
+    private func finish(_ items: [Item], _ results: [Result]) throws {
+        var counts = (migrated: 0, unchanged: 0, skipped: 0, failed: 0)
+        var lines: [String] = []
+        for (item, result) in zip(items, results) {
+            var entry: [String: SaveValue] = ["file": .string(item.path), "sha256Before": .string(result.before)]
+            var status = "failed"
+            var message = result.error
+            if let outcome = result.outcome, result.error == nil {
+                status = outcome.status
+                switch outcome {
+                case .migrated(let kind, let from, let to, let steps, _):
+                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(from)); entry["to"] = .int(UInt64(to))
+                    entry["steps"] = .array(steps.map(SaveValue.string))
+                    counts.migrated += 1
+                case .unchanged(let kind, let version):
+                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version)); entry["to"] = .int(UInt64(version))
+                    counts.unchanged += 1
+                case .unrecognized:
+                    counts.skipped += 1
+                case .ambiguous(let kind, let versions):
+                    entry["kind"] = .string(kind)
+                    message = "matches the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one"
+                    counts.failed += 1
+                case .future(let kind, let version):
+                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version))
+                    message = "version \(version) is newer than this savetool knows; left as it is"
+                    counts.failed += 1
+                case .invalid(let kind, let version, let violations):
+                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version))
+                    message = violations.prefix(3).map(\.description).joined(separator: "; ")
+                    counts.failed += 1
+                case .failed(let kind, let from, let error):
+                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(from))
+                    message = error.description
+                    counts.failed += 1
+                }
+            } else {
+                counts.failed += 1
+            }
+            entry["status"] = .string(status)
+            if let message {
+                entry["error"] = .string(message)
+                if !global.quiet { Console.error("savetool: \(item.path): \(status): \(message)") }
+            }
+            if let after = result.after { entry["sha256After"] = .string(after) }
+            var line: SaveValue = [:]
+            for key in ["file", "kind", "from", "to", "status", "steps", "error", "sha256Before", "sha256After"] {
+                if let value = entry[key] { try line.setValue(value, at: JSONPointer(tokens: [key])) }
+            }
+            var compact = EncodingOptions()
+            compact.pretty = false
+            lines.append(String(decoding: try JSONCodec().encode(line, options: compact), as: UTF8.self))
+        }
+        if let report { try Failure.reporting { try FileIO.writeAtomically(Array(lines.joined().utf8), to: report) } }
+        if global.json { Console.output(lines.joined()) }
+        if !global.json {
+            Console.output("\(counts.migrated) migrated, \(counts.unchanged) unchanged, \(counts.skipped) skipped, \(counts.failed) failed\n")
+        }
+        if counts.failed > 0 || (check && counts.migrated > 0) { throw ExitCode(Failure.Code.negative) }
+    }
+
+    /// Every regular file under the paths, with its path relative to the path it came from.
+    private func collect() throws -> [Item] {
+        var items: [Item] = []
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw FileError.unreadable(path: path, reason: "no such file or directory")
+            }
+            if !isDirectory.boolValue {
+                items.append(Item(path: path, relative: URL(fileURLWithPath: path).lastPathComponent))
+                continue
+            }
+            for relative in (FileManager.default.subpaths(atPath: path) ?? []).sorted() {
+                let full = path + "/" + relative
+                var isSubdirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isSubdirectory), !isSubdirectory.boolValue,
+                    !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") })
+                {
+                    items.append(Item(path: full, relative: relative))
+                }
+            }
+        }
+        return items
+    }
+
+    private func rootOf(_ item: Item) -> String {
+        paths.first { item.path.hasPrefix($0 + "/") } ?? FileIO.parentDirectory(of: item.path)
+    }
+
+    private func saveOriginals(_ directory: String) throws -> String {
+        let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
+        let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: Date().timeIntervalSinceReferenceDate.rounded(.down))).replacingOccurrences(of: ":", with: "")
+        let bundle = "\(FileIO.parentDirectory(of: URL(fileURLWithPath: directory).standardizedFileURL.path))/\(name)-before-migrate-\(stamp).tar.gz"
+        var exporter = BundleExporter(createdAt: Date(), createdBy: "savetool \(SaveTool.version)")
+        exporter.label = "before migrate"
+        try exporter.export(directory: directory, to: bundle)
+        return bundle
+    }
+}
+
+/// A progress bar on stderr, drawn only on a terminal.
+final class Progress: @unchecked Sendable {
+    private let total: Int
+    private let visible: Bool
+    private var done = 0
+    private var lastDrawn = -1
+    private let lock = NSLock()
+
+    init(total: Int, visible: Bool) {
+        self.total = total
+        self.visible = visible
+    }
+
+    func advance() {
+        guard visible else { return }
+        lock.withLock {
+            done += 1
+            let filled = total == 0 ? 30 : done * 30 / total
+            guard filled != lastDrawn || done == total else { return }
+            lastDrawn = filled
+            FileHandle.standardError.write(Data("\r[\(String(repeating: "#", count: filled))\(String(repeating: " ", count: 30 - filled))] \(done)/\(total)".utf8))
+        }
+    }
+
+    func finish() {
+        if visible { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

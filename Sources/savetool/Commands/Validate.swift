@@ -1,0 +1,44 @@
+import ArgumentParser
+import Foundation
+import SaveKit
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Recognise a save file's kind and version and check it against that version's schema.",
+        discussion: "Exit 0 when valid; 65 with one line per problem (its JSON Pointer) when not, or when no kind recognises the file.")
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var reading: ReadingOptions
+
+    @Argument(help: "The save file.")
+    var file: String
+
+    @Option(help: ArgumentHelp("The kind to check against, instead of recognising it.", valueName: "kind"))
+    var kind: String?
+
+    func run() throws {
+        try Failure.reporting(file: file) {
+            let migrator = Migrator(kinds: try global.kinds())
+            let document = try LoadedDocument.load(file, registry: global.registry(), reading: reading)
+            guard let (found, recognition) = migrator.kind(of: document.value, path: file, named: kind) else {
+                throw LocatedError(file: file, message: " no known kind recognises it, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or --formats <dir>)", code: Failure.Code.dataError)
+            }
+            guard case .version(let version) = recognition else {
+                throw LocatedError(file: file, message: " \(found.name): \(recognition), expected exactly one known version", code: Failure.Code.dataError)
+            }
+            let violations = found.schemas[version]?.violations(of: document.value) ?? []
+            if global.json {
+                try Console.outputJSON([
+                    "file": .string(file), "kind": .string(found.name), "version": .int(UInt64(version)), "valid": .bool(violations.isEmpty),
+                    "violations": .array(violations.map { ["path": .string($0.at.description), "message": .string($0.message)] }),
+                ])
+            }
+            for violation in violations { Console.error("savetool: \(file):\(violation)") }
+            if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }
+            if !global.json && !global.quiet {
+                let schema = found.schemas[version] == nil ? " (no schema for this version)" : ""
+                Console.output("\(file): \(found.name) version \(version) of \(found.currentVersion), valid\(schema)\n")
+            }
+        }
+    }
+}

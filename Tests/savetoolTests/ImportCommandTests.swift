@@ -35,4 +35,18 @@ struct ImportCommandTests {
         #expect(try FileManager.default.subpathsOfDirectory(atPath: target).sorted() == before)
         #expect(try CLI.run("import", "/nonexistent.tar.gz", "--into", target).status == 66)
     }
+
+    @Test func importMigratesRecognisedFilesUnlessToldNot() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", Corpus.packageRoot.appendingPathComponent("samples/kape").path, "-o", bundle).status == 0)
+        let migrated = directory.appendingPathComponent("migrated").path
+        let result = try CLI.run("import", bundle, "--into", migrated)
+        #expect(result.outputText.contains("migrated history/2024-v1/Documents/current_tournament.json from version 1 to 3"))
+        #expect(try CLI.run("validate", migrated + "/history/2024-v1/Documents/current_tournament.json").outputText.contains("version 3 of 3, valid"))
+        let raw = directory.appendingPathComponent("raw").path
+        #expect(try CLI.run("import", bundle, "--into", raw, "--no-migrate").status == 0)
+        #expect(try CLI.run("validate", raw + "/history/2024-v1/Documents/current_tournament.json").outputText.contains("version 1 of 3, valid"))
+    }
 }

@@ -35,6 +35,9 @@ public struct BundleImporter {
     /// Where the destination's previous contents are saved; beside the destination when `nil`.
     public var backupDirectory: String?
     public var createdBy: String
+    /// Migrates every recognised file to its kind's current version before it lands; `nil` imports files as they are.
+    public var migrator: Migrator?
+    public var registry: CodecRegistry = .builtIn
 
     public init(createdBy: String) { self.createdBy = createdBy }
 
@@ -42,6 +45,8 @@ public struct BundleImporter {
         public var manifest: BundleManifest
         /// The bundle holding what the destination held before, when it held anything.
         public var previousContents: String?
+        /// Files migrated on the way in: path, and the versions from and to.
+        public var migrated: [(path: String, from: Int, to: Int)] = []
     }
 
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
@@ -76,10 +81,11 @@ public struct BundleImporter {
         var existing = stat()
         chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
         try extract(reader, manifest: manifest, bundle: bundle, into: staging)
+        let migrated = try migrateStaged(manifest, in: staging, bundle: bundle)
         let previous = try saveCurrentContents(of: destination)
         try swap(staging, into: destination)
         swapped = true
-        return Outcome(manifest: manifest, previousContents: previous)
+        return Outcome(manifest: manifest, previousContents: previous, migrated: migrated)
     }
 
     // MARK: - Manifest
@@ -292,6 +298,39 @@ public struct BundleImporter {
             }
             offset += count
         }
+    }
+
+    /// Migrates the staged files that a known kind recognises at an older version. A file whose
+    /// migration fails stops the import: nothing lands rather than half of the save migrated.
+    private func migrateStaged(_ manifest: BundleManifest, in staging: String, bundle: String) throws -> [(path: String, from: Int, to: Int)] {
+        guard let migrator else { return [] }
+        var migrated: [(path: String, from: Int, to: Int)] = []
+        for file in manifest.files {
+            let path = staging + "/" + file.path
+            guard let bytes = try? FileIO.read(path), let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: file.path),
+                let value = try? codec.decode(bytes)
+            else { continue }
+            switch migrator.migrate(value, path: file.path) {
+            case .migrated(_, let from, let to, _, let result):
+                var options = EncodingOptions()
+                options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
+                do {
+                    try FileIO.writeAtomically(try codec.encode(result, options: options), to: path)
+                } catch {
+                    throw BundleImportError.io(path: path, reason: "\(error)")
+                }
+                migrated.append((file.path, from, to))
+            case .failed(let kind, _, let error):
+                throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + file.path, reason: "cannot be migrated as \(kind): \(error) (--no-migrate imports it as it is)")
+            case .invalid(let kind, let version, let violations):
+                throw BundleImportError.mismatch(
+                    bundle: bundle, entry: "files/" + file.path,
+                    reason: "not a valid \(kind) version \(version): \(violations.first.map(\.description) ?? "") (--no-migrate imports it as it is)")
+            case .unchanged, .unrecognized, .ambiguous, .future:
+                continue  // imported as it is
+            }
+        }
+        return migrated
     }
 
     // MARK: - Landing

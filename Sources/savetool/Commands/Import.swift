@@ -7,6 +7,10 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Restore a bundle into a directory, checking every byte before anything lands.",
         discussion: """
+            Files a known save kind recognises at an older version are migrated to the current \
+            one before they land (--no-migrate imports them as they are); a file that cannot be \
+            migrated stops the import.
+
             The bundle's manifest comes first; every file in it is checked against its size and \
             SHA-256 while being written into a staging directory beside the destination, which \
             then takes the destination's place in one atomic step: a crash leaves the old \
@@ -34,6 +38,9 @@ struct Import: ParsableCommand {
     @Flag(help: "Verify the whole bundle and write nothing.")
     var dryRun = false
 
+    @Flag(help: "Import files as they are, without migrating them to their kind's current version.")
+    var noMigrate = false
+
     @Option(help: ArgumentHelp("Where to save the directory's previous contents (default: beside it).", valueName: "dir"))
     var backupRepo: String?
 
@@ -53,6 +60,8 @@ struct Import: ParsableCommand {
             importer.limits.maxTotalBytes = maxBytes
             importer.limits.maxEntries = maxEntries
             importer.limits.maxCompressionRatio = maxRatio
+            importer.registry = global.registry()
+            if !noMigrate { importer.migrator = Migrator(kinds: try global.kinds()) }
             let outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
             let count = outcome.manifest.files.count
             if global.json {
@@ -64,6 +73,7 @@ struct Import: ParsableCommand {
                     Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n")
                 } else {
                     Console.output("restored \(count) file\(count == 1 ? "" : "s") into \(into)\n")
+                    for file in outcome.migrated { Console.output("migrated \(file.path) from version \(file.from) to \(file.to)\n") }
                     if let previous = outcome.previousContents { Console.output("previous contents saved in \(previous)\n") }
                 }
             }

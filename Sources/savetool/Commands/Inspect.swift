@@ -27,10 +27,25 @@ struct Inspect: ParsableCommand {
                 return
             }
             let summary = DocumentSummary(of: document.value, registry: registry)
+            let recognised = Migrator(kinds: (try? global.kinds()) ?? []).kind(of: document.value, path: file, named: nil)
+            let kindText = recognised.map { kind, recognition -> String in
+                switch recognition {
+                case .version(let version): "\(kind.name) version \(version) of \(kind.currentVersion)"
+                case .future(let version): "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows"
+                case .ambiguous(let versions): "\(kind.name), ambiguous between versions \(versions.map(String.init).joined(separator: ", "))"
+                case .unrecognized: "not recognised"
+                }
+            }
             if global.json {
-                try Console.outputJSON(json(document, summary))
+                var value = json(document, summary)
+                if let kindText { try value.setValue(.string(kindText), at: JSONPointer(tokens: ["kind"])) }
+                try Console.outputJSON(value)
             } else {
-                Console.output(text(document, summary))
+                var text = text(document, summary)
+                if let kindText, let range = text.range(of: "\nsize:") {
+                    text.insert(contentsOf: "\nkind:      \(kindText)", at: range.lowerBound)
+                }
+                Console.output(text)
             }
         }
     }

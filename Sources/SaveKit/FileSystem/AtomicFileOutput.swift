@@ -15,10 +15,12 @@ public final class AtomicFileOutput: ByteOutput {
     private let temporaryPath: String?
     private let mode: mode_t
     private var finished = false
+    private let durable: Bool
     private var writtenBytes: Int64 = 0
 
-    public init(path: String) throws(FileError) {
+    public init(path: String, durable: Bool = true) throws(FileError) {
         self.path = path
+        self.durable = durable
         if path == "-" {
             descriptor = STDOUT_FILENO
             temporaryPath = nil
@@ -45,7 +47,7 @@ public final class AtomicFileOutput: ByteOutput {
         #if os(Linux)
         // Starts writing this chunk to disk now (DONTNEED on dirty pages begins their
         // writeback without waiting), so that commit()'s fsync has little left to wait for.
-        if temporaryPath != nil, bytes.count >= 1 << 16 {
+        if durable, temporaryPath != nil, bytes.count >= 1 << 16 {
             _ = posix_fadvise(descriptor, off_t(writtenBytes), off_t(bytes.count), POSIX_FADV_DONTNEED)
         }
         #endif
@@ -61,14 +63,14 @@ public final class AtomicFileOutput: ByteOutput {
             close(descriptor)
             throw .ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno))
         }
-        guard fsync(descriptor) == 0 else {
+        guard !durable || fsync(descriptor) == 0 else {
             let code = errno
             close(descriptor)
             throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(code))
         }
         guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
         guard rename(temporaryPath, path) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-        FileIO.syncDirectory(FileIO.parentDirectory(of: path))
+        if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: path)) }
     }
 
     /// Throws the partial file away; the destination keeps its old contents.

@@ -65,8 +65,11 @@ public enum FileIO {
     /// Replaces `path` with `bytes` atomically; `-` writes standard output.
     ///
     /// The new file keeps the permission bits of the file it replaces (0644 for a new file).
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        let output = try AtomicFileOutput(path: path)
+    /// With `durable: false` the file is renamed into place without being flushed first: still
+    /// never half-written for readers, but a power cut may lose it — for batches that flush the
+    /// whole file system once at the end.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(FileError) {
+        let output = try AtomicFileOutput(path: path, durable: durable)
         do {
             try bytes.withUnsafeBytes { try output.write($0) }
         } catch let error as FileError {

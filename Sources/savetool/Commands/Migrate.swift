@@ -60,6 +60,12 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Write one JSON line per file here.", valueName: "file.jsonl"))
     var report: String?
 
+    private let directories = DirectoryMaker()
+
+    private enum CodingKeys: String, CodingKey {
+        case global, paths, kind, to, inPlace, out, dryRun, check, noBackup, jobs, report
+    }
+
     func validate() throws {
         guard check || dryRun || inPlace != (out != nil) else {
             throw ValidationError("say where the results go: --in-place or --out <dir> (or --dry-run, --check)")
@@ -74,6 +80,7 @@ struct Migrate: ParsableCommand {
     }
 
     struct Result {
+        /// The outcome, with any migrated value dropped once written (memory stays flat).
         var outcome: Migrator.Outcome?
         var error: String?
         var before: String
@@ -108,6 +115,7 @@ struct Migrate: ParsableCommand {
             }
         }
         progress.finish()
+        if writes && out != nil { sync() }  // everything written under --out, flushed at once
         try finish(items, results.values.map { $0! })
     }
 
@@ -126,10 +134,13 @@ struct Migrate: ParsableCommand {
             let output = try codec.encode(migrated, options: options)
             if writes {
                 let destination = out.map { $0 + "/" + item.relative } ?? item.path
-                try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: destination), withIntermediateDirectories: true)
-                try FileIO.writeAtomically(output, to: destination)
+                if out != nil { try directories.make(FileIO.parentDirectory(of: destination)) }
+                // --out leaves the originals untouched, so one flush at the end is enough;
+                // --in-place replaces each file durably (the originals are in a bundle too).
+                try FileIO.writeAtomically(output, to: destination, durable: out == nil)
             }
-            return Result(outcome: outcome, before: before, after: Checksum.sha256(output), wrote: writes)
+            guard case .migrated(let kind, let from, let to, let steps, _) = outcome else { return Result(outcome: outcome, before: before) }
+            return Result(outcome: .migrated(kind: kind, from: from, to: to, steps: steps, value: .null), before: before, after: Checksum.sha256(output), wrote: writes)
         } catch {
             return Result(outcome: outcome, error: "\(error)", before: before)
         }
@@ -233,6 +244,18 @@ struct Migrate: ParsableCommand {
         exporter.label = "before migrate"
         try exporter.export(directory: directory, to: bundle)
         return bundle
+    }
+}
+
+/// Output directories made once each, whichever worker needs one first.
+final class DirectoryMaker: @unchecked Sendable {
+    private var made = Set<String>()
+    private let lock = NSLock()
+
+    func make(_ path: String) throws {
+        if lock.withLock({ made.contains(path) }) { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        lock.withLock { _ = made.insert(path) }
     }
 }
 

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Migration benchmark: savetool migrate against a Python script doing the same migration.
+
+    migrate.py SAVETOOL WORKDIR [--counts 10000 100000]
+
+Generates COUNT version-1 Kape tournaments (~2 KB each, 100 to a folder), then times in one
+run `savetool migrate DIR --out OUT` and a Python peer that loads, transforms (v1 → v3, the
+same rules as Formats/kape.tournament) and dumps each file with the json module.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PEER = r'''
+import json, os, sys
+source, target = sys.argv[1], sys.argv[2]
+for folder, _, files in os.walk(source):
+    for name in files:
+        path = os.path.join(folder, name)
+        with open(path, encoding="utf-8") as f:
+            save = json.load(f)
+        scores = save.pop("scores")
+        if any(key not in save["players"] for key in scores):
+            raise SystemExit(f"{path}: a score for a name not in players")
+        save["players"] = [{"name": n, "score": scores.get(n, 0)} for n in save["players"]]
+        save["schemaVersion"] = 3
+        save["round"] = save.pop("roundIndex")
+        save["activePlayerIndex"] = save.pop("currentPlayerIndex")
+        save.setdefault("status", "playing")
+        out = os.path.join(target, os.path.relpath(path, source))
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump(save, f, ensure_ascii=False, indent=2)
+'''
+
+NAMES = ["Ana", "Besa", "Drita", "Zoë", "Lojtari é", "玩家", "Gjergj", "Teuta", "Arbër", "Erion", "Flutura", "Genti", "Hana", "Ilir", "Jeta"]
+
+
+def generate(directory, count):
+    rng = random.Random(count)
+    for index in range(count):
+        players = rng.sample(NAMES, rng.randint(6, 12))
+        save = {"players": players, "scores": {p: rng.randint(0, 50) for p in players if rng.random() < 0.9},
+                "roundIndex": rng.randint(0, 20), "currentPlayerIndex": rng.randint(0, len(players) - 1),
+                "deckId": rng.choice(["classic", "party", "spicy"]), "usedCardIds": [rng.randint(1, 500) for _ in range(rng.randint(80, 140))]}
+        folder = directory / f"{index // 100:04d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"tournament-{index}.json").write_text(json.dumps(save, ensure_ascii=False, indent=2))
+
+
+def measure(command):
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    output = process.stdout.read().decode() + process.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(command)} failed: {output[-500:]}")
+    return elapsed, usage.ru_maxrss * 1024, output
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("savetool")
+    parser.add_argument("workdir")
+    parser.add_argument("--counts", type=int, nargs="+", default=[10_000, 100_000])
+    args = parser.parse_args()
+    work = Path(args.workdir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    peer = work / "peer.py"
+    peer.write_text(PEER)
+    rows = []
+    for count in args.counts:
+        source = work / f"v1-{count}"
+        if not source.exists():
+            generate(source, count)
+        size = sum(f.stat().st_size for f in source.rglob("*.json"))
+        for name, target, command in [
+            ("savetool", work / f"out-savetool-{count}", lambda t: [args.savetool, "migrate", str(source), "--out", str(t)]),
+            ("python", work / f"out-python-{count}", lambda t: [sys.executable, str(peer), str(source), str(t)]),
+        ]:
+            shutil.rmtree(target, ignore_errors=True)
+            elapsed, peak, output = measure(command(target))
+            print(f"{count:7d} {name:9} {elapsed:7.2f} s {count / elapsed:8.0f} files/s {peak / 2**20:6.0f} MiB  {output.strip().splitlines()[-1] if output.strip() else ''}",
+                  file=sys.stderr, flush=True)
+            rows.append((count, size, name, elapsed, peak))
+    print("| files | total size | tool | time | files/s | peak memory |")
+    print("|---|---|---|---|---|---|")
+    for count, size, name, elapsed, peak in rows:
+        print(f"| {count:,} | {size / 1e6:.0f} MB | {name} | {elapsed:.2f} s | {count / elapsed:,.0f} | {peak / 2**20:.0f} MiB |")
+
+
+if __name__ == "__main__":
+    main()

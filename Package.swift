@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit", "SaveArchive", "BuiltInFormats",
+                "SaveKit", "SaveArchive", "BuiltInFormats", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

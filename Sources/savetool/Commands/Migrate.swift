@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystem
 import Foundation
 import SaveArchive
 import SaveKit
@@ -100,23 +101,50 @@ struct Migrate: ParsableCommand {
             }
         }
         let target = Int(to)
-        final class Results: @unchecked Sendable {
-            var values: [Result?]
-            let lock = NSLock()
-            init(_ count: Int) { values = Array(repeating: nil, count: count) }
-        }
-        let results = Results(items.count)
         let progress = Progress(total: items.count, visible: !global.quiet && !global.json && isatty(STDERR_FILENO) == 1)
-        DispatchQueue.concurrentPerform(iterations: min(jobs, max(items.count, 1))) { worker in
-            for index in stride(from: worker, to: items.count, by: jobs) {
-                let result = migrateOne(items[index], migrator: migrator, registry: registry, target: target, writes: writes)
-                results.lock.withLock { results.values[index] = result }
-                progress.advance()
+        var summary = Summary()
+        let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path) } }
+        // Batches keep memory flat whatever the count: each batch's results are reported, then dropped.
+        let batchSize = 1000
+        for batchStart in stride(from: 0, to: items.count, by: batchSize) {
+            let batch = Array(items[batchStart..<min(batchStart + batchSize, items.count)])
+            final class Results: @unchecked Sendable {
+                var values: [Result?]
+                let lock = NSLock()
+                init(_ count: Int) { values = Array(repeating: nil, count: count) }
             }
+            let results = Results(batch.count)
+            let workers = min(jobs, batch.count)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for index in stride(from: worker, to: batch.count, by: workers) {
+                    let result = migrateOne(batch[index], migrator: migrator, registry: registry, target: target, writes: writes)
+                    results.lock.withLock { results.values[index] = result }
+                    progress.advance()
+                }
+            }
+            let lines = try report(batch, results.values.map { $0! }, into: &summary)
+            if let reportOutput { try Failure.reporting { try Array(lines.utf8).withUnsafeBytes { try reportOutput.write($0) } } }
+            if global.json { Console.output(lines) }
         }
         progress.finish()
-        if writes && out != nil { sync() }  // everything written under --out, flushed at once
-        try finish(items, results.values.map { $0! })
+        if writes, let out { Self.flush(out) }
+        try Failure.reporting { try reportOutput?.commit() }
+        if !global.json {
+            Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
+        }
+        if summary.failed > 0 || (check && summary.migrated > 0) { throw ExitCode(Failure.Code.negative) }
+    }
+
+    struct Summary {
+        var migrated = 0, unchanged = 0, skipped = 0, failed = 0
+    }
+
+    /// Puts everything written under `--out` on disk in one call (its file system's syncfs).
+    private static func flush(_ directory: String) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = savetool_sync_file_system(descriptor)
+        close(descriptor)
     }
 
     private func migrateOne(_ item: Item, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
@@ -146,8 +174,8 @@ struct Migrate: ParsableCommand {
         }
     }
 
-    private func finish(_ items: [Item], _ results: [Result]) throws {
-        var counts = (migrated: 0, unchanged: 0, skipped: 0, failed: 0)
+    /// The report lines of a batch (and its problems on stderr), counted into `counts`.
+    private func report(_ items: [Item], _ results: [Result], into counts: inout Summary) throws -> String {
         var lines: [String] = []
         for (item, result) in zip(items, results) {
             var entry: [String: SaveValue] = ["file": .string(item.path), "sha256Before": .string(result.before)]
@@ -199,12 +227,7 @@ struct Migrate: ParsableCommand {
             compact.pretty = false
             lines.append(String(decoding: try JSONCodec().encode(line, options: compact), as: UTF8.self))
         }
-        if let report { try Failure.reporting { try FileIO.writeAtomically(Array(lines.joined().utf8), to: report) } }
-        if global.json { Console.output(lines.joined()) }
-        if !global.json {
-            Console.output("\(counts.migrated) migrated, \(counts.unchanged) unchanged, \(counts.skipped) skipped, \(counts.failed) failed\n")
-        }
-        if counts.failed > 0 || (check && counts.migrated > 0) { throw ExitCode(Failure.Code.negative) }
+        return lines.joined()
     }
 
     /// Every regular file under the paths, with its path relative to the path it came from.

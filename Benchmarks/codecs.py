@@ -4,7 +4,7 @@
     codecs.py SAVETOOL WORKDIR [--runs N]
 
 WORKDIR holds the inputs written by make_save.py. Each direction is run by each tool in the
-same session, N times (median wall time kept); peak memory is the child's maximum resident set.
+same run, N times (median wall time kept); peak memory is the child's maximum resident set.
 Prints a Markdown table of times, throughput, ratios to savetool and memory per input byte.
 """
 import argparse

@@ -9,5 +9,5 @@ public enum BuiltInFormats {
     }
 
     /// The names of the built-in kind folders.
-    public static let kindFolders = ["kape.tournament"]
+    public static let kindFolders = ["kape.tournament", "sudoku.game"]
 }

@@ -56,6 +56,22 @@ write("kape/history/2025-v2/Documents/current_tournament.json", json_bytes({
     "roundIndex": 5, "currentPlayerIndex": 0, "deckId": "spicy",
 }))
 
+# Sudoku: saved games, in progress and completed, as versions 1 and 2 of the app wrote them.
+BOARD = "530070000600195000098000060800060003400803001700020006060000280000419005000080079"
+for name, game in {
+    "v1-in-progress": {"puzzleId": "daily-2024-03-14", "board": BOARD, "notes": {"2": [1, 2, 4], "10": [7]}, "seconds": 312, "completed": False},
+    "v1-completed": {"puzzleId": "classic-117", "board": BOARD.replace("0", "9"), "notes": {}, "seconds": 1804, "completed": True,
+                     "completedAt": 731_842_335.5},
+}.items():
+    write(f"sudoku/Documents/games/{name}.json", json_bytes(game))
+for name, game in {
+    "v2-in-progress": {"version": 2, "puzzleId": "daily-2026-11-20", "board": BOARD, "pencilMarks": {"40": [3, 9]},
+                       "timer": {"elapsedSeconds": 95, "paused": False}, "completed": False},
+    "v2-completed": {"version": 2, "puzzleId": "expert-3", "board": BOARD.replace("0", "8"), "pencilMarks": {},
+                     "timer": {"elapsedSeconds": 2210, "paused": True}, "completed": True, "completedAt": "2026-11-19T21:04:11Z"},
+}.items():
+    write(f"sudoku/Documents/games/{name}.json", json_bytes(game))
+
 # Blocks: a puzzle game's UserDefaults (Library/Preferences/<bundle id>.plist, binary),
 # whose gameSave key holds the JSON bytes of a GameSaveData written by JSONEncoder.
 game_save = {

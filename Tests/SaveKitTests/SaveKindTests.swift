@@ -48,6 +48,8 @@ struct SaveKindTests {
         let kind = try #require(kinds.first)
         #expect(kind.name == "kape.tournament" && kind.currentVersion == 3 && kind.migrations?.steps.count == 2)
         #expect(kind.claims(path: "saves/Documents/current_tournament.json"))
+        #expect(kind.claims(path: "Documents/current_tournament.json"))
+        #expect(!kind.claims(path: "Documents/current_tournament.json.bak"))
         let cases: [(String, SaveKind.Recognition)] = [
             (#"{"players": ["Ana"], "scores": {"Ana": 3}, "roundIndex": 2}"#, .version(1)),
             (#"{"players": [{"name": "Ana", "score": 3}], "roundIndex": 2}"#, .version(2)),

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A kind of save file and its versions, as a `Formats/<kind>/` folder describes it
 /// (formats.md): `kind.json`, optionally `migrations.json` and `schema-v<N>.json`.
@@ -76,8 +81,11 @@ public struct SaveKind: Sendable {
         }
     }
 
-    /// Whether `path` (relative, `/`-separated) is one of the kind's files.
+    /// Whether `path` (relative, `/`-separated) is one of the kind's files: a `files` pattern
+    /// (shell-style, `*` within one name) matching the whole path or its end.
     public func claims(path: String) -> Bool {
-        files.contains { pattern in path == pattern || path.hasSuffix("/" + pattern) }
+        files.contains { pattern in
+            fnmatch(pattern, path, FNM_PATHNAME) == 0 || fnmatch("*/" + pattern, path, 0) == 0
+        }
     }
 }

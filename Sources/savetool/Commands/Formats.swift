@@ -42,16 +42,49 @@ struct Formats: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one codec in full.")
+        static let configuration = CommandConfiguration(abstract: "Show one codec or save kind in full.")
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A codec id, such as bplist.")
+        private func show(_ kind: SaveKind) throws {
+            let steps = kind.migrations?.steps.map(\.name) ?? []
+            let schemas = kind.schemas.keys.sorted()
+            if global.json {
+                try Console.outputJSON([
+                    "kind": .string(kind.name), "title": .string(kind.title), "files": .array(kind.files.map(SaveValue.string)),
+                    "codec": kind.codec.map(SaveValue.string) ?? .null, "current": .int(UInt64(kind.currentVersion)),
+                    "versionPath": kind.versionPath.map { .string($0.description) } ?? .null,
+                    "fingerprints": .array(kind.fingerprints.map { .int(UInt64($0.version)) }),
+                    "schemas": .array(schemas.map { .int(UInt64($0)) }), "steps": .array(steps.map(SaveValue.string)),
+                    "origin": .string(kind.origin),
+                ])
+                return
+            }
+            Console.output("""
+                kind:         \(kind.name)
+                title:        \(kind.title)
+                files:        \(kind.files.joined(separator: ", "))
+                codec:        \(kind.codec ?? "any")
+                versions:     1–\(kind.currentVersion), the version at \(kind.versionPath?.displayText ?? "(no field)")
+                fingerprints: \(kind.fingerprints.isEmpty ? "none" : kind.fingerprints.map { "version \($0.version)" }.joined(separator: ", "))
+                schemas:      \(schemas.isEmpty ? "none" : schemas.map { "v\($0)" }.joined(separator: ", "))
+                migrations:   \(steps.isEmpty ? "none" : steps.joined(separator: ", "))
+                origin:       \(kind.origin)
+
+                """)
+        }
+
+        @Argument(help: "A codec id, such as bplist, or a save kind, such as kape.tournament.")
         var id: String
 
         func run() throws {
             try Failure.reporting {
-                let codec = try global.registry().requireCodec(id: id)
+                let registry = global.registry()
+                if registry.codec(id: id) == nil, let kind = try global.kinds().first(where: { $0.name == id }) {
+                    try show(kind)
+                    return
+                }
+                let codec = try registry.requireCodec(id: id)
                 if global.json {
                     try Console.outputJSON(Formats.json(codec))
                     return

@@ -61,9 +61,10 @@ struct GlobalOptions: ParsableArguments {
     /// is taken from the first place.
     func kinds() throws -> [SaveKind] {
         var kinds: [SaveKind] = []
-        let builtIn = BuiltInFormats.directory.map { [$0.path] } ?? []
-        for directory in formatDirectories + builtIn {
-            for kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) {
+        let builtIn = BuiltInFormats.directory?.path
+        for directory in formatDirectories + (builtIn.map { [$0] } ?? []) {
+            for var kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) {
+                if directory == builtIn { kind.origin = "built-in" }
                 kinds.append(kind)
             }
         }

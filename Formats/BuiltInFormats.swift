@@ -9,5 +9,5 @@ public enum BuiltInFormats {
     }
 
     /// The names of the built-in kind folders.
-    public static let kindFolders = ["kape.tournament", "sudoku.game"]
+    public static let kindFolders = ["blocks.defaults", "blocks.gamesave", "kape.tournament", "sudoku.game"]
 }

@@ -101,6 +101,19 @@ write("blocks/Library/Preferences/com.example.blocks.plist", plistlib.dumps({
     "AppleLanguages": ["sq-AL", "en-US"],
 }, fmt=plistlib.FMT_BINARY, sort_keys=False))
 
+# The same game a year later: GameSaveData version 2 (player grouped, ISO dates).
+game_save_v2 = {
+    "saveVersion": 2, "player": {"level": 31, "xp": 90410}, "coins": 40, "unlockedThemes": ["classic", "neon", "ocean", "desert"],
+    "levelProgress": {"1": {"stars": 3, "bestScore": 2210, "completed": True}}, "achievements": ["first_clear", "combo_10"],
+    "statistics": {"gamesPlayed": 412, "linesCleared": 9120, "bestCombo": 12, "totalPlayTime": 301882.0},
+    "settings": {"soundEnabled": False, "hapticsEnabled": True, "theme": "ocean"},
+    "lastSaved": "2026-11-20T22:41:07Z", "lastPlayed": "2026-11-20T22:10:00Z",
+}
+write("blocks-2026/Library/Preferences/com.example.blocks.plist", plistlib.dumps({
+    "gameSave": json_bytes(game_save_v2, compact=True), "hasSeenTutorial": True, "musicVolume": 0.2, "launchCount": 1093,
+    "installDate": datetime.datetime(2025, 3, 14, 9, 26, 53), "AppleLanguages": ["de-DE"],
+}, fmt=plistlib.FMT_BINARY, sort_keys=False))
+
 # Kingdom: a location game's player in UserDefaults, with its kingdoms_local_state JSON
 # held in a data value.
 kingdoms = {

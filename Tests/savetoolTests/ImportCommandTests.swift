@@ -13,12 +13,12 @@ struct ImportCommandTests {
 
         let dryRun = try CLI.run("import", bundle, "--into", target, "--dry-run")
         #expect(dryRun.status == 0)
-        #expect(dryRun.outputText == "verified 11 files in \(bundle); nothing written\n")
+        #expect(dryRun.outputText == "verified 12 files in \(bundle); nothing written\n")
         #expect(!FileManager.default.fileExists(atPath: target))
 
         let restored = try CLI.run("import", bundle, "--into", target)
         #expect(restored.status == 0, "\(restored.errors)")
-        #expect(try CLI.run("diff", CLI.blocks, target + "/blocks/Library/Preferences/com.example.blocks.plist").status == 0)
+        #expect(try CLI.run("diff", CLI.kingdoms, target + "/kingdom/Library/Preferences/com.example.kingdoms.plist").status == 0)
 
         // One byte changed inside a file's data: the checksum catches what gzip does not.
         let tar = directory.appendingPathComponent("plain.tar").path

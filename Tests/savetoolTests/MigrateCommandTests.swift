@@ -12,9 +12,9 @@ struct MigrateCommandTests {
         let samples = Corpus.packageRoot.appendingPathComponent("samples").path
         let first = try CLI.run("migrate", samples, "--out", out, "--report", report)
         #expect(first.status == 0, "\(first.errors)")
-        #expect(first.outputText == "5 migrated, 3 unchanged, 3 skipped, 0 failed\n")
+        #expect(first.outputText == "6 migrated, 4 unchanged, 2 skipped, 0 failed\n")
         let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 11)
+        #expect(lines.count == 12)
         #expect(lines.contains { $0.contains(#""status":"migrated","steps":["1→2","2→3"]"#) })
         for file in FileManager.default.subpaths(atPath: out)!.filter({ $0.hasSuffix(".json") }) {
             let validated = try CLI.run("validate", out + "/" + file)
@@ -22,7 +22,7 @@ struct MigrateCommandTests {
         }
         let before = try FileManager.default.subpathsOfDirectory(atPath: out).sorted()
         let second = try CLI.run("migrate", out, "--in-place", "--no-backup")
-        #expect(second.outputText == "0 migrated, 5 unchanged, 0 skipped, 0 failed\n")
+        #expect(second.outputText == "0 migrated, 6 unchanged, 0 skipped, 0 failed\n")
         #expect(try FileManager.default.subpathsOfDirectory(atPath: out).sorted() == before)
         #expect(try CLI.run("migrate", samples, "--check").status == 1)
         #expect(try CLI.run("migrate", out, "--check").status == 0)
@@ -64,5 +64,21 @@ struct MigrateCommandTests {
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")
         #expect(try String(contentsOf: save, encoding: .utf8) == #"{"elapsed":61,"board":[[5,3,0]],"version":2}"# + "\n")
         #expect(try CLI.run("migrate", save.path, "--in-place").status == 0)  // without --formats: not a known kind, skipped
+    }
+
+    @Test func anEmbeddedSaveIsMigratedInsideItsPlist() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let prefs = directory.appendingPathComponent("com.example.blocks.plist").path
+        try FileManager.default.copyItem(atPath: CLI.blocks, toPath: prefs)
+        let result = try CLI.run("migrate", prefs, "--in-place", "--no-backup", "--json")
+        #expect(result.outputText.contains(#""steps":["/gameSave: blocks.gamesave 1→2"]"#), "\(result.outputText) \(result.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: prefs)).prefix(8) == Data("bplist00".utf8))
+        #expect(try CLI.run("get", prefs, "/gameSave/player").outputText == "{\n  \"level\": 14,\n  \"xp\": 2380\n}\n")
+        #expect(try CLI.run("get", prefs, "/gameSave/lastSaved", "--raw").outputText == "2025-11-27T08:00:00.25Z\n")
+        #expect(try CLI.run("get", prefs, "/launchCount").outputText == "212\n", "the outer values are untouched")
+        let validated = try CLI.run("validate", prefs)
+        #expect(validated.outputText.contains("/gameSave: blocks.gamesave version 2 of 2"))
+        #expect(try CLI.run("migrate", prefs, "--check").status == 0)
     }
 }

@@ -310,7 +310,7 @@ public struct BundleImporter {
             guard let bytes = try? FileIO.read(path), let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: file.path),
                 let value = try? codec.decode(bytes)
             else { continue }
-            switch migrator.migrate(value, path: file.path) {
+            switch migrator.migrate(value, path: file.path, registry: registry) {
             case .migrated(_, let from, let to, _, let result):
                 var options = EncodingOptions()
                 options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true

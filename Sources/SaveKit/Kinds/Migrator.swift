@@ -1,3 +1,5 @@
+import Foundation
+
 /// Recognises documents among a set of save kinds and migrates them to a target version.
 public struct Migrator: Sendable {
     public var kinds: [SaveKind]
@@ -45,8 +47,60 @@ public struct Migrator: Sendable {
         return nil
     }
 
-    /// Migrates `value` to `target` (the kind's current version when `nil`).
-    public func migrate(_ value: SaveValue, path: String? = nil, kind named: String? = nil, to target: Int? = nil) -> Outcome {
+    /// Migrates `value` to `target` (the kind's current version when `nil`), and the documents
+    /// embedded in it (a data value holding JSON, say) to their own kinds' current versions,
+    /// re-encoded in their own codecs.
+    public func migrate(_ value: SaveValue, path: String? = nil, kind named: String? = nil, to target: Int? = nil, registry: CodecRegistry = .builtIn) -> Outcome {
+        let outcome = migrateDocument(value, path: path, kind: named, to: target)
+        let (kindName, document): (String, SaveValue)
+        switch outcome {
+        case .migrated(let name, _, _, _, let migrated): (kindName, document) = (name, migrated)
+        case .unchanged(let name, _): (kindName, document) = (name, value)
+        default: return outcome
+        }
+        guard let kind = kinds.first(where: { $0.name == kindName }), !kind.embedded.isEmpty else { return outcome }
+        var updated = document
+        var embeddedSteps: [String] = []
+        for (pointer, embedded) in kind.embedded.sorted(by: { $0.key.description < $1.key.description }) {
+            guard let holder = updated.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
+            let bytes: [UInt8]
+            switch holder {
+            case .data(let data): bytes = Array(data)
+            case .string(let text): bytes = Array(text.utf8)
+            default: continue
+            }
+            guard let inner = try? codec.decode(bytes) else {
+                return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec) document"))
+            }
+            switch migrateDocument(inner, path: nil, kind: embedded.kind, to: nil) {
+            case .migrated(let innerKind, let from, _, let steps, let migrated):
+                var options = EncodingOptions()
+                options.pretty = bytes.contains(0x0A)
+                guard let encoded = try? codec.encode(migrated, options: options) else {
+                    return .failed(kind: innerKind, from: from, error: MigrationError(step: "embedded", operation: "encode", path: pointer, message: "cannot encode as \(embedded.codec)"))
+                }
+                let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
+                let replacement: SaveValue = if case .string = holder { .string(String(decoding: trimmed, as: UTF8.self)) } else { .data(Data(trimmed)) }
+                try? updated.setValue(replacement, at: pointer)
+                embeddedSteps += steps.map { "\(pointer.displayText): \(innerKind) \($0)" }
+            case .unchanged, .unrecognized:
+                continue
+            case let other:
+                return other  // failed, invalid, future or ambiguous inside: the file is left as it was
+            }
+        }
+        if embeddedSteps.isEmpty { return outcome }
+        switch outcome {
+        case .migrated(let name, let from, let to, let steps, _):
+            return .migrated(kind: name, from: from, to: to, steps: steps + embeddedSteps, value: updated)
+        case .unchanged(let name, let version):
+            return .migrated(kind: name, from: version, to: version, steps: embeddedSteps, value: updated)
+        default:
+            return outcome
+        }
+    }
+
+    private func migrateDocument(_ value: SaveValue, path: String?, kind named: String?, to target: Int?) -> Outcome {
         guard let (kind, recognition) = kind(of: value, path: path, named: named) else { return .unrecognized }
         let version: Int
         switch recognition {

@@ -8,6 +8,10 @@ public indirect enum Schema: Sendable {
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
         public var at: JSONPointer
         public var message: String
+        public init(at: JSONPointer, message: String) {
+            self.at = at
+            self.message = message
+        }
         public var description: String { "\(at.displayText): \(message)" }
     }
 

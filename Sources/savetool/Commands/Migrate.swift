@@ -153,7 +153,7 @@ struct Migrate: ParsableCommand {
         guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec),
             let value = try? codec.decode(bytes)
         else { return Result(outcome: .unrecognized, before: before) }
-        let outcome = migrator.migrate(value, path: item.relative, kind: kind, to: target)
+        let outcome = migrator.migrate(value, path: item.relative, kind: kind, to: target, registry: registry)
         guard case .migrated(_, _, _, _, let migrated) = outcome else { return Result(outcome: outcome, before: before) }
         do {
             var options = EncodingOptions()

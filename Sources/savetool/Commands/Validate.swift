@@ -26,7 +26,34 @@ struct Validate: ParsableCommand {
             guard case .version(let version) = recognition else {
                 throw LocatedError(file: file, message: " \(found.name): \(recognition), expected exactly one known version", code: Failure.Code.dataError)
             }
-            let violations = found.schemas[version]?.violations(of: document.value) ?? []
+            var violations = found.schemas[version]?.violations(of: document.value) ?? []
+            // Embedded documents are checked against their own kinds, their pointers prefixed.
+            let registry = global.registry()
+            for (pointer, embedded) in found.embedded {
+                guard let holder = document.value.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
+                let bytes: [UInt8]
+                switch holder {
+                case .data(let data): bytes = Array(data)
+                case .string(let text): bytes = Array(text.utf8)
+                default: continue
+                }
+                guard let inner = try? codec.decode(bytes) else {
+                    violations.append(Schema.Violation(at: pointer, message: "not a \(embedded.codec) document"))
+                    continue
+                }
+                guard let (innerKind, innerRecognition) = migrator.kind(of: inner, path: nil, named: embedded.kind),
+                    case .version(let innerVersion) = innerRecognition
+                else {
+                    violations.append(Schema.Violation(at: pointer, message: "an embedded document no version of \(embedded.kind ?? "any kind") recognises"))
+                    continue
+                }
+                for violation in innerKind.schemas[innerVersion]?.violations(of: inner) ?? [] {
+                    violations.append(Schema.Violation(at: JSONPointer(tokens: pointer.tokens + violation.at.tokens), message: violation.message))
+                }
+                if !global.json && !global.quiet && violations.isEmpty {
+                    Console.output("\(file)\(pointer.displayText): \(innerKind.name) version \(innerVersion) of \(innerKind.currentVersion)\n")
+                }
+            }
             if global.json {
                 try Console.outputJSON([
                     "file": .string(file), "kind": .string(found.name), "version": .int(UInt64(version)), "valid": .bool(violations.isEmpty),

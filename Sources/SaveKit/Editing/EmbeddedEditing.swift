@@ -55,11 +55,7 @@ extension SaveValue {
     {
         var current = self
         for (index, token) in pointer.tokens.enumerated() {
-            let bytes: [UInt8]
-            switch current {
-            case .data(let data): bytes = Array(data)
-            case .string(let text): bytes = Array(text.utf8)
-            default:
+            guard let bytes = EmbeddedDocument.bytes(of: current) else {
                 guard let next = current.value(at: JSONPointer(tokens: [token])) else { return nil }
                 current = next
                 continue

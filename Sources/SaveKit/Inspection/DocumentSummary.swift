@@ -74,6 +74,15 @@ public struct DocumentSummary: Sendable {
 
 /// A document held inside a value of another document.
 public enum EmbeddedDocument {
+    /// The bytes a value can hold a document in: data as it is, a string as its UTF-8.
+    public static func bytes(of holder: SaveValue) -> [UInt8]? {
+        switch holder {
+        case .data(let data): Array(data)
+        case .string(let text): Array(text.utf8)
+        default: nil
+        }
+    }
+
     /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
     public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
         guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes), value.isContainer else { return nil }

@@ -63,12 +63,7 @@ public struct Migrator: Sendable {
         var embeddedSteps: [String] = []
         for (pointer, embedded) in kind.embedded.sorted(by: { $0.key.description < $1.key.description }) {
             guard let holder = updated.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
-            let bytes: [UInt8]
-            switch holder {
-            case .data(let data): bytes = Array(data)
-            case .string(let text): bytes = Array(text.utf8)
-            default: continue
-            }
+            guard let bytes = EmbeddedDocument.bytes(of: holder) else { continue }
             guard let inner = try? codec.decode(bytes) else {
                 return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec) document"))
             }

@@ -37,13 +37,7 @@ struct Get: ParsableCommand {
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             var value = try document.value.value(at: path, seeingThrough: registry)
             if decode {
-                let bytes: [UInt8]
-                switch value {
-                case .data(let data): bytes = Array(data)
-                case .string(let text): bytes = Array(text.utf8)
-                default: bytes = []
-                }
-                guard let embedded = EmbeddedDocument.decode(bytes, registry: registry) else {
+                guard let embedded = EmbeddedDocument.bytes(of: value).flatMap({ EmbeddedDocument.decode($0, registry: registry) }) else {
                     throw LocatedError(file: file, message: "\(path.displayText): found a \(value.typeName), expected data or text holding a JSON or plist document", code: Failure.Code.dataError)
                 }
                 value = embedded.value

@@ -31,12 +31,7 @@ struct Validate: ParsableCommand {
             let registry = global.registry()
             for (pointer, embedded) in found.embedded {
                 guard let holder = document.value.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
-                let bytes: [UInt8]
-                switch holder {
-                case .data(let data): bytes = Array(data)
-                case .string(let text): bytes = Array(text.utf8)
-                default: continue
-                }
+                guard let bytes = EmbeddedDocument.bytes(of: holder) else { continue }
                 guard let inner = try? codec.decode(bytes) else {
                     violations.append(Schema.Violation(at: pointer, message: "not a \(embedded.codec) document"))
                     continue

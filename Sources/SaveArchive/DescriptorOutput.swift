@@ -12,33 +12,19 @@ import Darwin
 /// place has little left to wait for.
 final class DescriptorOutput {
     let descriptor: Int32
-    private var offset: off_t = 0
-    /// Where the bytes not yet handed to writeback start: libarchive writes 10 KiB blocks,
-    /// and writeback is started a MiB at a time.
-    private var unflushedStart: off_t = 0
+    private var writeback = EarlyWriteback()
     /// Why the last write failed (libarchive only learns that it did).
     private(set) var failure: String?
 
     init(_ descriptor: Int32) { self.descriptor = descriptor }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> Int {
-        var written = 0
-        while written < bytes.count {
-            let count = Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if count < 0 {
-                if errno == EINTR { continue }
-                failure = FileError.reason(errno)
-                return -1
-            }
-            written += count
+        let code = FileIO.writeAll(bytes, to: descriptor)
+        guard code == 0 else {
+            failure = FileError.reason(code)
+            return -1
         }
-        offset += off_t(bytes.count)
-        #if os(Linux)
-        if offset - unflushedStart >= 1 << 20 {
-            _ = posix_fadvise(descriptor, unflushedStart, offset - unflushedStart, POSIX_FADV_DONTNEED)
-            unflushedStart = offset
-        }
-        #endif
+        writeback.wrote(bytes.count, to: descriptor)
         return bytes.count
     }
 

@@ -260,7 +260,10 @@ public struct BundleImporter {
             }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             hasher.update(bufferPointer: chunk)
-            if descriptor >= 0 { try Self.writeAll(chunk, to: descriptor, path: staging! + "/" + file.path) }
+            if descriptor >= 0 {
+                let failure = FileIO.writeAll(chunk, to: descriptor)
+                guard failure == 0 else { throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(failure)) }
+            }
         }
         guard size == file.size else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "\(size) bytes, expected the \(file.size) the manifest declares")
@@ -285,18 +288,6 @@ public struct BundleImporter {
             if mkdir(directory, 0o755) != 0 && errno != EEXIST {
                 throw BundleImportError.io(path: directory, reason: FileError.reason(errno))
             }
-        }
-    }
-
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, path: String) throws {
-        var offset = 0
-        while offset < bytes.count {
-            let count = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw BundleImportError.io(path: path, reason: FileError.reason(errno))
-            }
-            offset += count
         }
     }
 

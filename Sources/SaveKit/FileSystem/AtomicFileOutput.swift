@@ -1,9 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
-private let systemWrite = Darwin.write
 #endif
 
 /// A file written piece by piece under a temporary name beside its destination, and renamed
@@ -16,7 +14,7 @@ public final class AtomicFileOutput: ByteOutput {
     private let mode: mode_t
     private var finished = false
     private let durable: Bool
-    private var writtenBytes: Int64 = 0
+    private var writeback = EarlyWriteback()
 
     public init(path: String, durable: Bool = true) throws(FileError) {
         self.path = path
@@ -35,23 +33,9 @@ public final class AtomicFileOutput: ByteOutput {
     deinit { abort() }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        var written = 0
-        while written < bytes.count {
-            let count = systemWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileError.ioFailure(path: path, operation: "writing", reason: FileError.reason(errno))
-            }
-            written += count
-        }
-        #if os(Linux)
-        // Starts writing this chunk to disk now (DONTNEED on dirty pages begins their
-        // writeback without waiting), so that commit()'s fsync has little left to wait for.
-        if durable, temporaryPath != nil, bytes.count >= 1 << 16 {
-            _ = posix_fadvise(descriptor, off_t(writtenBytes), off_t(bytes.count), POSIX_FADV_DONTNEED)
-        }
-        #endif
-        writtenBytes += Int64(bytes.count)
+        let failure = FileIO.writeAll(bytes, to: descriptor)
+        guard failure == 0 else { throw FileError.ioFailure(path: path, operation: "writing", reason: FileError.reason(failure)) }
+        if durable && temporaryPath != nil { writeback.wrote(bytes.count, to: descriptor) }
     }
 
     /// Flushes the file to disk and moves it into place.

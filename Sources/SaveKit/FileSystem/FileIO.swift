@@ -1,9 +1,11 @@
 #if canImport(Glibc)
 import Glibc
 private let systemRead = Glibc.read
+private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
 private let systemRead = Darwin.read
+private let systemWrite = Darwin.write
 #endif
 
 /// Whole-file reads and crash-safe writes.
@@ -82,6 +84,21 @@ public enum FileIO {
         try output.commit()
     }
 
+    /// Writes every byte of `bytes`, retrying interrupted and partial writes.
+    /// Returns 0, or the `errno` of the write that failed.
+    public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+        var written = 0
+        while written < bytes.count {
+            let count = systemWrite(descriptor, bytes.baseAddress! + written, bytes.count - written)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += count
+        }
+        return 0
+    }
+
     /// Creates a new empty file with a unique name beside `destination`
     /// (`.<name>.savetool-XXXXXX`), on the same file system so that it can be renamed over it.
     public static func makeTemporaryFile(beside destination: String) throws(FileError) -> (descriptor: Int32, path: String) {
@@ -119,5 +136,26 @@ public enum FileIO {
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+/// Starts writing a file's data to disk while the file is still being written, a MiB at a
+/// time, so that the fsync before its rename has little left to wait for. (On Linux,
+/// `POSIX_FADV_DONTNEED` on dirty pages begins their writeback without waiting for it.)
+public struct EarlyWriteback: Sendable {
+    private var offset: Int64 = 0
+    private var unflushedStart: Int64 = 0
+
+    public init() {}
+
+    /// Notes that `count` more bytes were written to `descriptor`.
+    public mutating func wrote(_ count: Int, to descriptor: Int32) {
+        offset += Int64(count)
+        #if os(Linux)
+        if offset - unflushedStart >= 1 << 20 {
+            _ = posix_fadvise(descriptor, off_t(unflushedStart), off_t(offset - unflushedStart), POSIX_FADV_DONTNEED)
+            unflushedStart = offset
+        }
+        #endif
     }
 }

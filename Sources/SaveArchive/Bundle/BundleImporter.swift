@@ -298,15 +298,18 @@ public struct BundleImporter {
         var migrated: [(path: String, from: Int, to: Int)] = []
         for file in manifest.files {
             let path = staging + "/" + file.path
-            guard let bytes = try? FileIO.read(path), let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: file.path),
-                let value = try? codec.decode(bytes)
-            else { continue }
-            switch migrator.migrate(value, path: file.path, registry: registry) {
-            case .migrated(_, let from, let to, _, let result):
-                var options = EncodingOptions()
-                options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
+            guard let bytes = try? FileIO.read(path), let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: file.path) else { continue }
+            let outcome: Migrator.Outcome, output: [UInt8]?
+            do {
+                (outcome, output) = try migrator.migrate(file: bytes, codec: codec, path: file.path, registry: registry)
+            } catch {
+                throw BundleImportError.io(path: path, reason: "\(error)")
+            }
+            switch outcome {
+            case .migrated(_, let from, let to, _, _):
+                guard let output else { continue }  // migrate(file:) always encodes a migrated file
                 do {
-                    try FileIO.writeAtomically(try codec.encode(result, options: options), to: path)
+                    try FileIO.writeAtomically(output, to: path)
                 } catch {
                     throw BundleImportError.io(path: path, reason: "\(error)")
                 }

@@ -95,6 +95,20 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// Migrates a whole file read with `codec`: the outcome and, when it was migrated, the new
+    /// bytes in the same codec and style (a JSON file without line breaks stays on one line).
+    /// Bytes the codec cannot read are `unrecognized`; an encoding failure throws.
+    public func migrate(
+        file bytes: [UInt8], codec: any SaveCodec, path: String?, kind named: String? = nil, to target: Int? = nil, registry: CodecRegistry
+    ) throws -> (outcome: Outcome, output: [UInt8]?) {
+        guard let value = try? codec.decode(bytes) else { return (.unrecognized, nil) }
+        let outcome = migrate(value, path: path, kind: named, to: target, registry: registry)
+        guard case .migrated(_, _, _, _, let migrated) = outcome else { return (outcome, nil) }
+        var options = EncodingOptions()
+        options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
+        return (outcome, try codec.encode(migrated, options: options))
+    }
+
     private func migrateDocument(_ value: SaveValue, path: String?, kind named: String?, to target: Int?) -> Outcome {
         guard let (kind, recognition) = kind(of: value, path: path, named: named) else { return .unrecognized }
         let version: Int

@@ -150,16 +150,12 @@ struct Migrate: ParsableCommand {
     private func migrateOne(_ item: Item, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
         guard let bytes = try? FileIO.read(item.path) else { return Result(error: "cannot read", before: "") }
         let before = Checksum.sha256(bytes)
-        guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec),
-            let value = try? codec.decode(bytes)
-        else { return Result(outcome: .unrecognized, before: before) }
-        let outcome = migrator.migrate(value, path: item.relative, kind: kind, to: target, registry: registry)
-        guard case .migrated(_, _, _, _, let migrated) = outcome else { return Result(outcome: outcome, before: before) }
+        guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec) else {
+            return Result(outcome: .unrecognized, before: before)
+        }
         do {
-            var options = EncodingOptions()
-            // Keep JSON as compact as it came: a file without line breaks stays on one line.
-            options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
-            let output = try codec.encode(migrated, options: options)
+            let (outcome, output) = try migrator.migrate(file: bytes, codec: codec, path: item.relative, kind: kind, to: target, registry: registry)
+            guard let output, case .migrated(let kind, let from, let to, let steps, _) = outcome else { return Result(outcome: outcome, before: before) }
             if writes {
                 let destination = out.map { $0 + "/" + item.relative } ?? item.path
                 if out != nil { try directories.make(FileIO.parentDirectory(of: destination)) }
@@ -167,10 +163,10 @@ struct Migrate: ParsableCommand {
                 // --in-place replaces each file durably (the originals are in a bundle too).
                 try FileIO.writeAtomically(output, to: destination, durable: out == nil)
             }
-            guard case .migrated(let kind, let from, let to, let steps, _) = outcome else { return Result(outcome: outcome, before: before) }
+            // The migrated value is not kept: only what the report needs.
             return Result(outcome: .migrated(kind: kind, from: from, to: to, steps: steps, value: .null), before: before, after: Checksum.sha256(output), wrote: writes)
         } catch {
-            return Result(outcome: outcome, error: "\(error)", before: before)
+            return Result(error: "\(error)", before: before)
         }
     }
 

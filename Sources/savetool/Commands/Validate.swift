@@ -19,7 +19,8 @@ struct Validate: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: file) {
             let migrator = Migrator(kinds: try global.kinds())
-            let document = try LoadedDocument.load(file, registry: global.registry(), reading: reading)
+            let registry = global.registry()
+            let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             guard let (found, recognition) = migrator.kind(of: document.value, path: file, named: kind) else {
                 throw LocatedError(file: file, message: " no known kind recognises it, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or --formats <dir>)", code: Failure.Code.dataError)
             }
@@ -28,7 +29,6 @@ struct Validate: ParsableCommand {
             }
             var violations = found.schemas[version]?.violations(of: document.value) ?? []
             // Embedded documents are checked against their own kinds, their pointers prefixed.
-            let registry = global.registry()
             for (pointer, embedded) in found.embedded {
                 guard let holder = document.value.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
                 guard let bytes = EmbeddedDocument.bytes(of: holder) else { continue }

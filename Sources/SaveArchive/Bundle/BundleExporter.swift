@@ -147,7 +147,7 @@ public struct BundleExporter: Sendable {
         }
         let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec))
         let file = BundleManifest.File(
-            path: relative, size: size, sha256: Self.hex(hasher.finalize()), mode: UInt16(info.st_mode & 0o7777),
+            path: relative, size: size, sha256: Checksum.hex(hasher.finalize()), mode: UInt16(info.st_mode & 0o7777),
             modifiedAt: modified, codec: recognisedCodec(head, name: relative), kind: nil, version: nil)
         return (file, FileIdentity(info))
     }
@@ -228,10 +228,6 @@ public struct BundleExporter: Sendable {
             try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
         try check()
-    }
-
-    static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
     }
 }
 

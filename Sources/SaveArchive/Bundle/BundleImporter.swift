@@ -268,7 +268,7 @@ public struct BundleImporter {
         guard size == file.size else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "\(size) bytes, expected the \(file.size) the manifest declares")
         }
-        let digest = BundleExporter.hex(hasher.finalize())
+        let digest = Checksum.hex(hasher.finalize())
         guard digest == file.sha256 else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "SHA-256 \(digest), expected \(file.sha256) from the manifest")
         }

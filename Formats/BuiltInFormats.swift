@@ -7,7 +7,4 @@ public enum BuiltInFormats {
     public static var directory: URL? {
         Bundle.module.resourceURL
     }
-
-    /// The names of the built-in kind folders.
-    public static let kindFolders = ["blocks.defaults", "blocks.gamesave", "kape.tournament", "sudoku.game"]
 }

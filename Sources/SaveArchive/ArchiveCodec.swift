@@ -45,7 +45,6 @@ public struct ArchiveCodec: SaveCodec {
         let reader = try ArchiveReader(bytes: bytes, name: id)
         var entries: [SaveValue] = []
         var manifest: SaveValue?
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while let info = try reader.next() {
             var entry: OrderedDictionary<String, SaveValue> = ["path": .string(info.path), "type": .string(Self.typeName(info.kind))]
             if let size = info.size { entry["size"] = .integer(size) }
@@ -55,9 +54,7 @@ public struct ArchiveCodec: SaveCodec {
             if case .hardLink(let target) = info.kind { entry["target"] = .string(target) }
             entries.append(.dictionary(entry))
             if entries.count == 1, info.path == "manifest.json", info.kind == .file, (info.size ?? 0) <= 64 << 20 {
-                var data: [UInt8] = []
-                while case let count = try reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
-                manifest = try? JSONCodec().decode(data)
+                if let data = try reader.readEntry(limit: 64 << 20) { manifest = try? JSONCodec().decode(data) }
             }
         }
         var value: OrderedDictionary<String, SaveValue> = ["format": .string(id)]

@@ -67,17 +67,24 @@ public final class ArchiveReader {
     public func contents(of path: String, limit: Int = 256 << 20) throws(ArchiveError) -> [UInt8]? {
         while let info = try next() {
             guard info.path == path else { continue }
-            var data: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            while case let count = try read(into: &buffer), count > 0 {
-                data += buffer[..<count]
-                if data.count > limit {
-                    throw .malformed(archive: self.path, entry: path, message: "larger than \(limit) bytes, expected a document")
-                }
+            guard let data = try readEntry(limit: limit) else {
+                throw .malformed(archive: self.path, entry: path, message: "larger than \(limit) bytes, expected a document")
             }
             return data
         }
         return nil
+    }
+
+    /// The rest of the current entry's data, or `nil` as soon as it grows past `limit` bytes:
+    /// a header's size can be absent or wrong, so the bound is checked on what is read.
+    public func readEntry(limit: Int) throws(ArchiveError) -> [UInt8]? {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while case let count = try read(into: &buffer), count > 0 {
+            data += buffer[..<count]
+            if data.count > limit { return nil }
+        }
+        return data
     }
 
     /// The next entry's header, or `nil` at the end of the archive.

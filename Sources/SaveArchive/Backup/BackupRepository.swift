@@ -88,11 +88,8 @@ public struct BackupRepository: Sendable {
     /// those are ever deleted.
     public static func isBundle(_ path: String) -> Bool {
         guard let reader = try? ArchiveReader(path: path), let first = try? reader.next(), first.path == "manifest.json",
-            first.kind == .file, (first.size ?? 0) <= 64 << 20
+            first.kind == .file, (first.size ?? 0) <= 64 << 20, let data = try? reader.readEntry(limit: 64 << 20)
         else { return false }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var data: [UInt8] = []
-        while let count = try? reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
         return (try? JSONCodec().decode(data))?["format"]?.stringValue?.hasPrefix("savetool.bundle/") == true
     }
 

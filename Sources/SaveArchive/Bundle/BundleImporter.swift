@@ -100,13 +100,8 @@ public struct BundleImporter {
         guard first.path == "manifest.json", first.kind == .file else {
             throw BundleImportError.badManifest(bundle: bundle, reason: "found \(first.path) first, expected manifest.json as the first entry")
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while case let count = try reader.read(into: &buffer), count > 0 {
-            bytes += buffer[..<count]
-            guard bytes.count <= limits.maxManifestBytes else {
-                throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", option: "--max-bytes")
-            }
+        guard let bytes = try reader.readEntry(limit: limits.maxManifestBytes) else {
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", option: "--max-bytes")
         }
         let value: SaveValue
         do {

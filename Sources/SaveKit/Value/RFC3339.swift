@@ -28,19 +28,10 @@ public enum RFC3339 {
     /// `2026-11-21T08:00:00Z`, or `2026-11-21T08:00:00.25Z` when there is a fraction; the
     /// seconds since 2001 as a number when the date is not ``isRepresentable(_:)``.
     public static func format(_ date: Date) -> String {
-        let seconds = date.timeIntervalSinceReferenceDate
-        guard isInRange(date) else { return seconds.description }
-        let whole = seconds.rounded(.down)
-        let fraction = seconds - whole  // exact: both are doubles of the same magnitude
-        var fractionText = ""
-        if fraction != 0 {
-            guard let digits = shortestFraction(fraction, whole: whole, target: seconds) else { return seconds.description }
-            fractionText = digits
-        }
-        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: Int64(whole) + unixToReference)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        return text + fractionText + "Z"
+        var text = ChunkedBuffer(output: ByteArrayOutput(capacity: 64), chunkSize: 64)
+        guard write(date, into: &text) else { return date.timeIntervalSinceReferenceDate.description }
+        try? text.flush()  // memory output: cannot fail
+        return String(decoding: text.output.bytes, as: UTF8.self)
     }
 
     /// Writes the ``format(_:)`` text into a writer's buffer, without intermediate strings;
@@ -159,11 +150,6 @@ public enum RFC3339 {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     /// `.5`, `.123456`: the fewest digits (at most 17) that parse back to exactly `target`.

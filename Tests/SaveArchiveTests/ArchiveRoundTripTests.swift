@@ -44,11 +44,8 @@ struct ArchiveRoundTripTests {
     func read(_ url: URL) throws -> [Item] {
         let reader = try ArchiveReader(path: url.path)
         var items: [Item] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while let info = try reader.next() {
-            var data: [UInt8] = []
-            while case let count = try reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
-            items.append(Item(info: info, data: data))
+            items.append(Item(info: info, data: try #require(try reader.readEntry(limit: .max))))
         }
         return items
     }

@@ -28,11 +28,8 @@ struct BundleExportTests {
     func entries(of bundle: String) throws -> [(path: String, data: [UInt8], permissions: UInt16)] {
         let reader = try ArchiveReader(path: bundle)
         var result: [(String, [UInt8], UInt16)] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while let info = try reader.next() {
-            var data: [UInt8] = []
-            while case let count = try reader.read(into: &buffer), count > 0 { data += buffer[..<count] }
-            result.append((info.path, data, info.permissions))
+            result.append((info.path, try #require(try reader.readEntry(limit: .max)), info.permissions))
         }
         return result
     }

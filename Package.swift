@@ -48,7 +48,10 @@ let package = Package(
             ]
         ),
         // The save kinds that ship inside savetool: Formats/<kind>/ folders, as resources.
-        .target(name: "BuiltInFormats", path: "Formats", resources: [.copy("blocks.defaults"), .copy("blocks.gamesave"), .copy("kape.tournament"), .copy("sudoku.game")]),
+        .target(name: "BuiltInFormats", path: "Formats", resources: [
+                .copy("blocks.defaults"), .copy("blocks.gamesave"), .copy("kape.tournament"),
+                .copy("kingdom.player"), .copy("kingdom.state"), .copy("sudoku.game"),
+            ]),
         // libFuzzer targets, one per decoder (scripts/fuzz); built plainly they replay files.
         .target(name: "FuzzSupport", dependencies: ["SaveKit"], path: "Fuzz/Support"),
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/JSON"),

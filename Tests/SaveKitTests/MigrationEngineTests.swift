@@ -112,8 +112,49 @@ struct MigrationEngineTests {
         #expect(plan.steps(from: 1, to: 3)?.map(\.name) == ["1→2", "2→3"])
         #expect(plan.steps(from: 3, to: 3)?.isEmpty == true)
         #expect(plan.steps(from: 0, to: 3) == nil)
-        #expect(throws: MigrationPlan.ParseError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray or assert")) {
+        #expect(throws: MigrationPlan.ParseError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "remove", "path": "/a"}, {"op": "explode"}]}]}"#))
         }
+    }
+
+    @Test func ifRunsThenOrElseByTheCondition() throws {
+        let ops = #"""
+            [{"op": "if", "when": {"compare": ["/round", ">=", {"$ref": "/totalRounds"}]},
+              "then": [{"op": "set", "path": "/status", "value": "finished"}],
+              "else": [{"op": "set", "path": "/status", "value": "playing"}]}]
+            """#
+        #expect(try Self.migrate(#"{"round": 5, "totalRounds": 5}"#, ops)["status"] == "finished")
+        #expect(try Self.migrate(#"{"round": 6, "totalRounds": 5}"#, ops)["status"] == "finished")
+        #expect(try Self.migrate(#"{"round": 4, "totalRounds": 5}"#, ops)["status"] == "playing")
+        #expect(try Self.migrate(#"{"round": 4}"#, ops)["status"] == "playing", "an optional field that is absent never compares")
+        #expect(try Self.migrate(#"{"round": 4, "totalRounds": "five"}"#, ops)["status"] == "playing", "only numbers compare")
+        #expect(try Self.migrate(#"{"round": 2.5, "totalRounds": 2}"#, ops)["status"] == "finished", "integers and reals compare as numbers")
+        // No else: nothing happens when the condition fails.
+        let onlyThen = #"[{"op": "if", "when": {"equals": ["/a", 1]}, "then": [{"op": "remove", "path": "/b"}]}]"#
+        #expect(try Codecs.compactJSON(Self.migrate(#"{"a": 2, "b": 3}"#, onlyThen)) == #"{"a":2,"b":3}"#)
+        #expect(try Codecs.compactJSON(Self.migrate(#"{"a": 1, "b": 3}"#, onlyThen)) == #"{"a":1}"#)
+    }
+
+    @Test func ifInsideForEachTestsEachElement() throws {
+        let value = try Self.migrate(#"{"max": 10, "games": [{"score": 12}, {"score": 3}, {"name": "x"}]}"#, #"""
+            [{"op": "forEach", "path": "/games", "ops": [
+                {"op": "if", "when": {"all": [{"has": "/score"}, {"not": {"compare": ["/score", "<", {"$ref": "/max"}]}}]},
+                 "then": [{"op": "set", "path": "/capped", "value": true}]},
+                {"op": "if", "when": {"any": [{"missing": "/score"}, {"type": ["/score", "string"]}]},
+                 "then": [{"op": "set", "path": "/score", "value": 0}]}]}]
+            """#)
+        #expect(try Codecs.compactJSON(value) == #"{"max":10,"games":[{"score":12,"capped":true},{"score":3},{"name":"x","score":0}]}"#)
+    }
+
+    @Test func conditionsAndIfAreCheckedWhenParsed() throws {
+        func parseError(_ ops: String) -> String? {
+            do { _ = try Self.ops(ops); return nil } catch { return "\(error)" }
+        }
+        #expect(parseError(#"[{"op": "if", "then": []}]"#) == #"/steps/0/ops/0: no "when", expected the condition"#)
+        #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}}]"#) == #"/steps/0/ops/0: no "then", expected the operations to run when the condition holds"#)
+        #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}, "then": [], "else": 3}]"#) == #"/steps/0/ops/0/else: found an integer, expected an array of operations"#)
+        #expect(parseError(#"[{"op": "if", "when": {"compare": ["/a", "=>", 1]}, "then": []}]"#)?.hasPrefix(#"/steps/0/ops/0/when: expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#) == true)
+        #expect(parseError(#"[{"op": "if", "when": {"all": [{"has": "/a"}, {"bogus": 1}]}, "then": []}]"#)?.hasPrefix(#"/steps/0/ops/0/when/all/1: unknown condition "bogus""#) == true)
+        #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}, "then": [{"op": "explode"}]}]"#)?.hasPrefix(#"/steps/0/ops/0/then/0: unknown operation "explode""#) == true)
     }
 }

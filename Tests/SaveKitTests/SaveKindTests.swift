@@ -79,7 +79,7 @@ struct SaveKindTests {
             try MigrationEngine(isRequired: { schema?.requires($0) ?? false }).apply(step.operations, to: &save, step: step.name)
             try save.setValue(.integer(Int64(step.to)), at: kind.versionPath!)
         }
-        #expect(try Codecs.compactJSON(save) == #"{"players":[{"name":"Ana","score":3},{"name":"Zoë 🎉","score":0}],"deckId":"classic","schemaVersion":3,"round":2,"activePlayerIndex":1,"status":"playing"}"#)
+        #expect(try Codecs.compactJSON(save) == #"{"players":[{"name":"Ana","score":3},{"name":"Zoë 🎉","score":0}],"round":2,"activePlayerIndex":1,"deckId":"classic","schemaVersion":3,"status":"playing"}"#)
         #expect(kind.schemas[3]?.violations(of: save) == [])
         #expect(kind.recognise(save) == .version(3))
     }
@@ -108,6 +108,41 @@ struct SaveKindTests {
         let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 0}}"#)
         #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["version", "current"]), message: "missing, expected the current version (an integer from 1)")) {
             try KindLoader.load(folder: folder.path)
+        }
+    }
+
+    @Test func additionalPropertiesCheckEveryValueOfAMap() throws {
+        let schema = try Schema(parsing: try Codecs.value(#"""
+            {"type": "object", "properties": {"scores": {"type": "object", "properties": {"bonus": {"type": "string"}},
+              "additionalProperties": {"type": "integer", "minimum": 0}}, "open": {"type": "object", "additionalProperties": true}}}
+            """#))
+        let violations = schema.violations(of: try Codecs.value(#"{"scores": {"Ana": 3, "Zoë 🎉": -1, "Besa": "5", "bonus": "x"}, "open": {"a": null}}"#))
+        #expect(violations.map(\.description) == ["/scores/Zoë 🎉: -1.0 is below the minimum 0.0", "/scores/Besa: found a string, expected integer"])
+        // A required field of every value in a map is required for renames through `*`.
+        let map = try Schema(parsing: try Codecs.value(#"{"type": "object", "additionalProperties": {"type": "object", "required": ["ruler"]}}"#))
+        #expect(map.requires(JSONPointer(tokens: ["*", "ruler"])))
+        #expect(map.requires(JSONPointer(tokens: ["Arbëria", "ruler"])))
+    }
+
+    @Test func fingerprintsCanCompareAndCombine() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root, kindJSON: #"""
+            {"format": "savetool.kind/1", "kind": "kape.tournament", "version": {"current": 2},
+             "detect": [
+               {"version": 1, "all": [{"has": "/roundIndex"}, {"not": {"compare": ["/roundIndex", ">=", {"$ref": "/totalRounds"}]}}]},
+               {"version": 2, "all": [{"any": [{"equals": ["/status", "done"]}, {"compare": ["/roundIndex", ">=", {"$ref": "/totalRounds"}]}]}]}]}
+            """#)
+        let kind = try KindLoader.load(folder: folder.path)
+        #expect(kind.recognise(try Codecs.value(#"{"roundIndex": 2, "totalRounds": 5}"#)) == .version(1))
+        #expect(kind.recognise(try Codecs.value(#"{"roundIndex": 2}"#)) == .version(1), "no totalRounds: the comparison is false")
+        #expect(kind.recognise(try Codecs.value(#"{"roundIndex": 5, "totalRounds": 5}"#)) == .version(2))
+        #expect(kind.recognise(try Codecs.value(#"{"status": "done"}"#)) == .version(2))
+        #expect(kind.recognise(try Codecs.value(#"{"status": "done", "roundIndex": 1}"#)) == .ambiguous([1, 2]))
+        let broken = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "k", "version": {"current": 1}, "detect": [{"version": 1, "all": [{"has": "/a"}, {"not": {"maybe": "/b"}}]}]}"#)
+        #expect(throws: KindLoader.LoadError.self) { try KindLoader.load(folder: broken.path) }
+        do { _ = try KindLoader.load(folder: broken.path) } catch {
+            #expect("\(error)".hasPrefix(broken.path + "/kind.json:/detect/0/all/1/not: unknown condition \"maybe\""))
         }
     }
 }

@@ -22,6 +22,14 @@ enum CLI {
         Corpus.packageRoot.appendingPathComponent("samples").appendingPathComponent(path).path
     }
 
+    /// How many files `samples/` holds, so that tests exporting it need no update when a sample is added.
+    static let sampleFileCount: Int = {
+        let root = Corpus.packageRoot.appendingPathComponent("samples").path
+        return ((try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []).filter { path in
+            (try? FileManager.default.attributesOfItem(atPath: root + "/" + path)[.type] as? FileAttributeType) == .typeRegular
+        }.count
+    }()
+
     static let blocks = sample("blocks/Library/Preferences/com.example.blocks.plist")
     static let kingdoms = sample("kingdom/Library/Preferences/com.example.kingdoms.plist")
     static let tournament = sample("kape/Documents/current_tournament.json")

@@ -13,7 +13,7 @@ struct ImportCommandTests {
 
         let dryRun = try CLI.run("import", bundle, "--into", target, "--dry-run")
         #expect(dryRun.status == 0)
-        #expect(dryRun.outputText == "verified 12 files in \(bundle); nothing written\n")
+        #expect(dryRun.outputText == "verified \(CLI.sampleFileCount) files in \(bundle); nothing written\n")
         #expect(!FileManager.default.fileExists(atPath: target))
 
         let restored = try CLI.run("import", bundle, "--into", target)

@@ -1,4 +1,5 @@
 import Foundation
+import SaveKit
 import TestSupport
 import Testing
 
@@ -12,17 +13,27 @@ struct MigrateCommandTests {
         let samples = Corpus.packageRoot.appendingPathComponent("samples").path
         let first = try CLI.run("migrate", samples, "--out", out, "--report", report)
         #expect(first.status == 0, "\(first.errors)")
-        #expect(first.outputText == "6 migrated, 4 unchanged, 2 skipped, 0 failed\n")
+        #expect(first.outputText == "16 migrated, 9 unchanged, 0 skipped, 0 failed\n")
         let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 12)
+        #expect(lines.count == 25)
         #expect(lines.contains { $0.contains(#""status":"migrated","steps":["1→2","2→3"]"#) })
-        for file in FileManager.default.subpaths(atPath: out)!.filter({ $0.hasSuffix(".json") }) {
-            let validated = try CLI.run("validate", out + "/" + file)
-            #expect(validated.outputText.contains("of 3, valid") ? validated.outputText.contains("version 3 of 3") : validated.outputText.contains("version 2 of 2, valid"), "\(file): \(validated.outputText) \(validated.errors)")
+        #expect(lines.contains { $0.contains(#""kind":"kingdom.player","from":2,"to":2,"status":"migrated","steps":["/kingdoms_local_state: kingdom.state 1→2"]"#) })
+        // Every file written is at its kind's current version and valid, embedded documents included.
+        let written = try FileManager.default.subpathsOfDirectory(atPath: out).filter { path in
+            (try? FileManager.default.attributesOfItem(atPath: out + "/" + path)[.type] as? FileAttributeType) == .typeRegular
+        }
+        #expect(written.count == 16)
+        for file in written {
+            let validated = try CLI.run("--json", "validate", out + "/" + file)
+            #expect(validated.status == 0 && (try? Codecs.value(validated.outputText))?["valid"] == true, "\(file): \(validated.outputText) \(validated.errors)")
+            for line in try CLI.run("validate", out + "/" + file).outputText.split(separator: "\n") {
+                let versions = line.firstMatch(of: /version (\d+) of (\d+)/)
+                #expect(versions != nil && versions?.1 == versions?.2, "\(file): \(line)")
+            }
         }
         let before = try FileManager.default.subpathsOfDirectory(atPath: out).sorted()
         let second = try CLI.run("migrate", out, "--in-place", "--no-backup")
-        #expect(second.outputText == "0 migrated, 6 unchanged, 0 skipped, 0 failed\n")
+        #expect(second.outputText == "0 migrated, 16 unchanged, 0 skipped, 0 failed\n")
         #expect(try FileManager.default.subpathsOfDirectory(atPath: out).sorted() == before)
         #expect(try CLI.run("migrate", samples, "--check").status == 1)
         #expect(try CLI.run("migrate", out, "--check").status == 0)
@@ -59,10 +70,10 @@ struct MigrateCommandTests {
         let save = directory.appendingPathComponent("game.json")
         try Data(#"{"grid": [[5, 3, 0]], "elapsed": 61}"#.utf8).write(to: save)
         let formats = directory.appendingPathComponent("formats").path
-        #expect(try CLI.run("formats", "--formats", formats).outputText.contains("sudoku.game  Sudoku  [versions 1–2]"))
+        #expect(try CLI.run("formats", "--formats", formats).outputText.contains(/sudoku\.game +Sudoku  \[versions 1–2\]  \(.*formats\/sudoku\.game\)/))
         let migrated = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")
-        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"elapsed":61,"board":[[5,3,0]],"version":2}"# + "\n")
+        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"board":[[5,3,0]],"elapsed":61,"version":2}"# + "\n")
         #expect(try CLI.run("migrate", save.path, "--in-place").status == 0)  // without --formats: not a known kind, skipped
     }
 

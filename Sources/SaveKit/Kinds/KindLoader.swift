@@ -39,9 +39,13 @@ public enum KindLoader {
         for (index, entry) in (kind["detect"]?.arrayValue ?? []).enumerated() {
             let at = ["detect", String(index)]
             guard case .integer(let version)? = entry["version"] else { throw fail(at + ["version"], "missing, expected the version this fingerprint means") }
-            var conditions: [SaveKind.Condition] = []
+            var conditions: [Condition] = []
             for (position, condition) in (entry["all"]?.arrayValue ?? []).enumerated() {
-                conditions.append(try parseCondition(condition) { message in fail(at + ["all", String(position)], message) })
+                do {
+                    conditions.append(try Condition(parsing: condition, at: at + ["all", String(position)]))
+                } catch {
+                    throw LoadError(file: kindFile, at: error.at, message: error.message)
+                }
             }
             fingerprints.append(SaveKind.Fingerprint(version: Int(version), conditions: conditions))
         }
@@ -78,29 +82,6 @@ public enum KindLoader {
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
             embedded: embedded, schemas: schemas, migrations: migrations, origin: folder)
-    }
-
-    private static func parseCondition(_ value: SaveValue, fail: (String) -> LoadError) throws -> SaveKind.Condition {
-        guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first else {
-            throw fail("expected one of {\"has\": p}, {\"missing\": p}, {\"type\": [p, t]}, {\"equals\": [p, v]}")
-        }
-        let payload = entries.values[0]
-        func pointer(_ value: SaveValue?) throws -> JSONPointer {
-            guard let text = value?.stringValue, let pointer = try? JSONPointer(parsing: text) else { throw fail("expected a JSON Pointer in \"\(key)\"") }
-            return pointer
-        }
-        switch key {
-        case "has": return .has(try pointer(payload))
-        case "missing": return .missing(try pointer(payload))
-        case "type":
-            guard let pair = payload.arrayValue, pair.count == 2, let type = pair[1].stringValue else { throw fail("expected {\"type\": [\"/pointer\", \"object\"]}") }
-            return .type(try pointer(pair[0]), type)
-        case "equals":
-            guard let pair = payload.arrayValue, pair.count == 2 else { throw fail("expected {\"equals\": [\"/pointer\", value]}") }
-            return .equals(try pointer(pair[0]), pair[1])
-        default:
-            throw fail("unknown condition \"\(key)\", expected has, missing, type or equals")
-        }
     }
 
     private static func document(_ path: String) throws -> SaveValue {

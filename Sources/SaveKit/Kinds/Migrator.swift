@@ -47,6 +47,30 @@ public struct Migrator: Sendable {
         return nil
     }
 
+    /// A document held inside a value of another (formats.md `embedded`), as decoded and recognised.
+    public struct EmbeddedDocumentFound: Sendable {
+        public var pointer: JSONPointer
+        public var codec: String
+        /// `nil` when the bytes are not a document of `codec`.
+        public var value: SaveValue?
+        public var kind: SaveKind?
+        public var recognition: SaveKind.Recognition
+    }
+
+    /// The embedded documents `kind` declares that are present in `value`, sorted by pointer.
+    public func embeddedDocuments(in value: SaveValue, of kind: SaveKind, registry: CodecRegistry = .builtIn) -> [EmbeddedDocumentFound] {
+        kind.embedded.sorted { $0.key.description < $1.key.description }.compactMap { pointer, embedded in
+            guard let holder = value.value(at: pointer), let codec = registry.codec(id: embedded.codec),
+                let bytes = EmbeddedDocument.bytes(of: holder)
+            else { return nil }
+            guard let inner = try? codec.decode(bytes) else {
+                return EmbeddedDocumentFound(pointer: pointer, codec: embedded.codec, value: nil, kind: nil, recognition: .unrecognized)
+            }
+            let found = self.kind(of: inner, path: nil, named: embedded.kind)
+            return EmbeddedDocumentFound(pointer: pointer, codec: embedded.codec, value: inner, kind: found?.0, recognition: found?.1 ?? .unrecognized)
+        }
+    }
+
     /// Migrates `value` to `target` (the kind's current version when `nil`), and the documents
     /// embedded in it (a data value holding JSON, say) to their own kinds' current versions,
     /// re-encoded in their own codecs.

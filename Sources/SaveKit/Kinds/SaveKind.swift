@@ -34,24 +34,6 @@ public struct SaveKind: Sendable {
         }
     }
 
-    /// One test of a fingerprint.
-    public enum Condition: Sendable {
-        case has(JSONPointer)
-        case missing(JSONPointer)
-        /// `typeName` as ``SaveValue/typeName``, or `object` for a dictionary (JSON Schema's word).
-        case type(JSONPointer, String)
-        case equals(JSONPointer, SaveValue)
-
-        func holds(in value: SaveValue) -> Bool {
-            switch self {
-            case .has(let pointer): value.value(at: pointer) != nil
-            case .missing(let pointer): value.value(at: pointer) == nil
-            case .type(let pointer, let type): value.value(at: pointer).map { Schema.matches($0, type: type) } ?? false
-            case .equals(let pointer, let expected): value.value(at: pointer) == expected
-            }
-        }
-    }
-
     public struct Embedded: Sendable {
         public var codec: String
         public var kind: String?

@@ -1,8 +1,11 @@
 /// The JSON Schema subset of `schema-v<N>.json`: `type`, `properties`, `required`, `items`,
-/// `enum`, `minimum`, `maximum`. Written by hand: a full JSON Schema validator would also
+/// `enum`, `minimum`, `maximum`, and `additionalProperties` (a schema for every other value of a
+/// dictionary, for maps keyed by names such as kingdoms or players). Written by hand: a full JSON Schema validator would also
 /// have to learn savetool's dates, data and integers that are not reals.
 public indirect enum Schema: Sendable {
-    case rules(type: [String], properties: [String: Schema], required: [String], items: Schema?, allowed: [SaveValue]?, minimum: Double?, maximum: Double?)
+    case rules(
+        type: [String], properties: [String: Schema], required: [String], items: Schema?, otherProperties: Schema?,
+        allowed: [SaveValue]?, minimum: Double?, maximum: Double?)
 
     /// One way a value does not fit its schema.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
@@ -18,7 +21,7 @@ public indirect enum Schema: Sendable {
     /// Parses the schema subset; unknown keywords are ignored, as JSON Schema does.
     public init(parsing value: SaveValue, at path: [String] = []) throws(MigrationPlan.ParseError) {
         guard let entries = value.dictionaryValue else {
-            throw MigrationPlan.ParseError(at: JSONPointer(tokens: path), message: "found a \(value.typeName), expected a schema object")
+            throw MigrationPlan.ParseError(at: JSONPointer(tokens: path), message: "found \(value.typeNameWithArticle), expected a schema object")
         }
         var types: [String] = []
         switch entries["type"] {
@@ -31,6 +34,11 @@ public indirect enum Schema: Sendable {
             properties[key] = try Schema(parsing: schema, at: path + ["properties", key])
         }
         let items = try entries["items"].map { (schema) throws(MigrationPlan.ParseError) in try Schema(parsing: schema, at: path + ["items"]) }
+        // `additionalProperties: false` and `true` are JSON Schema too; only a schema is kept (false is not in the subset).
+        let otherProperties = try entries["additionalProperties"].flatMap { (schema) throws(MigrationPlan.ParseError) -> Schema? in
+            if case .bool = schema { return nil }
+            return try Schema(parsing: schema, at: path + ["additionalProperties"])
+        }
         func number(_ key: String) -> Double? {
             switch entries[key] {
             case .integer(let n)?: Double(n)
@@ -40,15 +48,15 @@ public indirect enum Schema: Sendable {
         }
         self = .rules(
             type: types, properties: properties, required: entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            items: items, allowed: entries["enum"]?.arrayValue, minimum: number("minimum"), maximum: number("maximum"))
+            items: items, otherProperties: otherProperties, allowed: entries["enum"]?.arrayValue, minimum: number("minimum"), maximum: number("maximum"))
     }
 
     /// Every violation, each with the pointer of its value.
     public func violations(of value: SaveValue, at pointer: JSONPointer = JSONPointer()) -> [Violation] {
-        guard case .rules(let types, let properties, let required, let items, let allowed, let minimum, let maximum) = self else { return [] }
+        guard case .rules(let types, let properties, let required, let items, let otherProperties, let allowed, let minimum, let maximum) = self else { return [] }
         var found: [Violation] = []
         if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
-            found.append(Violation(at: pointer, message: "found a \(value.typeName), expected \(types.joined(separator: " or "))"))
+            found.append(Violation(at: pointer, message: "found \(value.typeNameWithArticle), expected \(types.joined(separator: " or "))"))
             return found
         }
         if let allowed, !allowed.contains(value) {
@@ -68,6 +76,9 @@ public indirect enum Schema: Sendable {
             }
             for (key, schema) in properties.sorted(by: { $0.key < $1.key }) {
                 if let child = entries[key] { found += schema.violations(of: child, at: pointer.appending(key)) }
+            }
+            if let otherProperties {
+                for (key, child) in entries where properties[key] == nil { found += otherProperties.violations(of: child, at: pointer.appending(key)) }
             }
         }
         if let items, let elements = value.arrayValue {
@@ -93,12 +104,12 @@ public indirect enum Schema: Sendable {
         guard let last = pointer.tokens.last else { return false }
         var schema = self
         for token in pointer.tokens.dropLast() {
-            guard case .rules(_, let properties, _, let items, _, _, _) = schema,
-                let next = (token == "*" || Int(token) != nil) ? items : properties[token]
+            guard case .rules(_, let properties, _, let items, let otherProperties, _, _, _) = schema,
+                let next = properties[token] ?? ((token == "*" || Int(token) != nil) ? items ?? otherProperties : otherProperties)
             else { return false }
             schema = next
         }
-        guard case .rules(_, _, let required, _, _, _, _) = schema else { return false }
+        guard case .rules(_, _, let required, _, _, _, _, _) = schema else { return false }
         return required.contains(last)
     }
 }

@@ -47,6 +47,7 @@ public struct MigrationEngine: Sendable {
                     continue  // an optional field that is not there: nothing to rename
                 }
                 let target = Self.substitute(captured, into: to)
+                if isMove, Self.renameInPlace(source, to: target, in: &value) { continue }
                 if isMove { _ = try? value.removeValue(at: source) }
                 do { try value.setValue(moved, at: target) } catch { throw fail(target, "\(error)") }
             }
@@ -73,7 +74,7 @@ public struct MigrationEngine: Sendable {
             for (target, _) in Self.expand(path, in: value) {
                 guard let current = value.value(at: target) else { continue }
                 guard let inner = current.dictionaryValue?[key] else {
-                    throw fail(target, "found a \(current.typeName), expected a dictionary with the key \"\(key)\"")
+                    throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary with the key \"\(key)\"")
                 }
                 do { try value.setValue(inner, at: target) } catch { throw fail(target, "\(error)") }
             }
@@ -97,14 +98,14 @@ public struct MigrationEngine: Sendable {
                     }
                     updated = .dictionary(entries)
                 default:
-                    throw fail(target, "found a \(container.typeName), expected an array or a dictionary to go through")
+                    throw fail(target, "found \(container.typeNameWithArticle), expected an array or a dictionary to go through")
                 }
                 do { try value.setValue(updated, at: target) } catch { throw fail(target, "\(error)") }
             }
         case .arrayToMap(let path, let keyField):
             for (target, _) in Self.expand(path, in: value) {
                 guard let current = value.value(at: target) else { continue }
-                guard let items = current.arrayValue else { throw fail(target, "found a \(current.typeName), expected an array") }
+                guard let items = current.arrayValue else { throw fail(target, "found \(current.typeNameWithArticle), expected an array") }
                 var map = OrderedDictionary<String, SaveValue>()
                 for (index, item) in items.enumerated() {
                     guard var entries = item.dictionaryValue, let keyValue = entries.removeValue(forKey: keyField) else {
@@ -114,7 +115,7 @@ public struct MigrationEngine: Sendable {
                     switch keyValue {
                     case .string(let text): key = text
                     case .integer(let number): key = String(number)
-                    default: throw fail(target.appending(index).appending(keyField), "found a \(keyValue.typeName), expected a string or an integer key")
+                    default: throw fail(target.appending(index).appending(keyField), "found \(keyValue.typeNameWithArticle), expected a string or an integer key")
                     }
                     guard map.updateValue(.dictionary(entries), forKey: key) == nil else {
                         throw fail(target.appending(index).appending(keyField), "the key \"\(key)\" a second time, expected each key once")
@@ -125,11 +126,11 @@ public struct MigrationEngine: Sendable {
         case .mapToArray(let path, let keyField):
             for (target, _) in Self.expand(path, in: value) {
                 guard let current = value.value(at: target) else { continue }
-                guard let map = current.dictionaryValue else { throw fail(target, "found a \(current.typeName), expected a dictionary") }
+                guard let map = current.dictionaryValue else { throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary") }
                 var items: [SaveValue] = []
                 for (key, item) in map {
                     guard let entries = item.dictionaryValue, entries[keyField] == nil else {
-                        throw fail(target.appending(key), "found a \(item.typeName), expected a dictionary without \"\(keyField)\"")
+                        throw fail(target.appending(key), "found \(item.typeNameWithArticle), expected a dictionary without \"\(keyField)\"")
                     }
                     var element: OrderedDictionary<String, SaveValue> = [keyField: .string(key)]
                     for (field, fieldValue) in entries { element[field] = fieldValue }
@@ -146,16 +147,21 @@ public struct MigrationEngine: Sendable {
                     throw fail(target, "found \(Self.text(current)), expected \(Self.text(expected))")
                 }
                 if let type, !Schema.matches(current, type: type) {
-                    throw fail(target, "found a \(current.typeName), expected a \(type)")
+                    throw fail(target, "found \(current.typeNameWithArticle), expected \(SaveValue.withArticle(type))")
                 }
                 if let keysIn {
-                    guard let entries = current.dictionaryValue else { throw fail(target, "found a \(current.typeName), expected a dictionary") }
+                    guard let entries = current.dictionaryValue else { throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary") }
                     let allowed = Set(Self.expand(keysIn, in: value).compactMap { value.value(at: $0.0)?.stringValue })
                     if let stray = entries.keys.first(where: { !allowed.contains($0) }) {
                         throw fail(target.appending(stray), "\"\(stray)\" is not among the values at \(keysIn.displayText), expected only those keys")
                     }
                 }
             }
+        case .conditional(let condition, let then, let otherwise):
+            let holds = condition.holds(in: value) { source in
+                try? resolve(source, context: context, element: element, at: JSONPointer(), fail: fail)
+            }
+            for inner in holds ? then : otherwise { try run(inner, on: &value, context: &context, element: element) }
         }
     }
 
@@ -179,7 +185,7 @@ public struct MigrationEngine: Sendable {
             switch keyValue {
             case .string(let text): key = text
             case .integer(let number): key = String(number)
-            default: throw fail(map, "a $lookup key that is a \(keyValue.typeName), expected a string")
+            default: throw fail(map, "a $lookup key that is \(keyValue.typeNameWithArticle), expected a string")
             }
             guard let dictionary = context.root.value(at: map)?.dictionaryValue else { throw fail(map, "no dictionary for $lookup, expected one") }
             guard let value = dictionary[key] ?? fallback else {
@@ -248,7 +254,7 @@ public struct MigrationEngine: Sendable {
             guard let data = Data(base64Encoded: text) else { throw fail("the string is not base64, expected base64 to make data") }
             return .data(data)
         default:
-            throw fail("a \(value.typeName) cannot become a \(type.rawValue)")
+            throw fail("\(value.typeNameWithArticle) cannot become \(SaveValue.withArticle(type.rawValue))")
         }
     }
 
@@ -260,6 +266,17 @@ public struct MigrationEngine: Sendable {
         case .string(let s): "\"\(s)\""
         default: value.typeName
         }
+    }
+
+    /// A key renamed within its own dictionary keeps its place, so a migrated file reads (and
+    /// diffs) like the original; `false` when the move is anything else.
+    static func renameInPlace(_ source: JSONPointer, to target: JSONPointer, in value: inout SaveValue) -> Bool {
+        guard let parent = source.parent, target.parent == parent, let oldKey = source.tokens.last, let newKey = target.tokens.last,
+            case .dictionary(let entries)? = value.value(at: parent), entries[newKey] == nil, let index = entries.index(forKey: oldKey)
+        else { return false }
+        var renamed = OrderedDictionary<String, SaveValue>(minimumCapacity: entries.count)
+        for (offset, (key, item)) in entries.enumerated() { renamed[offset == index ? newKey : key] = item }
+        return (try? value.setValue(.dictionary(renamed), at: parent)) != nil
     }
 
     // MARK: - Wildcards

@@ -22,6 +22,10 @@ public indirect enum MigrationOperation: Sendable, Equatable {
     /// Checks a value: equal to `equals`, of `type`, or (a dictionary) with every key among the
     /// values `keysIn` selects, as in "a score for a name not in players is an error".
     case assert(path: JSONPointer, equals: SaveValue?, type: String?, keysIn: JSONPointer?)
+    /// Runs `then` when the condition holds, else `otherwise`, as in "`status` is `finished` when
+    /// `round` ≥ `totalRounds`": `{"op": "if", "when": {"compare": ["/round", ">=", {"$ref": "/totalRounds"}]}, "then": [ … ]}`.
+    /// Inside `forEach` the condition's pointers are relative to the element, like the other operations'.
+    case conditional(when: Condition, then: [MigrationOperation], otherwise: [MigrationOperation])
 
     public enum TargetType: String, Sendable, CaseIterable {
         case integer, real, string, bool, date, data
@@ -58,6 +62,7 @@ public indirect enum MigrationOperation: Sendable, Equatable {
         case .arrayToMap: "arrayToMap"
         case .mapToArray: "mapToArray"
         case .assert: "assert"
+        case .conditional: "if"
         }
     }
 }

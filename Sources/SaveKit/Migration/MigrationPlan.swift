@@ -114,8 +114,20 @@ public struct MigrationPlan: Sendable, Equatable {
             let keysIn = value["keysIn"] == nil ? nil : try pointer("keysIn")
             guard type != nil || equals != nil || keysIn != nil else { throw fail("expected \"equals\", \"type\" or \"keysIn\"") }
             return .assert(path: try pointer("path"), equals: equals, type: type, keysIn: keysIn)
+        case "if":
+            guard let when = value["when"] else { throw fail("no \"when\", expected the condition") }
+            guard let then = value["then"]?.arrayValue else { throw fail("no \"then\", expected the operations to run when the condition holds") }
+            let otherwise: [SaveValue]
+            switch value["else"] {
+            case nil: otherwise = []
+            case .array(let items)?: otherwise = items
+            case let other?: throw ParseError(at: JSONPointer(tokens: path + ["else"]), message: "found \(other.typeNameWithArticle), expected an array of operations")
+            }
+            return .conditional(
+                when: try Condition(parsing: when, at: path + ["when"]),
+                then: try operations(then, at: path + ["then"]), otherwise: try operations(otherwise, at: path + ["else"]))
         default:
-            throw fail("unknown operation \"\(name)\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray or assert")
+            throw fail("unknown operation \"\(name)\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")
         }
     }
 
@@ -125,7 +137,7 @@ public struct MigrationPlan: Sendable, Equatable {
         }
         let payload = entries.values[0]
         func pointer(_ value: SaveValue) throws(ParseError) -> JSONPointer {
-            guard let text = value.stringValue else { throw fail("\(key) holds a \(value.typeName), expected a JSON Pointer") }
+            guard let text = value.stringValue else { throw fail("\(key) holds \(value.typeNameWithArticle), expected a JSON Pointer") }
             do { return try JSONPointer(parsing: text) } catch { throw fail("\(key): \(error)") }
         }
         switch key {
@@ -133,7 +145,7 @@ public struct MigrationPlan: Sendable, Equatable {
         case "$rel": return .relative(try pointer(payload))
         case "$lookup":
             guard let parts = payload.arrayValue, parts.count == 2 || parts.count == 3 else {
-                throw fail("$lookup holds a \(payload.typeName), expected [\"/map\", key] or [\"/map\", key, default]")
+                throw fail("$lookup holds \(payload.typeNameWithArticle), expected [\"/map\", key] or [\"/map\", key, default]")
             }
             return .lookup(map: try pointer(parts[0]), key: try valueSource(parts[1], fail: fail), default: parts.count == 3 ? parts[2] : nil)
         default:

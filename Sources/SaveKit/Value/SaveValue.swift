@@ -54,6 +54,14 @@ extension SaveValue {
         }
     }
 
+    /// ``typeName`` with its article, for messages: "an integer", "a string".
+    public var typeNameWithArticle: String { Self.withArticle(typeName) }
+
+    /// A type name with "a" or "an" before it.
+    public static func withArticle(_ name: String) -> String {
+        (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+    }
+
     public var isContainer: Bool {
         switch self {
         case .array, .dictionary: true

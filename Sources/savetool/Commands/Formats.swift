@@ -34,8 +34,10 @@ struct Formats: ParsableCommand {
                 lines.append("  \(codec.id.padding(toLength: width, withPad: " ", startingAt: 0))  \(codec.summary)  [\(extensions)]  (\(codec.origin))")
             }
             lines.append("save kinds:")
+            let kindWidth = kinds.map(\.name.count).max() ?? 0
             for kind in kinds {
-                lines.append("  \(kind.name)  \(kind.title)  [versions 1–\(kind.currentVersion)]  (\(kind.origin))")
+                let versions = kind.currentVersion == 1 ? "version 1" : "versions 1–\(kind.currentVersion)"
+                lines.append("  \(kind.name.padding(toLength: kindWidth, withPad: " ", startingAt: 0))  \(kind.title)  [\(versions)]  (\(kind.origin))")
             }
             Console.output(lines.joined(separator: "\n") + "\n")
         }
@@ -49,6 +51,9 @@ struct Formats: ParsableCommand {
         private func show(_ kind: SaveKind) throws {
             let steps = kind.migrations?.steps.map(\.name) ?? []
             let schemas = kind.schemas.keys.sorted()
+            let embedded = kind.embedded.sorted { $0.key.description < $1.key.description }.map { pointer, inner in
+                "\(pointer.displayText) (\(inner.codec)\(inner.kind.map { ", \($0)" } ?? ""))"
+            }
             if global.json {
                 try Console.outputJSON([
                     "kind": .string(kind.name), "title": .string(kind.title), "files": .array(kind.files.map(SaveValue.string)),
@@ -56,7 +61,7 @@ struct Formats: ParsableCommand {
                     "versionPath": kind.versionPath.map { .string($0.description) } ?? .null,
                     "fingerprints": .array(kind.fingerprints.map { .int(UInt64($0.version)) }),
                     "schemas": .array(schemas.map { .int(UInt64($0)) }), "steps": .array(steps.map(SaveValue.string)),
-                    "origin": .string(kind.origin),
+                    "embedded": .array(embedded.map(SaveValue.string)), "origin": .string(kind.origin),
                 ])
                 return
             }
@@ -69,6 +74,7 @@ struct Formats: ParsableCommand {
                 fingerprints: \(kind.fingerprints.isEmpty ? "none" : kind.fingerprints.map { "version \($0.version)" }.joined(separator: ", "))
                 schemas:      \(schemas.isEmpty ? "none" : schemas.map { "v\($0)" }.joined(separator: ", "))
                 migrations:   \(steps.isEmpty ? "none" : steps.joined(separator: ", "))
+                embedded:     \(embedded.isEmpty ? "none" : embedded.joined(separator: ", "))
                 origin:       \(kind.origin)
 
                 """)

@@ -38,7 +38,7 @@ struct Get: ParsableCommand {
             var value = try document.value.value(at: path, seeingThrough: registry)
             if decode {
                 guard let embedded = EmbeddedDocument.bytes(of: value).flatMap({ EmbeddedDocument.decode($0, registry: registry) }) else {
-                    throw LocatedError(file: file, message: "\(path.displayText): found a \(value.typeName), expected data or text holding a JSON or plist document", code: Failure.Code.dataError)
+                    throw LocatedError(file: file, message: "\(path.displayText): found \(value.typeNameWithArticle), expected data or text holding a JSON or plist document", code: Failure.Code.dataError)
                 }
                 value = embedded.value
             }

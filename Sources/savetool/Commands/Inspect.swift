@@ -27,21 +27,22 @@ struct Inspect: ParsableCommand {
                 return
             }
             let summary = DocumentSummary(of: document.value, registry: registry)
-            let recognised = Migrator(kinds: (try? global.kinds()) ?? []).kind(of: document.value, path: file, named: nil)
-            let kindText = recognised.map { kind, recognition -> String in
-                switch recognition {
-                case .version(let version): "\(kind.name) version \(version) of \(kind.currentVersion)"
-                case .future(let version): "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows"
-                case .ambiguous(let versions): "\(kind.name), ambiguous between versions \(versions.map(String.init).joined(separator: ", "))"
-                case .unrecognized: "not recognised"
+            let migrator = Migrator(kinds: (try? global.kinds()) ?? [])
+            let recognised = migrator.kind(of: document.value, path: file, named: nil)
+            let kindText = recognised.map { Self.describe($0.0, $0.1) }
+            // The kinds and versions of the documents held inside, for the embedded lines.
+            var embeddedKinds: [JSONPointer: String] = [:]
+            if let kind = recognised?.0 {
+                for embedded in migrator.embeddedDocuments(in: document.value, of: kind, registry: registry) {
+                    if let innerKind = embedded.kind { embeddedKinds[embedded.pointer] = Self.describe(innerKind, embedded.recognition) }
                 }
             }
             if global.json {
-                var value = json(document, summary)
+                var value = json(document, summary, embeddedKinds: embeddedKinds)
                 if let kindText { try value.setValue(.string(kindText), at: JSONPointer(tokens: ["kind"])) }
                 try Console.outputJSON(value)
             } else {
-                var text = text(document, summary)
+                var text = text(document, summary, embeddedKinds: embeddedKinds)
                 if let kindText, let range = text.range(of: "\nsize:") {
                     text.insert(contentsOf: "\nkind:      \(kindText)", at: range.lowerBound)
                 }
@@ -50,7 +51,16 @@ struct Inspect: ParsableCommand {
         }
     }
 
-    private func text(_ document: LoadedDocument, _ summary: DocumentSummary) -> String {
+    private static func describe(_ kind: SaveKind, _ recognition: SaveKind.Recognition) -> String {
+        switch recognition {
+        case .version(let version): "\(kind.name) version \(version) of \(kind.currentVersion)"
+        case .future(let version): "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows"
+        case .ambiguous(let versions): "\(kind.name), ambiguous between versions \(versions.map(String.init).joined(separator: ", "))"
+        case .unrecognized: "not recognised as \(kind.name)"
+        }
+    }
+
+    private func text(_ document: LoadedDocument, _ summary: DocumentSummary, embeddedKinds: [JSONPointer: String]) -> String {
         var lines = [
             "file:      \(file)",
             "codec:     \(document.codec.id) — \(document.codec.summary)",
@@ -69,7 +79,8 @@ struct Inspect: ParsableCommand {
         } else {
             lines.append("embedded:")
             for item in summary.embedded {
-                lines.append("  \(item.pointer.displayText)  \(item.codec) document, \(describe(item.topLevelType, item.count)) (\(item.byteCount) bytes)")
+                let kind = embeddedKinds[item.pointer].map { ", \($0)" } ?? ""
+                lines.append("  \(item.pointer.displayText)  \(item.codec) document, \(describe(item.topLevelType, item.count)) (\(item.byteCount) bytes)\(kind)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -115,7 +126,7 @@ struct Inspect: ParsableCommand {
         }
     }
 
-    private func json(_ document: LoadedDocument, _ summary: DocumentSummary) -> SaveValue {
+    private func json(_ document: LoadedDocument, _ summary: DocumentSummary, embeddedKinds: [JSONPointer: String]) -> SaveValue {
         func counted(_ type: String, _ count: Int?) -> SaveValue {
             var entry: SaveValue = ["type": .string(type)]
             if let count { try? entry.setValue(.int(UInt64(count)), at: JSONPointer(tokens: ["count"])) }
@@ -135,6 +146,7 @@ struct Inspect: ParsableCommand {
             try? entry.setValue(.string(item.pointer.description), at: JSONPointer(tokens: ["pointer"]))
             try? entry.setValue(.string(item.codec), at: JSONPointer(tokens: ["codec"]))
             try? entry.setValue(.int(UInt64(item.byteCount)), at: JSONPointer(tokens: ["bytes"]))
+            if let kind = embeddedKinds[item.pointer] { try? entry.setValue(.string(kind), at: JSONPointer(tokens: ["kind"])) }
             return entry
         }
         var counts = SaveValue.dictionary([:])

@@ -29,24 +29,21 @@ struct Validate: ParsableCommand {
             }
             var violations = found.schemas[version]?.violations(of: document.value) ?? []
             // Embedded documents are checked against their own kinds, their pointers prefixed.
-            for (pointer, embedded) in found.embedded {
-                guard let holder = document.value.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
-                guard let bytes = EmbeddedDocument.bytes(of: holder) else { continue }
-                guard let inner = try? codec.decode(bytes) else {
-                    violations.append(Schema.Violation(at: pointer, message: "not a \(embedded.codec) document"))
+            for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
+                guard let inner = embedded.value else {
+                    violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec) document"))
                     continue
                 }
-                guard let (innerKind, innerRecognition) = migrator.kind(of: inner, path: nil, named: embedded.kind),
-                    case .version(let innerVersion) = innerRecognition
-                else {
-                    violations.append(Schema.Violation(at: pointer, message: "an embedded document no version of \(embedded.kind ?? "any kind") recognises"))
+                guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {
+                    violations.append(Schema.Violation(at: embedded.pointer, message: "an embedded document no version of \(found.embedded[embedded.pointer]?.kind ?? "any kind") recognises"))
                     continue
                 }
-                for violation in innerKind.schemas[innerVersion]?.violations(of: inner) ?? [] {
-                    violations.append(Schema.Violation(at: JSONPointer(tokens: pointer.tokens + violation.at.tokens), message: violation.message))
+                let innerViolations = innerKind.schemas[innerVersion]?.violations(of: inner) ?? []
+                for violation in innerViolations {
+                    violations.append(Schema.Violation(at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message))
                 }
-                if !global.json && !global.quiet && violations.isEmpty {
-                    Console.output("\(file)\(pointer.displayText): \(innerKind.name) version \(innerVersion) of \(innerKind.currentVersion)\n")
+                if !global.json && !global.quiet && innerViolations.isEmpty {
+                    Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.name) version \(innerVersion) of \(innerKind.currentVersion), valid\n")
                 }
             }
             if global.json {

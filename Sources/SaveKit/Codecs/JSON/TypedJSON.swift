@@ -64,7 +64,7 @@ enum TypedJSON {
         default:
             break
         }
-        throw MarkerError(found: "a \(key) marker holding a \(payload.typeName)", expected: expectation(for: key))
+        throw MarkerError(found: "a \(key) marker holding \(payload.typeNameWithArticle)", expected: expectation(for: key))
     }
 
     private static func expectation(for key: String) -> String {

@@ -30,9 +30,12 @@ for folder, _, files in os.walk(source):
             raise SystemExit(f"{path}: a score for a name not in players")
         save["players"] = [{"name": n, "score": scores.get(n, 0)} for n in save["players"]]
         save["schemaVersion"] = 3
-        save["round"] = save.pop("roundIndex")
-        save["activePlayerIndex"] = save.pop("currentPlayerIndex")
-        save.setdefault("status", "playing")
+        # Renamed keys keep their places, as savetool keeps them.
+        renames = {"roundIndex": "round", "currentPlayerIndex": "activePlayerIndex"}
+        save = {renames.get(key, key): value for key, value in save.items()}
+        total = save.get("totalRounds")
+        finished = isinstance(total, (int, float)) and save["round"] >= total
+        save.setdefault("status", "finished" if finished else "playing")
         out = os.path.join(target, os.path.relpath(path, source))
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w", encoding="utf-8") as f:
@@ -48,7 +51,9 @@ def generate(directory, count):
         players = rng.sample(NAMES, rng.randint(6, 12))
         save = {"players": players, "scores": {p: rng.randint(0, 50) for p in players if rng.random() < 0.9},
                 "roundIndex": rng.randint(0, 20), "currentPlayerIndex": rng.randint(0, len(players) - 1),
-                "deckId": rng.choice(["classic", "party", "spicy"]), "usedCardIds": [rng.randint(1, 500) for _ in range(rng.randint(80, 140))]}
+                "deckId": rng.choice(["classic", "party", "spicy"]), "usedCardIds": [rng.randint(1, 500) for _ in range(rng.randint(150, 230))]}
+        if rng.random() < 0.5:
+            save["totalRounds"] = rng.randint(5, 20)
         folder = directory / f"{index // 100:04d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"tournament-{index}.json").write_text(json.dumps(save, ensure_ascii=False, indent=2))
@@ -77,7 +82,7 @@ def main():
     peer.write_text(PEER)
     rows = []
     for count in args.counts:
-        source = work / f"v1-{count}"
+        source = work / f"v1-2kb-{count}"
         if not source.exists():
             generate(source, count)
         size = sum(f.stat().st_size for f in source.rglob("*.json"))

@@ -92,4 +92,24 @@ struct MigrateCommandTests {
         #expect(validated.outputText.contains("/gameSave: blocks.gamesave version 2 of 2"))
         #expect(try CLI.run("migrate", prefs, "--check").status == 0)
     }
+
+    @Test func theWalkSkipsHiddenNamesAndDoesNotFollowDirectoryLinks() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("saves")
+        let v1 = #"{"players": ["Ana"], "scores": {"Ana": 1}, "roundIndex": 0, "currentPlayerIndex": 0, "deckId": "x"}"#
+        for path in ["b/one.json", "a/deep/two.json", ".git/three.json", "a/.cache.json"] {
+            let file = saves.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(v1.utf8).write(to: file)
+        }
+        // A link back to the top would make the walk endless if it were followed.
+        try FileManager.default.createSymbolicLink(atPath: saves.appendingPathComponent("a/loop").path, withDestinationPath: saves.path)
+        try FileManager.default.createSymbolicLink(atPath: saves.appendingPathComponent("b/linked.json").path, withDestinationPath: saves.appendingPathComponent("b/one.json").path)
+        let result = try CLI.run("--json", "migrate", saves.path, "--dry-run")
+        #expect(result.status == 0, "\(result.errors)")
+        let files = result.outputText.split(separator: "\n").compactMap { try? Codecs.value(String($0))["file"]?.stringValue }
+        #expect(files == ["a/deep/two.json", "b/linked.json", "b/one.json"].map { saves.path + "/" + $0 }, "sorted, one directory at a time; a link to a file is followed")
+        #expect(try CLI.run("migrate", saves.appendingPathComponent("nope").path, "--dry-run").status == 66)
+    }
 }

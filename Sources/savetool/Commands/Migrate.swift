@@ -75,11 +75,6 @@ struct Migrate: ParsableCommand {
         guard jobs >= 1 else { throw ValidationError("--jobs \(jobs), expected 1 or more") }
     }
 
-    struct Item {
-        var path: String
-        var relative: String
-    }
-
     struct Result {
         /// The outcome, with any migrated value dropped once written (memory stays flat).
         var outcome: Migrator.Outcome?
@@ -90,24 +85,28 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
-        let (migrator, registry, items) = try Failure.reporting { () throws -> (Migrator, CodecRegistry, [Item]) in
-            (Migrator(kinds: try global.kinds()), global.registry(), try collect())
+        let files = FileWalk(paths: paths)
+        let (migrator, registry) = try Failure.reporting { () throws -> (Migrator, CodecRegistry) in
+            try files.checkPathsExist()
+            return (Migrator(kinds: try global.kinds()), global.registry())
         }
         let writes = !(dryRun || check)
         if writes && inPlace && !noBackup {
-            for directory in Set(items.map { FileIO.parentDirectory(of: $0.path) == "." ? "." : rootOf($0) }).sorted() {
+            for directory in Set(files.roots).sorted() {
                 let backup = try Failure.reporting { try saveOriginals(directory) }
                 if !global.quiet { Console.error("savetool: originals of \(directory) saved in \(backup)") }
             }
         }
         let target = Int(to)
-        let progress = Progress(total: items.count, visible: !global.quiet && !global.json && isatty(STDERR_FILENO) == 1)
+        let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
+        let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
         let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path) } }
-        // Batches keep memory flat whatever the count: each batch's results are reported, then dropped.
+        // Files are found one directory at a time and migrated in batches whose results are
+        // reported, then dropped: memory stays flat whatever the count.
         let batchSize = 1000
-        for batchStart in stride(from: 0, to: items.count, by: batchSize) {
-            let batch = Array(items[batchStart..<min(batchStart + batchSize, items.count)])
+        var batch: [FileWalk.File] = []
+        func migrate(_ batch: [FileWalk.File]) throws {
             final class Results: @unchecked Sendable {
                 var values: [Result?]
                 let lock = NSLock()
@@ -126,6 +125,15 @@ struct Migrate: ParsableCommand {
             if let reportOutput { try Failure.reporting { try Array(lines.utf8).withUnsafeBytes { try reportOutput.write($0) } } }
             if global.json { Console.output(lines) }
         }
+        try files.forEach { file in
+            batch.append(file)
+            if batch.count == batchSize {
+                try migrate(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+            return true
+        }
+        if !batch.isEmpty { try migrate(batch) }
         progress.finish()
         if writes, let out { Self.flush(out) }
         try Failure.reporting { try reportOutput?.commit() }
@@ -147,7 +155,7 @@ struct Migrate: ParsableCommand {
         close(descriptor)
     }
 
-    private func migrateOne(_ item: Item, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
+    private func migrateOne(_ item: FileWalk.File, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
         guard let bytes = try? FileIO.read(item.path) else { return Result(error: "cannot read", before: "") }
         let before = Checksum.sha256(bytes)
         guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec) else {
@@ -171,7 +179,7 @@ struct Migrate: ParsableCommand {
     }
 
     /// The report lines of a batch (and its problems on stderr), counted into `counts`.
-    private func report(_ items: [Item], _ results: [Result], into counts: inout Summary) throws -> String {
+    private func report(_ items: [FileWalk.File], _ results: [Result], into counts: inout Summary) throws -> String {
         var lines: [String] = []
         for (item, result) in zip(items, results) {
             var entry: [String: SaveValue] = ["file": .string(item.path), "sha256Before": .string(result.before)]
@@ -224,35 +232,6 @@ struct Migrate: ParsableCommand {
             lines.append(String(decoding: try JSONCodec().encode(line, options: compact), as: UTF8.self))
         }
         return lines.joined()
-    }
-
-    /// Every regular file under the paths, with its path relative to the path it came from.
-    private func collect() throws -> [Item] {
-        var items: [Item] = []
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw FileError.unreadable(path: path, reason: "no such file or directory")
-            }
-            if !isDirectory.boolValue {
-                items.append(Item(path: path, relative: URL(fileURLWithPath: path).lastPathComponent))
-                continue
-            }
-            for relative in (FileManager.default.subpaths(atPath: path) ?? []).sorted() {
-                let full = path + "/" + relative
-                var isSubdirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: full, isDirectory: &isSubdirectory), !isSubdirectory.boolValue,
-                    !relative.split(separator: "/").contains(where: { $0.hasPrefix(".") })
-                {
-                    items.append(Item(path: full, relative: relative))
-                }
-            }
-        }
-        return items
-    }
-
-    private func rootOf(_ item: Item) -> String {
-        paths.first { item.path.hasPrefix($0 + "/") } ?? FileIO.parentDirectory(of: item.path)
     }
 
     private func saveOriginals(_ directory: String) throws -> String {

@@ -112,7 +112,7 @@ struct MigrationEngineTests {
         #expect(plan.steps(from: 1, to: 3)?.map(\.name) == ["1→2", "2→3"])
         #expect(plan.steps(from: 3, to: 3)?.isEmpty == true)
         #expect(plan.steps(from: 0, to: 3) == nil)
-        #expect(throws: MigrationPlan.ParseError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")) {
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "remove", "path": "/a"}, {"op": "explode"}]}]}"#))
         }
     }

@@ -62,7 +62,7 @@ public enum KindLoader {
             guard FileManager.default.fileExists(atPath: file) else { continue }
             do {
                 schemas[version] = try Schema(parsing: try document(file))
-            } catch let error as MigrationPlan.ParseError {
+            } catch let error as FormatDefinitionError {
                 throw LoadError(file: file, at: error.at, message: error.message)
             }
         }
@@ -71,7 +71,7 @@ public enum KindLoader {
         if FileManager.default.fileExists(atPath: migrationsFile) {
             do {
                 migrations = try MigrationPlan(parsing: try document(migrationsFile))
-            } catch let error as MigrationPlan.ParseError {
+            } catch let error as FormatDefinitionError {
                 throw LoadError(file: migrationsFile, at: error.at, message: error.message)
             }
             guard migrations?.kind == name else {

@@ -19,9 +19,9 @@ public indirect enum Schema: Sendable {
     }
 
     /// Parses the schema subset; unknown keywords are ignored, as JSON Schema does.
-    public init(parsing value: SaveValue, at path: [String] = []) throws(MigrationPlan.ParseError) {
+    public init(parsing value: SaveValue, at path: [String] = []) throws(FormatDefinitionError) {
         guard let entries = value.dictionaryValue else {
-            throw MigrationPlan.ParseError(at: JSONPointer(tokens: path), message: "found \(value.typeNameWithArticle), expected a schema object")
+            throw FormatDefinitionError(at: JSONPointer(tokens: path), message: "found \(value.typeNameWithArticle), expected a schema object")
         }
         var types: [String] = []
         switch entries["type"] {
@@ -33,9 +33,9 @@ public indirect enum Schema: Sendable {
         for (key, schema) in entries["properties"]?.dictionaryValue ?? [:] {
             properties[key] = try Schema(parsing: schema, at: path + ["properties", key])
         }
-        let items = try entries["items"].map { (schema) throws(MigrationPlan.ParseError) in try Schema(parsing: schema, at: path + ["items"]) }
+        let items = try entries["items"].map { (schema) throws(FormatDefinitionError) in try Schema(parsing: schema, at: path + ["items"]) }
         // `additionalProperties: false` and `true` are JSON Schema too; only a schema is kept (false is not in the subset).
-        let otherProperties = try entries["additionalProperties"].flatMap { (schema) throws(MigrationPlan.ParseError) -> Schema? in
+        let otherProperties = try entries["additionalProperties"].flatMap { (schema) throws(FormatDefinitionError) -> Schema? in
             if case .bool = schema { return nil }
             return try Schema(parsing: schema, at: path + ["additionalProperties"])
         }

@@ -73,16 +73,16 @@ public indirect enum Condition: Sendable, Equatable {
     }
 
     /// Parses one condition; errors name the place in the file.
-    public init(parsing value: SaveValue, at path: [String]) throws(MigrationPlan.ParseError) {
-        func fail(_ message: String) -> MigrationPlan.ParseError { MigrationPlan.ParseError(at: JSONPointer(tokens: path), message: message) }
+    public init(parsing value: SaveValue, at path: [String]) throws(FormatDefinitionError) {
+        func fail(_ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
         let expected = "expected one of {\"has\": p}, {\"missing\": p}, {\"type\": [p, t]}, {\"equals\": [p, v]}, {\"compare\": [p, \">=\", v]}, {\"all\": […]}, {\"any\": […]}, {\"not\": {…}}"
         guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first else { throw fail(expected) }
         let payload = entries.values[0]
-        func pointer(_ value: SaveValue?) throws(MigrationPlan.ParseError) -> JSONPointer {
+        func pointer(_ value: SaveValue?) throws(FormatDefinitionError) -> JSONPointer {
             guard let text = value?.stringValue else { throw fail("expected a JSON Pointer in \"\(key)\"") }
             do { return try JSONPointer(parsing: text) } catch { throw fail("\"\(key)\": \(error)") }
         }
-        func list() throws(MigrationPlan.ParseError) -> [Condition] {
+        func list() throws(FormatDefinitionError) -> [Condition] {
             guard let items = payload.arrayValue else { throw fail("\"\(key)\" holds \(payload.typeNameWithArticle), expected an array of conditions") }
             var conditions: [Condition] = []
             for (index, item) in items.enumerated() {

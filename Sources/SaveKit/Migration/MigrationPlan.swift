@@ -32,19 +32,8 @@ public struct MigrationPlan: Sendable, Equatable {
         return current == target ? path : nil
     }
 
-    /// Why a `migrations.json` could not be read, naming where in it.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
-        public var at: JSONPointer
-        public var message: String
-        public init(at: JSONPointer, message: String) {
-            self.at = at
-            self.message = message
-        }
-        public var description: String { "\(at.displayText): \(message)" }
-    }
-
-    public init(parsing value: SaveValue) throws(ParseError) {
-        func fail(_ path: [String], _ message: String) -> ParseError { ParseError(at: JSONPointer(tokens: path), message: message) }
+    public init(parsing value: SaveValue) throws(FormatDefinitionError) {
+        func fail(_ path: [String], _ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
         guard value["format"]?.stringValue?.hasPrefix("savetool.migrations/1") == true else {
             throw fail(["format"], "expected \"savetool.migrations/1\"")
         }
@@ -61,7 +50,7 @@ public struct MigrationPlan: Sendable, Equatable {
         self.init(kind: kind, steps: parsed)
     }
 
-    static func operations(_ values: [SaveValue], at path: [String]) throws(ParseError) -> [MigrationOperation] {
+    static func operations(_ values: [SaveValue], at path: [String]) throws(FormatDefinitionError) -> [MigrationOperation] {
         var result: [MigrationOperation] = []
         for (index, value) in values.enumerated() {
             result.append(try operation(value, at: path + [String(index)]))
@@ -69,13 +58,13 @@ public struct MigrationPlan: Sendable, Equatable {
         return result
     }
 
-    static func operation(_ value: SaveValue, at path: [String]) throws(ParseError) -> MigrationOperation {
-        func fail(_ message: String) -> ParseError { ParseError(at: JSONPointer(tokens: path), message: message) }
-        func pointer(_ key: String) throws(ParseError) -> JSONPointer {
+    static func operation(_ value: SaveValue, at path: [String]) throws(FormatDefinitionError) -> MigrationOperation {
+        func fail(_ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
+        func pointer(_ key: String) throws(FormatDefinitionError) -> JSONPointer {
             guard let text = value[key]?.stringValue else { throw fail("no \"\(key)\", expected a JSON Pointer") }
             do { return try JSONPointer(parsing: text) } catch { throw fail("\"\(key)\": \(error)") }
         }
-        func string(_ key: String) throws(ParseError) -> String {
+        func string(_ key: String) throws(FormatDefinitionError) -> String {
             guard let text = value[key]?.stringValue else { throw fail("no \"\(key)\", expected a string") }
             return text
         }
@@ -121,7 +110,7 @@ public struct MigrationPlan: Sendable, Equatable {
             switch value["else"] {
             case nil: otherwise = []
             case .array(let items)?: otherwise = items
-            case let other?: throw ParseError(at: JSONPointer(tokens: path + ["else"]), message: "found \(other.typeNameWithArticle), expected an array of operations")
+            case let other?: throw FormatDefinitionError(at: JSONPointer(tokens: path + ["else"]), message: "found \(other.typeNameWithArticle), expected an array of operations")
             }
             return .conditional(
                 when: try Condition(parsing: when, at: path + ["when"]),
@@ -131,12 +120,12 @@ public struct MigrationPlan: Sendable, Equatable {
         }
     }
 
-    static func valueSource(_ value: SaveValue, fail: (String) -> ParseError) throws(ParseError) -> MigrationOperation.ValueSource {
+    static func valueSource(_ value: SaveValue, fail: (String) -> FormatDefinitionError) throws(FormatDefinitionError) -> MigrationOperation.ValueSource {
         guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first, key.hasPrefix("$") else {
             return .literal(value)
         }
         let payload = entries.values[0]
-        func pointer(_ value: SaveValue) throws(ParseError) -> JSONPointer {
+        func pointer(_ value: SaveValue) throws(FormatDefinitionError) -> JSONPointer {
             guard let text = value.stringValue else { throw fail("\(key) holds \(value.typeNameWithArticle), expected a JSON Pointer") }
             do { return try JSONPointer(parsing: text) } catch { throw fail("\(key): \(error)") }
         }

@@ -15,10 +15,10 @@ import plistlib
 import random
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from measure import measure
 
 
 def make_tree(root, megabytes, files):
@@ -42,16 +42,11 @@ def make_tree(root, megabytes, files):
             (folder / f"prefs-{index}.plist").write_bytes(plistlib.dumps(blob, fmt=plistlib.FMT_BINARY))
 
 
-def measure(command, cwd=None, env=None):
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    error = process.stderr.read().decode(errors="replace")
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed: {error}")
-    return elapsed, usage.ru_maxrss * 1024
+def measure_tool(command, cwd=None, env=None):
+    run = measure(command, cwd=cwd, env=env)
+    if run.status != 0:
+        sys.exit(f"{' '.join(command)} failed: {run.stderr}")
+    return run.elapsed, run.peak
 
 
 def main():
@@ -76,7 +71,7 @@ def main():
         for _ in range(args.runs):
             if prepare:
                 prepare()
-            elapsed, peak = measure(make_command(), cwd=work, env=env)
+            elapsed, peak = measure_tool(make_command(), cwd=work, env=env)
             times.append(elapsed)
             peaks.append(peak)
         result = (statistics.median(times), max(peaks))

@@ -8,13 +8,12 @@ same run, N times (median wall time kept); peak memory is the child's maximum re
 Prints a Markdown table of times, throughput, ratios to savetool and memory per input byte.
 """
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+
+from measure import measure
 
 PLISTLIB_PEER = r'''
 import base64, datetime, json, plistlib, sys
@@ -55,17 +54,13 @@ with open(source, "rb") as f:
 '''
 
 
-def measure(command):
+def measure_tool(command):
     """Wall seconds and peak RSS (bytes) of one run; None when the tool fails."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    error = process.stderr.read().decode(errors="replace").strip()
-    process.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
+    run = measure(command)
+    if run.status != 0:
+        error = run.stderr.strip()
         return None, None, error.splitlines()[-1] if error else "failed"
-    return elapsed, usage.ru_maxrss * 1024, None
+    return run.elapsed, run.peak, None
 
 
 def main():
@@ -107,7 +102,7 @@ def main():
         for tool, command in tools.items():
             times, peaks, failure = [], [], None
             for _ in range(args.plutil_runs if tool == "plutil" else args.runs):
-                elapsed, peak, failure = measure(command)
+                elapsed, peak, failure = measure_tool(command)
                 if elapsed is None:
                     break
                 times.append(elapsed)
@@ -117,7 +112,7 @@ def main():
                   file=sys.stderr, flush=True)
         rows.append((name, size, results))
 
-    print(f"| direction | input | savetool | MB/s | peak memory ÷ input | plistlib | savetool speed-up vs plistlib | plutil | vs plutil |")
+    print("| direction | input | savetool | MB/s | peak memory ÷ input | plistlib | savetool speed-up vs plistlib | plutil | vs plutil |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, size, results in rows:
         ours, our_peak = results["savetool"]

@@ -5,17 +5,18 @@
 
 Generates COUNT version-1 Kape tournaments (~2 KB each, 100 to a folder), then times in one
 run `savetool migrate DIR --out OUT` and a Python peer that loads, transforms (v1 → v3, the
-same rules as Formats/kape.tournament) and dumps each file with the json module.
+same rules as Formats/kape.tournament) and dumps each file with the json module, once as is and
+once ending with a sync as savetool does.
 """
 import argparse
 import json
-import os
 import random
 import shutil
-import subprocess
+import statistics
 import sys
-import time
 from pathlib import Path
+
+from measure import measure
 
 PEER = r'''
 import json, os, sys
@@ -40,6 +41,8 @@ for folder, _, files in os.walk(source):
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(out, "w", encoding="utf-8") as f:
             json.dump(save, f, ensure_ascii=False, indent=2)
+if "--sync" in sys.argv:
+    os.sync()  # what savetool does once at the end of --out: everything on disk before it reports
 '''
 
 NAMES = ["Ana", "Besa", "Drita", "Zoë", "Lojtari é", "玩家", "Gjergj", "Teuta", "Arbër", "Erion", "Flutura", "Genti", "Hana", "Ilir", "Jeta"]
@@ -59,15 +62,11 @@ def generate(directory, count):
         (folder / f"tournament-{index}.json").write_text(json.dumps(save, ensure_ascii=False, indent=2))
 
 
-def measure(command):
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    output = process.stdout.read().decode() + process.stderr.read().decode()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed: {output[-500:]}")
-    return elapsed, usage.ru_maxrss * 1024, output
+def measure_tool(command):
+    run = measure(command, keep_stdout=True)
+    if run.status != 0:
+        sys.exit(f"{' '.join(command)} failed: {(run.stdout + run.stderr)[-500:]}")
+    return run.elapsed, run.peak, run.stdout + run.stderr
 
 
 def main():
@@ -75,6 +74,7 @@ def main():
     parser.add_argument("savetool")
     parser.add_argument("workdir")
     parser.add_argument("--counts", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--runs", type=int, default=3, help="runs of each tool (the median is kept)")
     args = parser.parse_args()
     work = Path(args.workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -86,20 +86,31 @@ def main():
         if not source.exists():
             generate(source, count)
         size = sum(f.stat().st_size for f in source.rglob("*.json"))
-        for name, target, command in [
-            ("savetool", work / f"out-savetool-{count}", lambda t: [args.savetool, "migrate", str(source), "--out", str(t)]),
-            ("python", work / f"out-python-{count}", lambda t: [sys.executable, str(peer), str(source), str(t)]),
-        ]:
-            shutil.rmtree(target, ignore_errors=True)
-            elapsed, peak, output = measure(command(target))
-            print(f"{count:7d} {name:9} {elapsed:7.2f} s {count / elapsed:8.0f} files/s {peak / 2**20:6.0f} MiB  {output.strip().splitlines()[-1] if output.strip() else ''}",
-                  file=sys.stderr, flush=True)
-            rows.append((count, size, name, elapsed, peak))
+        tools = [
+            ("savetool", lambda t: [args.savetool, "migrate", str(source), "--out", str(t)]),
+            ("python", lambda t: [sys.executable, str(peer), str(source), str(t)]),
+            ("python + sync", lambda t: [sys.executable, str(peer), str(source), str(t), "--sync"]),
+        ]
+        times = {name: [] for name, _ in tools}
+        peaks = {name: 0 for name, _ in tools}
+        # The tools take turns, run after run, so that they share the disk's good and bad moments.
+        for _ in range(args.runs):
+            for name, command in tools:
+                target = work / f"out-{name.replace(' + ', '-')}-{count}"
+                shutil.rmtree(target, ignore_errors=True)
+                elapsed, peak, output = measure_tool(command(target))
+                times[name].append(elapsed)
+                peaks[name] = max(peaks[name], peak)
+                print(f"{count:7d} {name:14} {elapsed:7.2f} s {count / elapsed:8.0f} files/s {peak / 2**20:6.0f} MiB  {output.strip().splitlines()[-1] if output.strip() else ''}",
+                      file=sys.stderr, flush=True)
+        for name, _ in tools:
+            rows.append((count, size, name, statistics.median(times[name]), min(times[name]), max(times[name]), peaks[name]))
+    print(f"median of {args.runs} runs (range in brackets)")
+    print()
     print("| files | total size | tool | time | files/s | peak memory |")
     print("|---|---|---|---|---|---|")
-    for count, size, name, elapsed, peak in rows:
-        print(f"| {count:,} | {size / 1e6:.0f} MB | {name} | {elapsed:.2f} s | {count / elapsed:,.0f} | {peak / 2**20:.0f} MiB |")
-
+    for count, size, name, median, fastest, slowest, peak in rows:
+        print(f"| {count:,} | {size / 1e6:.0f} MB | {name} | {median:.2f} s ({fastest:.2f}–{slowest:.2f}) | {count / median:,.0f} | {peak / 2**20:.0f} MiB |")
 
 if __name__ == "__main__":
     main()

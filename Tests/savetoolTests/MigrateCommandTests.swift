@@ -112,4 +112,20 @@ struct MigrateCommandTests {
         #expect(files == ["a/deep/two.json", "b/linked.json", "b/one.json"].map { saves.path + "/" + $0 }, "sorted, one directory at a time; a link to a file is followed")
         #expect(try CLI.run("migrate", saves.appendingPathComponent("nope").path, "--dry-run").status == 66)
     }
+
+    @Test func validateSaysWhenAnEmbeddedDocumentIsFromTheFuture() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var defaults = try Codecs.value(#"""
+            {"defaults_version": 2, "player_id": "0B1E", "player_name": "Ilir", "gold": 1, "level": 1, "xp": 0, "reputation": {}, "cooldowns": {}}
+            """#)
+        try defaults.setValue(.data(Data(#"{"stateVersion":3,"kingdoms":{}}"#.utf8)), at: JSONPointer(tokens: ["kingdoms_local_state"]))
+        let file = directory.appendingPathComponent("com.example.kingdoms.plist")
+        try Data(Codecs.binary.encode(defaults, options: EncodingOptions())).write(to: file)
+        let result = try CLI.run("validate", file.path)
+        #expect(result.status == 65)
+        #expect(result.errors == "savetool: \(file.path):/kingdoms_local_state: kingdom.state version 3, newer than the 2 savetool knows\n")
+        let migrated = try CLI.run("migrate", file.path, "--in-place", "--no-backup")
+        #expect(migrated.status == 1 && migrated.outputText == "0 migrated, 0 unchanged, 0 skipped, 1 failed\n")
+    }
 }

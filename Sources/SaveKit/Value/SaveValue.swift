@@ -57,9 +57,9 @@ extension SaveValue {
     /// ``typeName`` with its article, for messages: "an integer", "a string".
     public var typeNameWithArticle: String { Self.withArticle(typeName) }
 
-    /// A type name with "a" or "an" before it.
+    /// A type name with "a" or "an" before it ("a uid": the u is said "you").
     public static func withArticle(_ name: String) -> String {
-        (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+        (name.first.map { "aeio".contains($0) } ?? false ? "an " : "a ") + name
     }
 
     public var isContainer: Bool {

@@ -34,8 +34,14 @@ struct Validate: ParsableCommand {
                     violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec) document"))
                     continue
                 }
+                let expectedKind = found.embedded[embedded.pointer]?.kind ?? "any kind"
                 guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {
-                    violations.append(Schema.Violation(at: embedded.pointer, message: "an embedded document no version of \(found.embedded[embedded.pointer]?.kind ?? "any kind") recognises"))
+                    let message = switch embedded.recognition {
+                    case .future(let version): "\(expectedKind) version \(version), newer than the \(embedded.kind?.currentVersion ?? 0) savetool knows"
+                    case .ambiguous(let versions): "\(expectedKind) matching the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one"
+                    case .version, .unrecognized: "an embedded document no version of \(expectedKind) recognises"
+                    }
+                    violations.append(Schema.Violation(at: embedded.pointer, message: message))
                     continue
                 }
                 let innerViolations = innerKind.schemas[innerVersion]?.violations(of: inner) ?? []

@@ -30,7 +30,7 @@ struct ArchiveRoundTripTests {
     static let formats: [ArchiveFormat] = [.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none), .zip]
 
     func write(_ items: [Item], format: ArchiveFormat, to url: URL) throws {
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let writer = try ArchiveWriter(fileDescriptor: handle.fileDescriptor, name: url.lastPathComponent, format: format)
@@ -112,7 +112,7 @@ struct ArchiveRoundTripTests {
         let directory = try Processes.temporaryDirectory("archive")
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("short.tar")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         let writer = try ArchiveWriter(fileDescriptor: handle.fileDescriptor, name: "short.tar", format: .tar(.none))

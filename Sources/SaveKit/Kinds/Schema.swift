@@ -39,16 +39,9 @@ public indirect enum Schema: Sendable {
             if case .bool = schema { return nil }
             return try Schema(parsing: schema, at: path + ["additionalProperties"])
         }
-        func number(_ key: String) -> Double? {
-            switch entries[key] {
-            case .integer(let n)?: Double(n)
-            case .real(let n)?: n
-            default: nil
-            }
-        }
         self = .rules(
             type: types, properties: properties, required: entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            items: items, otherProperties: otherProperties, allowed: entries["enum"]?.arrayValue, minimum: number("minimum"), maximum: number("maximum"))
+            items: items, otherProperties: otherProperties, allowed: entries["enum"]?.arrayValue, minimum: entries["minimum"]?.numberValue, maximum: entries["maximum"]?.numberValue)
     }
 
     /// Every violation, each with the pointer of its value.
@@ -62,12 +55,7 @@ public indirect enum Schema: Sendable {
         if let allowed, !allowed.contains(value) {
             found.append(Violation(at: pointer, message: "a value outside the allowed ones"))
         }
-        let numeric: Double? = switch value {
-        case .integer(let n): Double(n)
-        case .unsignedInteger(let n): Double(n)
-        case .real(let n): n
-        default: nil
-        }
+        let numeric = value.numberValue
         if let numeric, let minimum, numeric < minimum { found.append(Violation(at: pointer, message: "\(numeric) is below the minimum \(minimum)")) }
         if let numeric, let maximum, numeric > maximum { found.append(Violation(at: pointer, message: "\(numeric) is above the maximum \(maximum)")) }
         if let entries = value.dictionaryValue {

@@ -37,7 +37,7 @@ public indirect enum Condition: Sendable, Equatable {
         case .type(let pointer, let type): return value.value(at: pointer).map { Schema.matches($0, type: type) } ?? false
         case .equals(let pointer, let expected): return value.value(at: pointer) == expected
         case .compare(let pointer, let comparison, let source):
-            guard let left = value.value(at: pointer).flatMap(Self.number), let right = resolve(source).flatMap(Self.number) else { return false }
+            guard let left = value.value(at: pointer)?.numberValue, let right = resolve(source)?.numberValue else { return false }
             switch comparison {
             case .less: return left < right
             case .lessOrEqual: return left <= right
@@ -60,15 +60,6 @@ public indirect enum Condition: Sendable, Equatable {
             case .reference(let pointer): document.value(at: pointer)
             case .relative, .lookup: nil
             }
-        }
-    }
-
-    private static func number(_ value: SaveValue) -> Double? {
-        switch value {
-        case .integer(let n): Double(n)
-        case .unsignedInteger(let n): Double(n)
-        case .real(let n): n
-        default: nil
         }
     }
 

@@ -201,14 +201,6 @@ public struct MigrationEngine: Sendable {
         _ value: SaveValue, to type: MigrationOperation.TargetType, encoding: MigrationOperation.DateEncoding?,
         fail: (String) -> MigrationError
     ) throws(MigrationError) -> SaveValue {
-        func number(_ value: SaveValue) -> Double? {
-            switch value {
-            case .integer(let n): Double(n)
-            case .unsignedInteger(let n): Double(n)
-            case .real(let n): n
-            default: nil
-            }
-        }
         switch (type, value) {
         case (.integer, .integer), (.integer, .unsignedInteger), (.real, .real), (.string, .string), (.bool, .bool), (.date, .date), (.data, .data):
             return value
@@ -221,7 +213,7 @@ public struct MigrationEngine: Sendable {
         case (.integer, .bool(let flag)):
             return .integer(flag ? 1 : 0)
         case (.real, .integer), (.real, .unsignedInteger):
-            return .real(number(value)!)
+            return .real(value.numberValue!)
         case (.real, .string(let text)):
             guard let real = Double(text.trimmingCharacters(in: .whitespaces)) else { throw fail("\"\(text)\" is not a number") }
             return .real(real)
@@ -242,8 +234,8 @@ public struct MigrationEngine: Sendable {
                 throw fail("\"\(text)\" is not an ISO 8601 date, expected one such as 2026-11-21T08:00:00Z")
             }
             return .date(date)
-        case (.date, _) where number(value) != nil:
-            let seconds = number(value)!
+        case (.date, _) where value.numberValue != nil:
+            let seconds = value.numberValue!
             switch encoding {
             case .appleReference: return .date(Date(timeIntervalSinceReferenceDate: seconds))
             case .unixSeconds: return .date(Date(timeIntervalSince1970: seconds))

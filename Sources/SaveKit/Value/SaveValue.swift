@@ -54,6 +54,16 @@ extension SaveValue {
         }
     }
 
+    /// An integer or a real as a `Double`, for comparisons and conversions; `nil` for anything else.
+    public var numberValue: Double? {
+        switch self {
+        case .integer(let n): Double(n)
+        case .unsignedInteger(let n): Double(n)
+        case .real(let n): n
+        default: nil
+        }
+    }
+
     /// ``typeName`` with its article, for messages: "an integer", "a string".
     public var typeNameWithArticle: String { Self.withArticle(typeName) }
 

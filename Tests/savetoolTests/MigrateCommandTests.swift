@@ -125,6 +125,11 @@ struct MigrateCommandTests {
         let result = try CLI.run("validate", file.path)
         #expect(result.status == 65)
         #expect(result.errors == "savetool: \(file.path):/kingdoms_local_state: kingdom.state version 3, newer than the 2 savetool knows\n")
+        // The same words for a whole file from the future.
+        let whole = directory.appendingPathComponent("current_tournament.json")
+        try Data(#"{"schemaVersion": 9}"#.utf8).write(to: whole)
+        let future = try CLI.run("validate", whole.path)
+        #expect(future.status == 65 && future.errors == "savetool: \(whole.path): kape.tournament version 9, newer than the 3 savetool knows\n")
         let migrated = try CLI.run("migrate", file.path, "--in-place", "--no-backup")
         #expect(migrated.status == 1 && migrated.outputText == "0 migrated, 0 unchanged, 0 skipped, 1 failed\n")
     }

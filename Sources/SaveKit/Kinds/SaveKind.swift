@@ -49,6 +49,17 @@ public struct SaveKind: Sendable {
         case unrecognized
     }
 
+    /// What a recognition means, in words: "kape.tournament version 2 of 3",
+    /// "kingdom.state version 3, newer than the 2 savetool knows".
+    public func describe(_ recognition: Recognition) -> String {
+        switch recognition {
+        case .version(let version): "\(name) version \(version) of \(currentVersion)"
+        case .future(let version): "\(name) version \(version), newer than the \(currentVersion) savetool knows"
+        case .ambiguous(let versions): "\(name), ambiguous between versions \(versions.map(String.init).joined(separator: ", "))"
+        case .unrecognized: "not recognised as \(name)"
+        }
+    }
+
     /// The version field when there is one, else the one fingerprint that matches.
     public func recognise(_ value: SaveValue) -> Recognition {
         if let versionPath, let field = value.value(at: versionPath) {

@@ -29,12 +29,12 @@ struct Inspect: ParsableCommand {
             let summary = DocumentSummary(of: document.value, registry: registry)
             let migrator = Migrator(kinds: (try? global.kinds()) ?? [])
             let recognised = migrator.kind(of: document.value, path: file, named: nil)
-            let kindText = recognised.map { Self.describe($0.0, $0.1) }
+            let kindText = recognised.map { kind, recognition in kind.describe(recognition) }
             // The kinds and versions of the documents held inside, for the embedded lines.
             var embeddedKinds: [JSONPointer: String] = [:]
             if let kind = recognised?.0 {
                 for embedded in migrator.embeddedDocuments(in: document.value, of: kind, registry: registry) {
-                    if let innerKind = embedded.kind { embeddedKinds[embedded.pointer] = Self.describe(innerKind, embedded.recognition) }
+                    if let innerKind = embedded.kind { embeddedKinds[embedded.pointer] = innerKind.describe(embedded.recognition) }
                 }
             }
             if global.json {
@@ -48,15 +48,6 @@ struct Inspect: ParsableCommand {
                 }
                 Console.output(text)
             }
-        }
-    }
-
-    private static func describe(_ kind: SaveKind, _ recognition: SaveKind.Recognition) -> String {
-        switch recognition {
-        case .version(let version): "\(kind.name) version \(version) of \(kind.currentVersion)"
-        case .future(let version): "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows"
-        case .ambiguous(let versions): "\(kind.name), ambiguous between versions \(versions.map(String.init).joined(separator: ", "))"
-        case .unrecognized: "not recognised as \(kind.name)"
         }
     }
 

@@ -25,7 +25,7 @@ struct Validate: ParsableCommand {
                 throw LocatedError(file: file, message: " no known kind recognises it, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or --formats <dir>)", code: Failure.Code.dataError)
             }
             guard case .version(let version) = recognition else {
-                throw LocatedError(file: file, message: " \(found.name): \(recognition), expected exactly one known version", code: Failure.Code.dataError)
+                throw LocatedError(file: file, message: " \(Self.problem(found, recognition))", code: Failure.Code.dataError)
             }
             var violations = found.schemas[version]?.violations(of: document.value) ?? []
             // Embedded documents are checked against their own kinds, their pointers prefixed.
@@ -34,12 +34,10 @@ struct Validate: ParsableCommand {
                     violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec) document"))
                     continue
                 }
-                let expectedKind = found.embedded[embedded.pointer]?.kind ?? "any kind"
                 guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {
-                    let message = switch embedded.recognition {
-                    case .future(let version): "\(expectedKind) version \(version), newer than the \(embedded.kind?.currentVersion ?? 0) savetool knows"
-                    case .ambiguous(let versions): "\(expectedKind) matching the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one"
-                    case .version, .unrecognized: "an embedded document no version of \(expectedKind) recognises"
+                    let message = switch (embedded.kind, embedded.recognition) {
+                    case (let innerKind?, .future), (let innerKind?, .ambiguous): Self.problem(innerKind, embedded.recognition)
+                    default: "an embedded document no version of \(found.embedded[embedded.pointer]?.kind ?? "any kind") recognises"
                     }
                     violations.append(Schema.Violation(at: embedded.pointer, message: message))
                     continue
@@ -49,7 +47,7 @@ struct Validate: ParsableCommand {
                     violations.append(Schema.Violation(at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message))
                 }
                 if !global.json && !global.quiet && innerViolations.isEmpty {
-                    Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.name) version \(innerVersion) of \(innerKind.currentVersion), valid\n")
+                    Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid\n")
                 }
             }
             if global.json {
@@ -62,8 +60,14 @@ struct Validate: ParsableCommand {
             if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }
             if !global.json && !global.quiet {
                 let schema = found.schemas[version] == nil ? " (no schema for this version)" : ""
-                Console.output("\(file): \(found.name) version \(version) of \(found.currentVersion), valid\(schema)\n")
+                Console.output("\(file): \(found.describe(.version(version))), valid\(schema)\n")
             }
         }
+    }
+
+    /// Why a recognised document cannot be validated.
+    private static func problem(_ kind: SaveKind, _ recognition: SaveKind.Recognition) -> String {
+        if case .ambiguous = recognition { return "\(kind.describe(recognition)), expected exactly one" }
+        return kind.describe(recognition)
     }
 }

@@ -50,7 +50,11 @@ public struct Migrator: Sendable {
     /// A document held inside a value of another (formats.md `embedded`), as decoded and recognised.
     public struct EmbeddedDocumentFound: Sendable {
         public var pointer: JSONPointer
-        public var codec: String
+        public var codec: any SaveCodec
+        /// The bytes as held; a string holder's are its UTF-8.
+        public var bytes: [UInt8]
+        /// Whether the holder is a string (else data), so a re-encoded document goes back the same way.
+        public var heldAsText: Bool
         /// `nil` when the bytes are not a document of `codec`.
         public var value: SaveValue?
         public var kind: SaveKind?
@@ -63,11 +67,13 @@ public struct Migrator: Sendable {
             guard let holder = value.value(at: pointer), let codec = registry.codec(id: embedded.codec),
                 let bytes = EmbeddedDocument.bytes(of: holder)
             else { return nil }
+            let heldAsText = if case .string = holder { true } else { false }
             guard let inner = try? codec.decode(bytes) else {
-                return EmbeddedDocumentFound(pointer: pointer, codec: embedded.codec, value: nil, kind: nil, recognition: .unrecognized)
+                return EmbeddedDocumentFound(pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: nil, kind: nil, recognition: .unrecognized)
             }
             let found = self.kind(of: inner, path: nil, named: embedded.kind)
-            return EmbeddedDocumentFound(pointer: pointer, codec: embedded.codec, value: inner, kind: found?.0, recognition: found?.1 ?? .unrecognized)
+            return EmbeddedDocumentFound(
+                pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: inner, kind: found?.0, recognition: found?.1 ?? .unrecognized)
         }
     }
 
@@ -85,21 +91,21 @@ public struct Migrator: Sendable {
         guard let kind = kinds.first(where: { $0.name == kindName }), !kind.embedded.isEmpty else { return outcome }
         var updated = document
         var embeddedSteps: [String] = []
-        for (pointer, embedded) in kind.embedded.sorted(by: { $0.key.description < $1.key.description }) {
-            guard let holder = updated.value(at: pointer), let codec = registry.codec(id: embedded.codec) else { continue }
-            guard let bytes = EmbeddedDocument.bytes(of: holder) else { continue }
-            guard let inner = try? codec.decode(bytes) else {
-                return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec) document"))
+        for embedded in embeddedDocuments(in: document, of: kind, registry: registry) {
+            let pointer = embedded.pointer
+            guard let inner = embedded.value else {
+                return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec.id) document"))
             }
-            switch migrateDocument(inner, path: nil, kind: embedded.kind, to: nil) {
+            guard let innerKind = embedded.kind else { continue }
+            switch migrateDocument(inner, kind: innerKind, recognition: embedded.recognition, to: nil) {
             case .migrated(let innerKind, let from, _, let steps, let migrated):
                 var options = EncodingOptions()
-                options.pretty = bytes.contains(0x0A)
-                guard let encoded = try? codec.encode(migrated, options: options) else {
-                    return .failed(kind: innerKind, from: from, error: MigrationError(step: "embedded", operation: "encode", path: pointer, message: "cannot encode as \(embedded.codec)"))
+                options.pretty = embedded.bytes.contains(0x0A)
+                guard let encoded = try? embedded.codec.encode(migrated, options: options) else {
+                    return .failed(kind: innerKind, from: from, error: MigrationError(step: "embedded", operation: "encode", path: pointer, message: "cannot encode as \(embedded.codec.id)"))
                 }
                 let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
-                let replacement: SaveValue = if case .string = holder { .string(String(decoding: trimmed, as: UTF8.self)) } else { .data(Data(trimmed)) }
+                let replacement: SaveValue = embedded.heldAsText ? .string(String(decoding: trimmed, as: UTF8.self)) : .data(Data(trimmed))
                 try? updated.setValue(replacement, at: pointer)
                 embeddedSteps += steps.map { "\(pointer.displayText): \(innerKind) \($0)" }
             case .unchanged, .unrecognized:
@@ -135,6 +141,10 @@ public struct Migrator: Sendable {
 
     private func migrateDocument(_ value: SaveValue, path: String?, kind named: String?, to target: Int?) -> Outcome {
         guard let (kind, recognition) = kind(of: value, path: path, named: named) else { return .unrecognized }
+        return migrateDocument(value, kind: kind, recognition: recognition, to: target)
+    }
+
+    private func migrateDocument(_ value: SaveValue, kind: SaveKind, recognition: SaveKind.Recognition, to target: Int?) -> Outcome {
         let version: Int
         switch recognition {
         case .unrecognized: return .unrecognized

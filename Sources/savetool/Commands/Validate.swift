@@ -31,7 +31,7 @@ struct Validate: ParsableCommand {
             // Embedded documents are checked against their own kinds, their pointers prefixed.
             for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
                 guard let inner = embedded.value else {
-                    violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec) document"))
+                    violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec.id) document"))
                     continue
                 }
                 guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {

@@ -12,6 +12,8 @@ public struct DocumentSummary: Sendable {
 
     public struct Embedded: Sendable {
         public var pointer: JSONPointer
+        /// The document inside, as decoded (so that its kind can be recognised without decoding it again).
+        public var value: SaveValue
         public var codec: String
         public var topLevelType: String
         public var count: Int?
@@ -59,12 +61,12 @@ public struct DocumentSummary: Sendable {
             for (key, item) in entries { walk(item, at: pointer.appending(key), depth: level + 1, registry: registry) }
         case .data(let bytes):
             if let found = EmbeddedDocument.decode(Array(bytes), registry: registry) {
-                embedded.append(Embedded(pointer: pointer, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+                embedded.append(Embedded(pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
             }
         case .string(let text):
             let bytes = Array(text.utf8)
             if bytes.count >= 2, let found = EmbeddedDocument.decode(bytes, registry: registry), found.codec.id == "json" {
-                embedded.append(Embedded(pointer: pointer, codec: "json", topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+                embedded.append(Embedded(pointer: pointer, value: found.value, codec: "json", topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
             }
         default:
             break

@@ -33,8 +33,9 @@ struct Inspect: ParsableCommand {
             // The kinds and versions of the documents held inside, for the embedded lines.
             var embeddedKinds: [JSONPointer: String] = [:]
             if let kind = recognised?.0 {
-                for embedded in migrator.embeddedDocuments(in: document.value, of: kind, registry: registry) {
-                    if let innerKind = embedded.kind { embeddedKinds[embedded.pointer] = innerKind.describe(embedded.recognition) }
+                for item in summary.embedded {
+                    guard let declared = kind.embedded[item.pointer], let (innerKind, recognition) = migrator.kind(of: item.value, path: nil, named: declared.kind) else { continue }
+                    embeddedKinds[item.pointer] = innerKind.describe(recognition)
                 }
             }
             if global.json {

@@ -145,4 +145,23 @@ struct SaveKindTests {
             #expect("\(error)".hasPrefix(broken.path + "/kind.json:/detect/0/all/1/not: unknown condition \"maybe\""))
         }
     }
+
+    @Test func aBrokenMigrationsOrSchemaFileIsNamedWithItsPlace() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root)
+        let migrations = folder.appendingPathComponent("migrations.json")
+        try Data(#"{"format": "savetool.migrations/1", "kind": "kape.tournament", "steps": [{"from": 1, "to": 2, "ops": [{"op": "if", "when": {"compare": ["/a", "~", 1]}, "then": []}]}]}"#.utf8).write(to: migrations)
+        #expect(throws: KindLoader.LoadError(file: migrations.path, at: JSONPointer(tokens: ["steps", "0", "ops", "0", "when"]),
+                                             message: #"expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#)) {
+            try KindLoader.load(folder: folder.path)
+        }
+        try FileManager.default.removeItem(at: migrations)
+        let schema = folder.appendingPathComponent("schema-v2.json")
+        try Data(#"{"type": "object", "properties": {"scores": {"additionalProperties": 3}}}"#.utf8).write(to: schema)
+        #expect(throws: KindLoader.LoadError(file: schema.path, at: JSONPointer(tokens: ["properties", "scores", "additionalProperties"]),
+                                             message: "found an integer, expected a schema object")) {
+            try KindLoader.load(folder: folder.path)
+        }
+    }
 }

@@ -41,11 +41,7 @@ public enum KindLoader {
             guard case .integer(let version)? = entry["version"] else { throw fail(at + ["version"], "missing, expected the version this fingerprint means") }
             var conditions: [Condition] = []
             for (position, condition) in (entry["all"]?.arrayValue ?? []).enumerated() {
-                do {
-                    conditions.append(try Condition(parsing: condition, at: at + ["all", String(position)]))
-                } catch {
-                    throw LoadError(file: kindFile, at: error.at, message: error.message)
-                }
+                conditions.append(try naming(kindFile) { try Condition(parsing: condition, at: at + ["all", String(position)]) })
             }
             fingerprints.append(SaveKind.Fingerprint(version: Int(version), conditions: conditions))
         }
@@ -60,20 +56,12 @@ public enum KindLoader {
         for version in 1...Int(current) {
             let file = folder + "/schema-v\(version).json"
             guard FileManager.default.fileExists(atPath: file) else { continue }
-            do {
-                schemas[version] = try Schema(parsing: try document(file))
-            } catch let error as FormatDefinitionError {
-                throw LoadError(file: file, at: error.at, message: error.message)
-            }
+            schemas[version] = try naming(file) { try Schema(parsing: try document(file)) }
         }
         var migrations: MigrationPlan?
         let migrationsFile = folder + "/migrations.json"
         if FileManager.default.fileExists(atPath: migrationsFile) {
-            do {
-                migrations = try MigrationPlan(parsing: try document(migrationsFile))
-            } catch let error as FormatDefinitionError {
-                throw LoadError(file: migrationsFile, at: error.at, message: error.message)
-            }
+            migrations = try naming(migrationsFile) { try MigrationPlan(parsing: try document(migrationsFile)) }
             guard migrations?.kind == name else {
                 throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(migrations?.kind ?? "")\", expected \"\(name)\" as in kind.json")
             }
@@ -82,6 +70,11 @@ public enum KindLoader {
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
             embedded: embedded, schemas: schemas, migrations: migrations, origin: folder)
+    }
+
+    /// Runs a parser of `file`'s contents; a mistake it finds is named with the file.
+    private static func naming<T>(_ file: String, _ parse: () throws -> T) throws -> T {
+        do { return try parse() } catch let error as FormatDefinitionError { throw LoadError(file: file, at: error.at, message: error.message) }
     }
 
     private static func document(_ path: String) throws -> SaveValue {

@@ -23,12 +23,7 @@ enum CLI {
     }
 
     /// How many files `samples/` holds, so that tests exporting it need no update when a sample is added.
-    static let sampleFileCount: Int = {
-        let root = Corpus.packageRoot.appendingPathComponent("samples").path
-        return ((try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []).filter { path in
-            (try? FileManager.default.attributesOfItem(atPath: root + "/" + path)[.type] as? FileAttributeType) == .typeRegular
-        }.count
-    }()
+    static let sampleFileCount = Files.regularFiles(under: Corpus.packageRoot.appendingPathComponent("samples").path).count
 
     static let blocks = sample("blocks/Library/Preferences/com.example.blocks.plist")
     static let kingdoms = sample("kingdom/Library/Preferences/com.example.kingdoms.plist")

@@ -13,12 +13,8 @@ struct ImportCrashTests {
     /// Relative path → bytes of every file under `root`.
     static func contents(of root: URL) throws -> [String: Data] {
         var result: [String: Data] = [:]
-        for path in FileManager.default.subpaths(atPath: root.path) ?? [] {
-            var isDirectory: ObjCBool = false
-            let url = root.appendingPathComponent(path)
-            if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                result[path] = try Data(contentsOf: url)
-            }
+        for path in Files.regularFiles(under: root.path) {
+            result[path] = try Data(contentsOf: root.appendingPathComponent(path))
         }
         return result
     }

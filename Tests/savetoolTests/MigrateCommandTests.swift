@@ -19,9 +19,7 @@ struct MigrateCommandTests {
         #expect(lines.contains { $0.contains(#""status":"migrated","steps":["1→2","2→3"]"#) })
         #expect(lines.contains { $0.contains(#""kind":"kingdom.player","from":2,"to":2,"status":"migrated","steps":["/kingdoms_local_state: kingdom.state 1→2"]"#) })
         // Every file written is at its kind's current version and valid, embedded documents included.
-        let written = try FileManager.default.subpathsOfDirectory(atPath: out).filter { path in
-            (try? FileManager.default.attributesOfItem(atPath: out + "/" + path)[.type] as? FileAttributeType) == .typeRegular
-        }
+        let written = Files.regularFiles(under: out)
         #expect(written.count == 16)
         for file in written {
             let validated = try CLI.run("--json", "validate", out + "/" + file)

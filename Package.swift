@@ -20,6 +20,7 @@ let package = Package(
             name: "SaveKit",
             dependencies: [
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // libarchive, from the system (Debian: libarchive-dev).
@@ -45,6 +46,7 @@ let package = Package(
             dependencies: [
                 "SaveKit", "SaveArchive", "BuiltInFormats", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         // The save kinds that ship inside savetool: Formats/<kind>/ folders, as resources.

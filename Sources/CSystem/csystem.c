@@ -30,3 +30,21 @@ int savetool_sync_file_system(int descriptor) {
 #endif
     return fsync(descriptor);
 }
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+int savetool_rename_noreplace(const char *from, const char *to) {
+#if defined(__linux__) && defined(SYS_renameat2)
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return -1;
+#elif defined(__APPLE__)
+    if (renamex_np(from, to, RENAME_EXCL) == 0) return 0;
+    if (errno != ENOTSUP) return -1;
+#endif
+    // A file system without an exclusive rename: a hard link fails the same way when `to` exists.
+    if (link(from, to) != 0) return -1;
+    unlink(from);
+    return 0;
+}

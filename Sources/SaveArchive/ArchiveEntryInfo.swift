@@ -20,6 +20,8 @@ public struct ArchiveEntryInfo: Sendable, Equatable {
     /// The permission bits (`0o644`).
     public var permissions: UInt16
     public var modified: Date?
+    /// The name's bytes when they are not UTF-8 (`path` then holds them with U+FFFD for each bad byte).
+    public var rawPath: [UInt8]?
 
     public init(path: String, kind: Kind, size: Int64? = nil, permissions: UInt16 = 0o644, modified: Date? = nil) {
         self.path = path

@@ -1,3 +1,5 @@
+import SaveKit
+
 /// Why an archive could not be read or written.
 public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// libarchive refused the archive or one of its entries. A warning counts: libarchive
@@ -20,6 +22,26 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ioFailure(_, let message): "writing failed: \(message)"
         case .sizeMismatch(_, let entry, let declared, let written):
             "entry \(entry): \(written) bytes written, expected the \(declared) its header declares"
+        }
+    }
+}
+
+extension ArchiveError: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .malformed: .badData
+        case .unreadable: .notFound
+        case .cannotCreate: .cannotCreate
+        case .ioFailure, .sizeMismatch: .io
+        }
+    }
+
+    /// The archive file the error is about.
+    public var archive: String {
+        switch self {
+        case .malformed(let archive, _, _), .unreadable(let archive, _), .cannotCreate(let archive, _), .ioFailure(let archive, _),
+            .sizeMismatch(let archive, _, _, _):
+            archive
         }
     }
 }

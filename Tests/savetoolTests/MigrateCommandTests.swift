@@ -47,11 +47,15 @@ struct MigrateCommandTests {
         try Data(stray.utf8).write(to: saves.appendingPathComponent("a.json"))
         try Data(good.utf8).write(to: saves.appendingPathComponent("b.json"))
         try Data(#"{"schemaVersion": 7}"#.utf8).write(to: saves.appendingPathComponent("c.json"))
+        try FileManager.default.createDirectory(at: saves.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+        try Data(#"{"schemaVersion": 7}"#.utf8).write(to: saves.appendingPathComponent("Documents/current_tournament.json"))
         let result = try CLI.run("migrate", saves.path, "--in-place", "--no-backup")
         #expect(result.status == 1)
-        #expect(result.outputText == "1 migrated, 0 unchanged, 0 skipped, 2 failed\n")
+        // c.json has only a version field: nobody's save, skipped; the same at a tournament's path is from the future.
+        #expect(result.outputText == "1 migrated, 0 unchanged, 1 skipped, 2 failed\n")
         #expect(result.errors.contains("a.json: failed: step 1→2, assert at /scores/Ghost: \"Ghost\" is not among the values at /players/*"))
-        #expect(result.errors.contains("c.json: future: version 7 is newer"))
+        #expect(result.errors.contains("Documents/current_tournament.json: future: kape.tournament version 7, newer than the 3 savetool knows; left as it is"))
+        #expect(!result.errors.contains("c.json"))
         #expect(try String(contentsOf: saves.appendingPathComponent("a.json"), encoding: .utf8) == stray)
         #expect(try String(contentsOf: saves.appendingPathComponent("b.json"), encoding: .utf8).contains(#""schemaVersion":3"#))
     }
@@ -124,10 +128,18 @@ struct MigrateCommandTests {
         #expect(result.status == 65)
         #expect(result.errors == "savetool: \(file.path):/kingdoms_local_state: kingdom.state version 3, newer than the 2 savetool knows\n")
         // The same words for a whole file from the future.
-        let whole = directory.appendingPathComponent("current_tournament.json")
+        // The same words for a whole file from the future, with why it is taken for a tournament.
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+        let whole = directory.appendingPathComponent("Documents/current_tournament.json")
         try Data(#"{"schemaVersion": 9}"#.utf8).write(to: whole)
         let future = try CLI.run("validate", whole.path)
-        #expect(future.status == 65 && future.errors == "savetool: \(whole.path): kape.tournament version 9, newer than the 3 savetool knows\n")
+        #expect(future.status == 65)
+        #expect(future.errors == "savetool: \(whole.path): kape.tournament version 9, newer than the 3 savetool knows (its path matches Documents/current_tournament.json)\n")
+        // Without a path a kind claims, a version field alone makes nobody's save.
+        let loose = directory.appendingPathComponent("current_tournament.json")
+        try Data(#"{"schemaVersion": 9}"#.utf8).write(to: loose)
+        let unclaimed = try CLI.run("validate", loose.path)
+        #expect(unclaimed.status == 65 && unclaimed.errors.contains("no known kind claims it by its path or recognises its content"))
         let migrated = try CLI.run("migrate", file.path, "--in-place", "--no-backup")
         #expect(migrated.status == 1 && migrated.outputText == "0 migrated, 0 unchanged, 0 skipped, 1 failed\n")
     }

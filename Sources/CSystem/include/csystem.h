@@ -10,4 +10,8 @@ int savetool_rename_exchange(const char *first, const char *second);
 /// syncfs); elsewhere, or on failure, falls back to fsync of that descriptor.
 int savetool_sync_file_system(int descriptor);
 
+/// Renames `from` to `to` only if `to` does not exist (Linux renameat2 RENAME_NOREPLACE, else a
+/// hard link): an existing file is never replaced. Returns 0, or -1 with errno EEXIST when `to` exists.
+int savetool_rename_noreplace(const char *from, const char *to);
+
 #endif

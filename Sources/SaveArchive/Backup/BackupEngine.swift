@@ -30,6 +30,8 @@ public struct BackupEngine: Sendable {
         public var files: Int
         public var deleted: [BackupRepository.Backup]
         public var strayFilesRemoved: [String]
+        /// Whether the repository directory was made by this backup.
+        public var createdRepository = false
     }
 
     public func create(
@@ -37,39 +39,70 @@ public struct BackupEngine: Sendable {
         format: ArchiveFormat = .tar(.gzip), createdAt: Date = Date()
     ) throws -> CreateReport {
         precondition(keep >= 1, "keep at least one day")
+        // The source as tar and restic take it: a link to a directory is followed.
+        let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
+        try checkSource(sourcePath, given: source)
+        let createdRepository = try repository.create()
         let lock = try RepositoryLock(repository: repository.directory, wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
         let strays = repository.removeStrayTemporaryFiles()
-        let name = name ?? URL(fileURLWithPath: source).standardizedFileURL.lastPathComponent
+        let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
         let path = "\(repository.directory)/\(name)-\(day).\(format.fileExtension)"
         let backup = BackupRepository.Backup(name: name, day: day, path: path, format: format)
         var exporter = BundleExporter(createdAt: createdAt, createdBy: createdBy)
         exporter.format = format
         exporter.label = "daily"
+        exporter.sourcePath = sourcePath
+        // A repository inside the folder it backs up is left out, or it would hold itself.
+        let repositoryPath = URL(fileURLWithPath: repository.directory).resolvingSymlinksInPath().standardizedFileURL.path
+        if repositoryPath.hasPrefix(sourcePath + "/") { exporter.excluded = [String(repositoryPath.dropFirst(sourcePath.count + 1))] }
 
-        let sameDay = repository.backups(named: name).filter { $0.day == day }
+        let named = try repository.backups(named: name)
+        try checkSameSource(named, name: name, sourcePath: sourcePath)
+        let sameDay = named.filter { $0.day == day }
         let outcome: CreateReport.Outcome
         var files: Int
-        let current = try exporter.manifest(of: source)
+        let current = try exporter.manifest(of: sourcePath)
         files = current.files.count
         if let existing = sameDay.first(where: { $0.path == path }), let stored = try? BundleImporter(createdBy: createdBy).manifest(of: existing.path),
             Self.sameContents(stored, current)
         {
             outcome = .unchanged
         } else {
-            let manifest = try exporter.export(directory: source, to: path)
+            let manifest = try exporter.export(directory: sourcePath, to: path)
             files = manifest.files.count
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }
         }
         let deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
-        return CreateReport(outcome: outcome, backup: backup, files: files, deleted: deleted, strayFilesRemoved: strays)
+        return CreateReport(outcome: outcome, backup: backup, files: files, deleted: deleted, strayFilesRemoved: strays, createdRepository: createdRepository)
+    }
+
+    private func checkSource(_ path: String, given: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw BundleError.unreadable(path: given, reason: FileError.reason(errno)) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(given) }
+    }
+
+    /// Backups of one name are of one source: the newest that records its source must name this one.
+    private func checkSameSource(_ backups: [BackupRepository.Backup], name: String, sourcePath: String) throws {
+        for backup in backups {
+            guard let stored = try? BundleImporter(createdBy: createdBy).manifest(of: backup.path) else { continue }
+            guard let storedSource = stored.sourcePath else { return }  // written before sources were recorded
+            guard storedSource == sourcePath else {
+                throw SaveError(
+                    .usage, file: backup.path,
+                    "a backup of \(storedSource) under the name \(name), expected backups of \(sourcePath) to have a name of their own",
+                    hint: .nameTheBackup)
+            }
+            return
+        }
     }
 
     /// Deletes the backups retention no longer keeps (with the lock held by the caller).
     private func applyRetention(name: String?, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [BackupRepository.Backup] {
-        let backups = repository.backups(named: name)
+        let backups = try repository.backups(named: name)
         var deleted: [BackupRepository.Backup] = []
         let names = name.map { [$0] } ?? Array(Set(backups.map(\.name))).sorted()
         for each in names {
@@ -88,6 +121,7 @@ public struct BackupEngine: Sendable {
     /// Retention alone (`backup prune`).
     public func prune(name: String? = nil, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [BackupRepository.Backup] {
         precondition(keep >= 1, "keep at least one day")
+        try repository.checkExists()
         let lock = try RepositoryLock(repository: repository.directory, wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
         if !dryRun { _ = repository.removeStrayTemporaryFiles() }

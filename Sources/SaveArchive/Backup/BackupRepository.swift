@@ -52,10 +52,41 @@ public struct BackupRepository: Sendable {
         public var format: ArchiveFormat
     }
 
+    /// Throws when the repository does not exist or cannot be read: a typo in a cron job's
+    /// `--repo` must fail, not report "no backups" forever.
+    public func checkExists() throws {
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            throw SaveError(.notFound, file: directory, "no such backup repository (\(FileError.reason(errno))), expected a directory of backups that backup create made")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw SaveError(.notFound, file: directory, "not a directory, expected a backup repository")
+        }
+    }
+
+    /// Makes the repository directory (and its parents) when it does not exist yet; `true` when it did not.
+    public func create() throws -> Bool {
+        var info = stat()
+        if stat(directory, &info) == 0 { return false }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SaveError(.cannotCreate, file: directory, "cannot create the backup repository: \(error.localizedDescription)")
+        }
+        FileIO.syncDirectory(FileIO.parentDirectory(of: directory))
+        return true
+    }
+
     /// The files named like backups (`<name>-YYYY-MM-DD.<archive extension>`), newest first.
-    /// `name` limits them to one source.
-    public func backups(named name: String? = nil) -> [Backup] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    /// `name` limits them to one source. Throws when the repository cannot be listed.
+    public func backups(named name: String? = nil) throws -> [Backup] {
+        try checkExists()
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw SaveError(.notFound, file: directory, "cannot list the backup repository: \(error.localizedDescription)")
+        }
         return entries.compactMap { file -> Backup? in
             guard !file.hasPrefix("."), let format = ArchiveFormat(path: file) else { return nil }
             let stem = String(file.dropLast(format.fileExtension.count + 1))

@@ -51,3 +51,12 @@ public final class RepositoryLock {
         close(descriptor)
     }
 }
+
+extension RepositoryLock.Failure: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .busy: .busy
+        case .cannotOpen: .cannotCreate
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import CSystem
 import Crypto
 import Foundation
 import SaveKit
@@ -23,6 +24,11 @@ public struct BundleExporter: Sendable {
     public var createdAt: Date
     public var createdBy: String
     public var registry: CodecRegistry = .builtIn
+    /// Recorded in the manifest as `sourcePath` (backups set it).
+    public var sourcePath: String?
+    /// Paths relative to the source that are left out, with everything below them (a backup
+    /// repository inside the folder it backs up).
+    public var excluded: Set<String> = []
 
     public init(createdAt: Date, createdBy: String) {
         self.createdAt = createdAt
@@ -32,20 +38,27 @@ public struct BundleExporter: Sendable {
     /// The manifest a bundle of `source` would have, without writing one (checksums read every file).
     public func manifest(of source: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        let files = try describeInParallel(try Self.files(under: root), root: root).map(\.file)
+        let files = try describeInParallel(try Self.files(under: root, excluding: excluded), root: root).map(\.file)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
-        return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
+        return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
     }
 
     @discardableResult
     public func export(directory source: String, to destination: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        let paths = try Self.files(under: root)
-        let described = try describeInParallel(paths, root: root)
+        return try export(files: try Self.files(under: root, excluding: excluded), under: root, to: destination, replacing: true)
+    }
+
+    /// Writes the files at the relative `paths` under `root` as a bundle. With `replacing` false
+    /// the bundle is created exclusively: an existing file at `destination` is never replaced,
+    /// and ``BundleError/exists(_:)`` is thrown instead.
+    @discardableResult
+    public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleManifest {
+        let described = try describeInParallel(paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, root: root)
         let files = described.map(\.file)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
-        let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, files: files)
-        try write(manifest, identities: described.map(\.identity), root: root, to: destination)
+        let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
+        try write(manifest, identities: described.map(\.identity), root: root, to: destination, replacing: replacing)
         return manifest
     }
 
@@ -53,7 +66,7 @@ public struct BundleExporter: Sendable {
 
     /// Regular files below `root`, relative and sorted by their UTF-8 bytes; links and special
     /// files are refused, since no import would restore them.
-    static func files(under root: String) throws -> [String] {
+    static func files(under root: String, excluding excluded: Set<String> = []) throws -> [String] {
         var info = stat()
         guard lstat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
@@ -73,7 +86,7 @@ public struct BundleExporter: Sendable {
                 guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
                 switch info.st_mode & S_IFMT {
                 case S_IFREG: found.append(child)
-                case S_IFDIR: pending.append(child)
+                case S_IFDIR: if !excluded.contains(child) { pending.append(child) }
                 case S_IFLNK: throw BundleError.unsupportedEntry(path: path, kind: "a symbolic link")
                 default: throw BundleError.unsupportedEntry(path: path, kind: "a device, FIFO or socket")
                 }
@@ -157,14 +170,14 @@ public struct BundleExporter: Sendable {
     /// JSON). Decoding every save to be sure would cost more than the whole export.
     private func recognisedCodec(_ head: [UInt8], name: String) -> String? {
         guard let codec = registry.codec(sniffing: head) else { return nil }
-        if codec is BinaryPlistCodec { return codec.id }
+        if codec.traits.contains(.conclusiveMagic) { return codec.id }
         let lowered = name.lowercased()
         return codec.fileExtensions.contains { lowered.hasSuffix("." + $0) } ? codec.id : nil
     }
 
     // MARK: - Writing the bundle
 
-    private func write(_ manifest: BundleManifest, identities: [FileIdentity], root: String, to destination: String) throws {
+    private func write(_ manifest: BundleManifest, identities: [FileIdentity], root: String, to destination: String, replacing: Bool) throws {
         let directory = FileIO.parentDirectory(of: destination)
         let descriptor: Int32, temporary: String
         do {
@@ -197,7 +210,8 @@ public struct BundleExporter: Sendable {
         guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
             throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
         }
-        guard rename(temporary, destination) == 0 else {
+        guard (replacing ? rename(temporary, destination) : savetool_rename_noreplace(temporary, destination)) == 0 else {
+            if errno == EEXIST && !replacing { throw BundleError.exists(destination) }
             throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno))
         }
         renamed = true
@@ -240,10 +254,12 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A link or special file in a save directory: no import would restore it.
     case unsupportedEntry(path: String, kind: String)
     case changedDuringExport(path: String)
+    /// A bundle that must not replace anything found a file at its name.
+    case exists(String)
 
     public var path: String {
         switch self {
-        case .notADirectory(let path): path
+        case .notADirectory(let path), .exists(let path): path
         case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): path
         case .unsupportedEntry(let path, _), .changedDuringExport(let path): path
         }
@@ -257,6 +273,18 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .ioFailure(_, let reason): "writing failed: \(reason)"
         case .unsupportedEntry(_, let kind): "\(kind), expected regular files and directories only (a bundle restores no links or devices)"
         case .changedDuringExport: "the file changed while it was being exported, expected it unchanged; try again"
+        case .exists: "already exists, expected a new name (an existing file is never replaced)"
+        }
+    }
+}
+
+extension BundleError: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .notADirectory, .unreadable: .notFound
+        case .cannotCreate, .exists: .cannotCreate
+        case .ioFailure, .changedDuringExport: .io
+        case .unsupportedEntry: .badData
         }
     }
 }

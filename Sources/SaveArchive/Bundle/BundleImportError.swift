@@ -1,3 +1,5 @@
+import SaveKit
+
 /// Why a bundle was refused or could not be restored. Nothing is written to the destination
 /// in any of these cases.
 public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -8,15 +10,19 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
     case unsafeEntry(bundle: String, entry: String, reason: String)
     /// An entry whose bytes are not what the manifest says, or a listed file that is missing.
     case mismatch(bundle: String, entry: String, reason: String)
+    /// With `strict`, a save that is invalid, cannot be migrated, or is from the future.
+    case invalidSave(bundle: String, entry: String, reason: String)
     /// Past a limit on size, entry count or compression ratio.
-    case limitExceeded(bundle: String, reason: String, option: String)
+    case limitExceeded(bundle: String, reason: String, limit: ErrorHint.ImportLimit)
     /// Not enough free space for the staged copy.
     case noSpace(destination: String, needed: Int64, available: Int64)
     case io(path: String, reason: String)
 
     public var path: String {
         switch self {
-        case .badManifest(let bundle, _), .unsafeEntry(let bundle, _, _), .mismatch(let bundle, _, _), .limitExceeded(let bundle, _, _): bundle
+        case .badManifest(let bundle, _), .unsafeEntry(let bundle, _, _), .mismatch(let bundle, _, _), .limitExceeded(let bundle, _, _),
+            .invalidSave(let bundle, _, _):
+            bundle
         case .noSpace(let destination, _, _): destination
         case .io(let path, _): path
         }
@@ -26,11 +32,25 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
         switch self {
         case .badManifest(_, let reason): "manifest.json: \(reason)"
         case .unsafeEntry(_, let entry, let reason): "\(entry): \(reason)"
-        case .mismatch(_, let entry, let reason): "\(entry): \(reason)"
-        case .limitExceeded(_, let reason, let option): "\(reason) (raise the limit with \(option) if the bundle is trusted)"
+        case .mismatch(_, let entry, let reason), .invalidSave(_, let entry, let reason): "\(entry): \(reason)"
+        case .limitExceeded(_, let reason, _): reason
         case .noSpace(_, let needed, let available):
             "not enough free space: \(needed) bytes needed for the staged copy, \(available) available"
         case .io(_, let reason): reason
         }
+    }
+}
+
+extension BundleImportError: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .noSpace, .io: .io
+        default: .badData
+        }
+    }
+
+    public var hint: ErrorHint? {
+        if case .limitExceeded(_, _, let limit) = self { return .raiseLimit(limit) }
+        return nil
     }
 }

@@ -35,9 +35,14 @@ public struct BundleImporter {
     /// Where the destination's previous contents are saved; beside the destination when `nil`.
     public var backupDirectory: String?
     public var createdBy: String
-    /// Migrates every recognised file to its kind's current version before it lands; `nil` imports files as they are.
-    public var migrator: Migrator?
-    public var registry: CodecRegistry = .builtIn
+    /// Migrates every file surely of an older version of a kind before it lands; `nil` imports
+    /// every file exactly as it is.
+    public var pipeline: SavePipeline?
+    /// Refuses the whole import when a save is invalid, cannot be migrated or is from the future;
+    /// by default such a file lands exactly as it was, with a warning.
+    public var strict = false
+    /// Save files larger than this land as they are, unmigrated (a save is rarely more than a few MiB).
+    public var largestMigratedFile = 64 << 20
 
     public init(createdBy: String) { self.createdBy = createdBy }
 
@@ -45,29 +50,38 @@ public struct BundleImporter {
         public var manifest: BundleManifest
         /// The bundle holding what the destination held before, when it held anything.
         public var previousContents: String?
-        /// Files migrated on the way in: path, and the versions from and to.
-        public var migrated: [(path: String, from: Int, to: Int)] = []
+        /// Files migrated on the way in (or, for a dry run, that would be).
+        public var migrated: [(path: String, result: FileResult)] = []
+        /// Save files that land exactly as they were although something is wrong with them:
+        /// invalid, not migratable, from the future. Empty with ``strict``, which refuses them.
+        public var warnings: [(path: String, result: FileResult)] = []
     }
 
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
     @discardableResult
     public func restore(_ bundle: String, into destination: String, dryRun: Bool = false) throws -> Outcome {
-        let destination = destination.count > 1 && destination.hasSuffix("/") ? String(destination.dropLast()) : destination
+        // Absolute, so that `--into .` has a parent to stage in and to save the old contents in.
+        let destination = URL(fileURLWithPath: destination).standardizedFileURL.path
+        let originalsDirectory = URL(fileURLWithPath: backupDirectory ?? FileIO.parentDirectory(of: destination)).standardizedFileURL.path
+        guard originalsDirectory != destination && !originalsDirectory.hasPrefix(destination + "/") else {
+            throw SaveError(.usage, file: originalsDirectory, "inside the destination \(destination), expected a place the import does not replace for its previous contents")
+        }
         Self.removeAbandonedStaging(beside: destination)
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
         let manifest = try readManifest(reader, bundle: bundle)
         let total = manifest.files.reduce(Int64(0)) { $0 + $1.size }
         guard total <= limits.maxTotalBytes else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", option: "--max-bytes")
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
         }
         guard Double(total) <= limits.maxCompressionRatio * Double(max(bundleSize, 1)) else {
             throw BundleImportError.limitExceeded(
-                bundle: bundle, reason: "\(total) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", option: "--max-ratio")
+                bundle: bundle, reason: "\(total) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
+        var outcome = Outcome(manifest: manifest, previousContents: nil)
         if dryRun {
-            try extract(reader, manifest: manifest, bundle: bundle, into: nil)
-            return Outcome(manifest: manifest, previousContents: nil)
+            try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
+            return outcome
         }
         try checkFreeSpace(for: total, beside: destination)
         let staging: String
@@ -80,12 +94,11 @@ public struct BundleImporter {
         defer { if !swapped { try? FileManager.default.removeItem(atPath: staging) } }
         var existing = stat()
         chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
-        try extract(reader, manifest: manifest, bundle: bundle, into: staging)
-        let migrated = try migrateStaged(manifest, in: staging, bundle: bundle)
-        let previous = try saveCurrentContents(of: destination)
+        try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
+        outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory)
         try swap(staging, into: destination)
         swapped = true
-        return Outcome(manifest: manifest, previousContents: previous, migrated: migrated)
+        return outcome
     }
 
     // MARK: - Manifest
@@ -101,7 +114,7 @@ public struct BundleImporter {
             throw BundleImportError.badManifest(bundle: bundle, reason: "found \(first.path) first, expected manifest.json as the first entry")
         }
         guard let bytes = try reader.readEntry(limit: limits.maxManifestBytes) else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", option: "--max-bytes")
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", limit: .totalBytes)
         }
         let value: SaveValue
         do {
@@ -121,7 +134,7 @@ public struct BundleImporter {
         }
         guard let files = value["files"]?.arrayValue else { throw bad("no \"files\" array, expected the list of files") }
         guard files.count <= maxEntries else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "\(files.count) files, more than \(maxEntries)", option: "--max-entries")
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "\(files.count) files, more than \(maxEntries)", limit: .entries)
         }
         var seen = Set<String>()
         var entries: [BundleManifest.File] = []
@@ -156,7 +169,7 @@ public struct BundleImporter {
         return BundleManifest(
             createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
             createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
-            source: value["source"]?.stringValue ?? "", files: entries)
+            source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue, files: entries)
     }
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
@@ -178,7 +191,7 @@ public struct BundleImporter {
 
     /// Reads every remaining entry, checking it against the manifest; writes the files under
     /// `staging` (or nowhere, for a dry run).
-    private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?) throws {
+    private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
         var expected: [String: BundleManifest.File] = [:]
         for file in manifest.files { expected["files/" + file.path] = file }
         var seen = Set<String>()
@@ -188,7 +201,7 @@ public struct BundleImporter {
         while let entry = try reader.next() {
             entryCount += 1
             guard entryCount <= limits.maxEntries + 64 else {
-                throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", option: "--max-entries")
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
             if let problem = Self.unsafePathReason(entry.path) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
@@ -216,7 +229,7 @@ public struct BundleImporter {
             if let declared = entry.size, declared != file.size {
                 throw BundleImportError.mismatch(bundle: bundle, entry: entry.path, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
             }
-            try copy(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle, staging: staging)
+            try copy(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle, staging: staging, outcome: &outcome)
         }
         if let missing = manifest.files.first(where: { !seen.contains("files/" + $0.path) }) {
             throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
@@ -234,7 +247,7 @@ public struct BundleImporter {
 
     private func copy(
         entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer,
-        bundle: String, staging: String?
+        bundle: String, staging: String?, outcome: inout Outcome
     ) throws {
         var descriptor: Int32 = -1
         if let staging {
@@ -246,6 +259,8 @@ public struct BundleImporter {
         defer { if descriptor >= 0 { close(descriptor) } }
         var hasher = SHA256()
         var size: Int64 = 0
+        // A save small enough to migrate is kept in memory to go through the pipeline once its checksum holds.
+        var contents: [UInt8]? = pipeline != nil && file.size <= Int64(largestMigratedFile) ? [] : nil
         while true {
             let count = try reader.read(into: buffer)
             if count == 0 { break }
@@ -255,6 +270,7 @@ public struct BundleImporter {
             }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             hasher.update(bufferPointer: chunk)
+            contents?.append(contentsOf: chunk)
             if descriptor >= 0 {
                 let failure = FileIO.writeAll(chunk, to: descriptor)
                 guard failure == 0 else { throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(failure)) }
@@ -267,12 +283,36 @@ public struct BundleImporter {
         guard digest == file.sha256 else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "SHA-256 \(digest), expected \(file.sha256) from the manifest")
         }
+        var migrated: [UInt8]?
+        if let pipeline, let contents {
+            let result = pipeline.process(contents, path: file.path)
+            if let output = result.output {
+                migrated = output
+                outcome.migrated.append((file.path, result))
+            } else if result.status.isProblem {
+                if strict {
+                    throw BundleImportError.invalidSave(bundle: bundle, entry: entry, reason: "\(result.status.rawValue): \(result.problem ?? "")")
+                }
+                outcome.warnings.append((file.path, result))
+            }
+        }
         guard descriptor >= 0 else { return }
+        let target = staging! + "/" + file.path
+        if let migrated {
+            // The migrated save replaces the staged original; its time is now, since its content is new.
+            guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+                throw BundleImportError.io(path: target, reason: FileError.reason(errno))
+            }
+            let failure = migrated.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
+            guard failure == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(failure)) }
+            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
+            return
+        }
         let seconds = file.modifiedAt.timeIntervalSince1970.rounded(.down)
         var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
         // Flushed all at once by extract() (one syncfs rather than an fsync per file).
         guard fchmod(descriptor, mode_t(file.mode)) == 0, futimens(descriptor, &times) == 0 else {
-            throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(errno))
+            throw BundleImportError.io(path: target, reason: FileError.reason(errno))
         }
     }
 
@@ -286,42 +326,6 @@ public struct BundleImporter {
         }
     }
 
-    /// Migrates the staged files that a known kind recognises at an older version. A file whose
-    /// migration fails stops the import: nothing lands rather than half of the save migrated.
-    private func migrateStaged(_ manifest: BundleManifest, in staging: String, bundle: String) throws -> [(path: String, from: Int, to: Int)] {
-        guard let migrator else { return [] }
-        var migrated: [(path: String, from: Int, to: Int)] = []
-        for file in manifest.files {
-            let path = staging + "/" + file.path
-            guard let bytes = try? FileIO.read(path), let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: file.path) else { continue }
-            let outcome: Migrator.Outcome, output: [UInt8]?
-            do {
-                (outcome, output) = try migrator.migrate(file: bytes, codec: codec, path: file.path, registry: registry)
-            } catch {
-                throw BundleImportError.io(path: path, reason: "\(error)")
-            }
-            switch outcome {
-            case .migrated(_, let from, let to, _, _):
-                guard let output else { continue }  // migrate(file:) always encodes a migrated file
-                do {
-                    try FileIO.writeAtomically(output, to: path)
-                } catch {
-                    throw BundleImportError.io(path: path, reason: "\(error)")
-                }
-                migrated.append((file.path, from, to))
-            case .failed(let kind, _, let error):
-                throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + file.path, reason: "cannot be migrated as \(kind): \(error) (--no-migrate imports it as it is)")
-            case .invalid(let kind, let version, let violations):
-                throw BundleImportError.mismatch(
-                    bundle: bundle, entry: "files/" + file.path,
-                    reason: "not a valid \(kind) version \(version): \(violations.first.map(\.description) ?? "") (--no-migrate imports it as it is)")
-            case .unchanged, .unrecognized, .ambiguous, .future:
-                continue  // imported as it is
-            }
-        }
-        return migrated
-    }
-
     // MARK: - Landing
 
     private func checkFreeSpace(for bytes: Int64, beside destination: String) throws {
@@ -332,28 +336,16 @@ public struct BundleImporter {
         guard available >= needed else { throw BundleImportError.noSpace(destination: destination, needed: needed, available: available) }
     }
 
-    /// Saves what the destination holds as a bundle first, so that an import never loses data.
-    private func saveCurrentContents(of destination: String) throws -> String? {
+    /// Saves what the destination holds as a bundle first (``OriginalsKeeper``), so that an
+    /// import never loses data; `nil` when it holds nothing.
+    private func saveCurrentContents(of destination: String, in directory: String) throws -> String? {
         var info = stat()
         guard lstat(destination, &info) == 0 else { return nil }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw BundleImportError.io(path: destination, reason: "not a directory, expected the save directory to restore into")
         }
-        guard let contents = try? FileManager.default.contentsOfDirectory(atPath: destination), !contents.isEmpty else { return nil }
-        let name = URL(fileURLWithPath: destination).standardizedFileURL.lastPathComponent
-        let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: Date().timeIntervalSinceReferenceDate.rounded(.down)))
-            .replacingOccurrences(of: ":", with: "")
-        let directory = backupDirectory ?? FileIO.parentDirectory(of: destination)
-        var path = "\(directory)/\(name)-before-import-\(stamp).tar.gz"
-        var suffix = 1
-        while FileManager.default.fileExists(atPath: path) {
-            suffix += 1
-            path = "\(directory)/\(name)-before-import-\(stamp)-\(suffix).tar.gz"
-        }
-        var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
-        exporter.label = "before import"
-        try exporter.export(directory: destination, to: path)
-        return path
+        let keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
+        return try keeper.keep(try BundleExporter.files(under: destination), under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
     }
 
     /// Puts the staged directory in the destination's place in one atomic step.

@@ -26,6 +26,9 @@ public struct BundleManifest: Sendable, Equatable {
     public var createdBy: String
     public var label: String?
     public var source: String
+    /// The absolute path of the source directory, for backups: a repository tells two sources
+    /// that share a name apart by it.
+    public var sourcePath: String?
     public var files: [File]
 
     /// The manifest as typed JSON values, keys in the order bundle.md shows them.
@@ -37,6 +40,7 @@ public struct BundleManifest: Sendable, Equatable {
         ]
         if let label { root["label"] = .string(label) }
         root["source"] = .string(source)
+        if let sourcePath { root["sourcePath"] = .string(sourcePath) }
         root["files"] = .array(files.map { file in
             var entry: OrderedDictionary<String, SaveValue> = [
                 "path": .string(file.path), "size": .integer(file.size), "sha256": .string(file.sha256),

@@ -53,7 +53,7 @@ public struct CodecRegistry: Sendable {
     public func detect(bytes: [UInt8], path: String?) throws(CodecError) -> any SaveCodec {
         if let codec = codec(sniffing: bytes) { return codec }
         if let path, let codec = codec(forPath: path) { return codec }
-        throw .undetectable(hint: "one of \(codecs.map(\.id).joined(separator: ", ")); name it with --from")
+        throw .undetectable(hint: "one of \(codecs.map(\.id).joined(separator: ", "))")
     }
 }
 

@@ -29,6 +29,8 @@ public protocol SaveCodec: Sendable {
     var capabilities: ValueCapabilities { get }
     /// Where the codec comes from, for `savetool formats list`.
     var origin: CodecOrigin { get }
+    /// What sets the codec apart, so that callers never test for a concrete codec type.
+    var traits: CodecTraits { get }
     /// Whether the first bytes of a file (up to ``CodecRegistry/sniffLength``) look like this format.
     /// Only magic numbers and the like: a cheap, certain test, not a parse.
     func sniff(_ prefix: ArraySlice<UInt8>) -> Bool
@@ -44,6 +46,7 @@ public protocol SaveCodec: Sendable {
 
 extension SaveCodec {
     public var origin: CodecOrigin { .builtIn }
+    public var traits: CodecTraits { [] }
 
     public func decode(_ bytes: [UInt8]) throws -> SaveValue {
         try decode(bytes, options: DecodingOptions())
@@ -52,6 +55,20 @@ extension SaveCodec {
     public func encode(_ value: SaveValue) throws -> [UInt8] {
         try encode(value, options: EncodingOptions())
     }
+}
+
+/// Properties of a codec that change how it is used.
+public struct CodecTraits: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// A container of files (tar, zip), not a save document: migration and kinds pass it by.
+    public static let archive = CodecTraits(rawValue: 1 << 0)
+    /// Whether a document is written on one line or many follows its input: a JSON file
+    /// without line breaks stays on one line when it is rewritten.
+    public static let layoutFollowsInput = CodecTraits(rawValue: 1 << 1)
+    /// Its magic bytes are conclusive: a file that has them is of this codec, whatever its
+    /// extension says (a binary plist named `.json`).
+    public static let conclusiveMagic = CodecTraits(rawValue: 1 << 2)
 }
 
 /// Where a codec was loaded from.

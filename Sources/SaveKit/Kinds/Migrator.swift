@@ -32,20 +32,38 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// The kind of a document: `named` when given; else the kinds claiming its path first,
-    /// then any kind that recognises it.
-    public func kind(of value: SaveValue, path: String?, named: String?) -> (SaveKind, SaveKind.Recognition)? {
+    /// A kind taken for a document, its version, and why it was taken.
+    public struct Match: Sendable {
+        public var kind: SaveKind
+        public var recognition: SaveKind.Recognition
+        public var evidence: SaveKind.Evidence
+    }
+
+    /// The kind of a document, never guessed (formats.md): the kind `named` (``SaveKind/Evidence/named``,
+    /// or `declared` when a holder names it), else the kind whose `files` pattern claims `path`,
+    /// else the one kind whose fingerprint matches the content. A version field alone claims
+    /// nothing, and content that fingerprints of two kinds match is nobody's. `nil` when no kind
+    /// is sure, or `named` is no known kind.
+    public func match(_ value: SaveValue, path: String?, named: String?, declaredBy holder: String? = nil) -> Match? {
         if let named {
-            guard let kind = kinds.first(where: { $0.name == named }) else { return nil }
-            return (kind, kind.recognise(value))
+            guard let kind = self.kind(named: named) else { return nil }
+            return Match(kind: kind, recognition: kind.recognise(value), evidence: holder.map { .declared(by: $0) } ?? .named)
         }
-        let claiming = path.map { path in kinds.filter { $0.claims(path: path) } } ?? []
-        for kind in claiming + kinds.filter({ kind in !claiming.contains { $0.name == kind.name } }) {
-            let recognition = kind.recognise(value)
-            if recognition != .unrecognized { return (kind, recognition) }
+        if let claimed = claim(path: path) {
+            return Match(kind: claimed.kind, recognition: claimed.kind.recognise(value), evidence: .path(pattern: claimed.pattern))
         }
+        let byContent = kinds.compactMap { kind in kind.recogniseByContent(value).map { Match(kind: kind, recognition: $0.0, evidence: $0.1) } }
+        return byContent.count == 1 ? byContent[0] : nil
+    }
+
+    /// The first kind whose `files` patterns claim `path`, with the pattern.
+    public func claim(path: String?) -> (kind: SaveKind, pattern: String)? {
+        guard let path else { return nil }
+        for kind in kinds { if let pattern = kind.pattern(claiming: path) { return (kind, pattern) } }
         return nil
     }
+
+    public func kind(named name: String) -> SaveKind? { kinds.first { $0.name == name } }
 
     /// A document held inside a value of another (formats.md `embedded`), as decoded and recognised.
     public struct EmbeddedDocumentFound: Sendable {
@@ -71,9 +89,9 @@ public struct Migrator: Sendable {
             guard let inner = try? codec.decode(bytes) else {
                 return EmbeddedDocumentFound(pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: nil, kind: nil, recognition: .unrecognized)
             }
-            let found = self.kind(of: inner, path: nil, named: embedded.kind)
+            let found = match(inner, path: nil, named: embedded.kind, declaredBy: kind.name)
             return EmbeddedDocumentFound(
-                pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: inner, kind: found?.0, recognition: found?.1 ?? .unrecognized)
+                pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: inner, kind: found?.kind, recognition: found?.recognition ?? .unrecognized)
         }
     }
 
@@ -81,7 +99,13 @@ public struct Migrator: Sendable {
     /// embedded in it (a data value holding JSON, say) to their own kinds' current versions,
     /// re-encoded in their own codecs.
     public func migrate(_ value: SaveValue, path: String? = nil, kind named: String? = nil, to target: Int? = nil, registry: CodecRegistry = .builtIn) -> Outcome {
-        let outcome = migrateDocument(value, path: path, kind: named, to: target)
+        guard let found = match(value, path: path, named: named) else { return .unrecognized }
+        return migrate(value, as: found, to: target, registry: registry)
+    }
+
+    /// Migrates `value`, of the kind and version `found` says, as ``migrate(_:path:kind:to:registry:)`` does.
+    public func migrate(_ value: SaveValue, as found: Match, to target: Int? = nil, registry: CodecRegistry = .builtIn) -> Outcome {
+        let outcome = migrateDocument(value, kind: found.kind, recognition: found.recognition, to: target)
         let (kindName, document): (String, SaveValue)
         switch outcome {
         case .migrated(let name, _, _, _, let migrated): (kindName, document) = (name, migrated)
@@ -125,23 +149,30 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// Migrates a whole file read with `codec`: the outcome and, when it was migrated, the new
-    /// bytes in the same codec and style (a JSON file without line breaks stays on one line).
-    /// Bytes the codec cannot read are `unrecognized`; an encoding failure throws.
-    public func migrate(
-        file bytes: [UInt8], codec: any SaveCodec, path: String?, kind named: String? = nil, to target: Int? = nil, registry: CodecRegistry
-    ) throws -> (outcome: Outcome, output: [UInt8]?) {
-        guard let value = try? codec.decode(bytes) else { return (.unrecognized, nil) }
-        let outcome = migrate(value, path: path, kind: named, to: target, registry: registry)
-        guard case .migrated(_, _, _, _, let migrated) = outcome else { return (outcome, nil) }
-        var options = EncodingOptions()
-        options.pretty = codec is JSONCodec ? bytes.contains(0x0A) : true
-        return (outcome, try codec.encode(migrated, options: options))
-    }
-
-    private func migrateDocument(_ value: SaveValue, path: String?, kind named: String?, to target: Int?) -> Outcome {
-        guard let (kind, recognition) = kind(of: value, path: path, named: named) else { return .unrecognized }
-        return migrateDocument(value, kind: kind, recognition: recognition, to: target)
+    /// Every way `value`, of `kind` at `version`, breaks its version's schema, and the schemas of
+    /// the documents embedded in it (their pointers prefixed with the holder's); an embedded
+    /// document that cannot be read, or whose version is unknown or newer, is a violation too.
+    public func violations(in value: SaveValue, of kind: SaveKind, version: Int, registry: CodecRegistry = .builtIn) -> [Schema.Violation] {
+        var violations = kind.schemas[version]?.violations(of: value) ?? []
+        for embedded in embeddedDocuments(in: value, of: kind, registry: registry) {
+            guard let inner = embedded.value else {
+                violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec.id) document"))
+                continue
+            }
+            guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {
+                let message = switch (embedded.kind, embedded.recognition) {
+                case (let innerKind?, .ambiguous): "\(innerKind.describe(embedded.recognition)), expected exactly one"
+                case (let innerKind?, .future): innerKind.describe(embedded.recognition)
+                default: "an embedded document no version of \(kind.embedded[embedded.pointer]?.kind ?? "any kind") recognises"
+                }
+                violations.append(Schema.Violation(at: embedded.pointer, message: message))
+                continue
+            }
+            for violation in innerKind.schemas[innerVersion]?.violations(of: inner) ?? [] {
+                violations.append(Schema.Violation(at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message))
+            }
+        }
+        return violations
     }
 
     private func migrateDocument(_ value: SaveValue, kind: SaveKind, recognition: SaveKind.Recognition, to target: Int?) -> Outcome {

@@ -60,25 +60,71 @@ public struct SaveKind: Sendable {
         }
     }
 
-    /// The version field when there is one, else the one fingerprint that matches.
-    public func recognise(_ value: SaveValue) -> Recognition {
-        if let versionPath, let field = value.value(at: versionPath) {
-            guard case .integer(let version) = field, version >= 1, version <= Int64(Int32.max) else { return .unrecognized }
-            return version > Int64(currentVersion) ? .future(Int(version)) : .version(Int(version))
+    /// Why a kind was taken for a document: recognition never guesses (formats.md), so every
+    /// match has a reason that `inspect` and `validate` can show.
+    public enum Evidence: Sendable, Equatable, CustomStringConvertible {
+        /// Named by the user (`--kind`).
+        case named
+        /// Declared by the document holding it (`embedded` in the holder's kind.json).
+        case declared(by: String)
+        /// The file's path matches one of the kind's `files` patterns.
+        case path(pattern: String)
+        /// The content matches the fingerprint of this version.
+        case fingerprint(version: Int)
+
+        public var description: String {
+            switch self {
+            case .named: "named with --kind"
+            case .declared(let holder): "declared by \(holder)"
+            case .path(let pattern): "its path matches \(pattern)"
+            case .fingerprint(let version): "its content matches the fingerprint of version \(version)"
+            }
         }
-        let matching = fingerprints.filter { fingerprint in fingerprint.conditions.allSatisfy { $0.holds(in: value) } }.map(\.version)
-        switch Set(matching).count {
-        case 0: return .unrecognized
-        case 1: return .version(matching[0])
-        default: return .ambiguous(Array(Set(matching)).sorted())
+    }
+
+    /// The version of a document already known to be of this kind (claimed by its path, named,
+    /// or declared by its holder): the version field when the kind has one and the document
+    /// holds it, else the one fingerprint that matches.
+    public func recognise(_ value: SaveValue) -> Recognition {
+        if let versionPath, let field = value.value(at: versionPath) { return Self.version(of: field, current: currentVersion) }
+        return Self.recognition(ofFingerprints: matchingFingerprints(value))
+    }
+
+    /// Whether a document no path or name gives to this kind is surely of it: only a matching
+    /// fingerprint claims it (a version field alone never does), and then its version field, if
+    /// any, tells the version. `nil` when no fingerprint matches.
+    public func recogniseByContent(_ value: SaveValue) -> (Recognition, Evidence)? {
+        let matching = matchingFingerprints(value)
+        guard let first = matching.first else { return nil }
+        if let versionPath, let field = value.value(at: versionPath) {
+            return (Self.version(of: field, current: currentVersion), .fingerprint(version: first))
+        }
+        return (Self.recognition(ofFingerprints: matching), .fingerprint(version: first))
+    }
+
+    /// The `files` pattern that claims `path`, if one does.
+    public func pattern(claiming path: String) -> String? {
+        files.first { pattern in fnmatch(pattern, path, FNM_PATHNAME) == 0 || fnmatch("*/" + pattern, path, 0) == 0 }
+    }
+
+    private func matchingFingerprints(_ value: SaveValue) -> [Int] {
+        Array(Set(fingerprints.filter { fingerprint in fingerprint.conditions.allSatisfy { $0.holds(in: value) } }.map(\.version))).sorted()
+    }
+
+    private static func version(of field: SaveValue, current: Int) -> Recognition {
+        guard case .integer(let version) = field, version >= 1, version <= Int64(Int32.max) else { return .unrecognized }
+        return version > Int64(current) ? .future(Int(version)) : .version(Int(version))
+    }
+
+    private static func recognition(ofFingerprints matching: [Int]) -> Recognition {
+        switch matching.count {
+        case 0: .unrecognized
+        case 1: .version(matching[0])
+        default: .ambiguous(matching)
         }
     }
 
     /// Whether `path` (relative, `/`-separated) is one of the kind's files: a `files` pattern
     /// (shell-style, `*` within one name) matching the whole path or its end.
-    public func claims(path: String) -> Bool {
-        files.contains { pattern in
-            fnmatch(pattern, path, FNM_PATHNAME) == 0 || fnmatch("*/" + pattern, path, 0) == 0
-        }
-    }
+    public func claims(path: String) -> Bool { pattern(claiming: path) != nil }
 }

@@ -55,13 +55,25 @@ struct Export: ParsableCommand {
         }
     }
 
+    /// The format from the flags and the output's name, which must agree: a `.tar.gz` holding
+    /// zstd, or gzip under `.tar.bz2`, would mislead every tool that opens it.
     private func format() throws -> ArchiveFormat {
+        let named = ArchiveFormat(path: output)
+        if named == nil, let written = ArchiveCodec.readOnlyExtension(of: output) {
+            throw ValidationError("-o \(output): savetool reads .\(written) archives but does not write them, expected .tar.gz, .tar.zst, .tar.xz, .tar or .zip")
+        }
         if zip {
             guard compression == nil else { throw ValidationError("--zip and --compression do not go together: zip compresses each file itself") }
+            if let named, named != .zip { throw ValidationError("--zip and -o \(output) disagree, expected a .zip name") }
             return .zip
         }
-        if let compression { return .tar(compression) }
-        return ArchiveFormat(path: output) ?? .tar(.gzip)
+        if let compression {
+            if let named, named != .tar(compression) {
+                throw ValidationError("--compression \(compression.rawValue) and -o \(output) disagree, expected a .\(ArchiveFormat.tar(compression).fileExtension) name (or no --compression)")
+            }
+            return .tar(compression)
+        }
+        return named ?? .tar(.gzip)
     }
 
     /// `SOURCE_DATE_EPOCH` when set (reproducible builds' convention), else now.

@@ -7,9 +7,14 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Restore a bundle into a directory, checking every byte before anything lands.",
         discussion: """
-            Files a known save kind recognises at an older version are migrated to the current \
-            one before they land (--no-migrate imports them as they are); a file that cannot be \
-            migrated stops the import.
+            Every file lands. A file surely of an older version of a save kind (claimed by its \
+            path under files/ or by a fingerprint, never by a version field alone) is migrated \
+            to the current version on the way in, and listed. A save that is invalid for its \
+            schema, cannot be migrated, or is from a newer version lands byte for byte as it was, \
+            with a warning naming it and why (exit 0); --strict refuses the whole import \
+            instead (exit 65, nothing written). Files no kind claims always land exactly. \
+            --no-migrate is an exact restore. --dry-run lists what would be migrated and warned \
+            about.
 
             The bundle's manifest comes first; every file in it is checked against its size and \
             SHA-256 while being written into a staging directory beside the destination, which \
@@ -41,6 +46,9 @@ struct Import: ParsableCommand {
     @Flag(help: "Import files as they are, without migrating them to their kind's current version.")
     var noMigrate = false
 
+    @Flag(help: "Refuse the whole import when a save is invalid, cannot be migrated or is from a newer version.")
+    var strict = false
+
     @Option(help: ArgumentHelp("Where to save the directory's previous contents (default: beside it).", valueName: "dir"))
     var backupRepo: String?
 
@@ -60,20 +68,36 @@ struct Import: ParsableCommand {
             importer.limits.maxTotalBytes = maxBytes
             importer.limits.maxEntries = maxEntries
             importer.limits.maxCompressionRatio = maxRatio
-            importer.registry = global.registry()
-            if !noMigrate { importer.migrator = Migrator(kinds: try global.kinds()) }
+            importer.strict = strict
+            if !noMigrate { importer.pipeline = try SavePipeline(kinds: try global.kinds(), registry: global.registry()) }
             let outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
             let count = outcome.manifest.files.count
+            for warning in outcome.warnings {
+                global.warn("\(bundle): files/\(warning.path): \(warning.result.status.rawValue): \(warning.result.problem ?? ""); \(dryRun ? "would land" : "landed") as it was")
+            }
             if global.json {
-                var summary: SaveValue = ["bundle": .string(bundle), "into": .string(into), "files": .int(UInt64(count)), "dryRun": .bool(dryRun)]
+                func file(_ item: (path: String, result: FileResult)) -> SaveValue {
+                    var value: SaveValue = ["path": .string(item.path), "status": .string(item.result.status.rawValue)]
+                    if let kind = item.result.kind { try? value.setValue(.string(kind), at: JSONPointer(tokens: ["kind"])) }
+                    if let from = item.result.from { try? value.setValue(.int(UInt64(from)), at: JSONPointer(tokens: ["from"])) }
+                    if let to = item.result.to { try? value.setValue(.int(UInt64(to)), at: JSONPointer(tokens: ["to"])) }
+                    if let problem = item.result.problem { try? value.setValue(.string(problem), at: JSONPointer(tokens: ["problem"])) }
+                    return value
+                }
+                var summary: SaveValue = [
+                    "bundle": .string(bundle), "into": .string(into), "files": .int(UInt64(count)), "dryRun": .bool(dryRun),
+                    "migrated": .array(outcome.migrated.map(file)), "warnings": .array(outcome.warnings.map(file)),
+                ]
                 if let previous = outcome.previousContents { try summary.setValue(.string(previous), at: JSONPointer(tokens: ["previousContents"])) }
                 try Console.outputJSON(summary)
             } else if !global.quiet {
+                let migrated = outcome.migrated.map { item in
+                    "\(dryRun ? "would migrate" : "migrated") \(item.path) (\(item.result.kind ?? "")) from version \(item.result.from ?? 0) to \(item.result.to ?? 0)\n"
+                }
                 if dryRun {
-                    Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n")
+                    Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n" + migrated.joined())
                 } else {
-                    Console.output("restored \(count) file\(count == 1 ? "" : "s") into \(into)\n")
-                    for file in outcome.migrated { Console.output("migrated \(file.path) from version \(file.from) to \(file.to)\n") }
+                    Console.output("restored \(count) file\(count == 1 ? "" : "s") into \(into)\n" + migrated.joined())
                     if let previous = outcome.previousContents { Console.output("previous contents saved in \(previous)\n") }
                 }
             }

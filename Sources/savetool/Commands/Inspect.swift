@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import SaveArchive
 import SaveKit
@@ -22,20 +23,22 @@ struct Inspect: ParsableCommand {
         try Failure.reporting(file: file) {
             let registry = global.registry()
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
-            if document.codec is ArchiveCodec {
+            if document.codec.traits.contains(.archive) {
                 if global.json { try Console.outputJSON(document.value) } else { Console.output(archiveText(document)) }
                 return
             }
             let summary = DocumentSummary(of: document.value, registry: registry)
-            let migrator = Migrator(kinds: (try? global.kinds()) ?? [])
-            let recognised = migrator.kind(of: document.value, path: file, named: nil)
-            let kindText = recognised.map { kind, recognition in kind.describe(recognition) }
+            let migrator = Migrator(kinds: try global.kinds())
+            let recognised = migrator.match(document.value, path: file == "-" ? nil : URL(fileURLWithPath: file).standardizedFileURL.path, named: nil)
+            let kindText = recognised.map { "\($0.kind.describe($0.recognition)) (\($0.evidence))" }
             // The kinds and versions of the documents held inside, for the embedded lines.
             var embeddedKinds: [JSONPointer: String] = [:]
-            if let kind = recognised?.0 {
+            if let kind = recognised?.kind {
                 for item in summary.embedded {
-                    guard let declared = kind.embedded[item.pointer], let (innerKind, recognition) = migrator.kind(of: item.value, path: nil, named: declared.kind) else { continue }
-                    embeddedKinds[item.pointer] = innerKind.describe(recognition)
+                    guard let declared = kind.embedded[item.pointer],
+                        let inner = migrator.match(item.value, path: nil, named: declared.kind, declaredBy: kind.name)
+                    else { continue }
+                    embeddedKinds[item.pointer] = inner.kind.describe(inner.recognition)
                 }
             }
             if global.json {

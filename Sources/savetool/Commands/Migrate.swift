@@ -1,6 +1,7 @@
 import ArgumentParser
 import CSystem
 import Foundation
+import OrderedCollections
 import SaveArchive
 import SaveKit
 
@@ -75,65 +76,38 @@ struct Migrate: ParsableCommand {
         guard jobs >= 1 else { throw ValidationError("--jobs \(jobs), expected 1 or more") }
     }
 
-    struct Result {
-        /// The outcome, with any migrated value dropped once written (memory stays flat).
-        var outcome: Migrator.Outcome?
+    /// What one file came to, with the migrated bytes dropped once written (memory stays flat).
+    struct Outcome {
+        var file: FileWalk.File
+        var result: FileResult
+        /// Why the file could not be read or written, when that is what failed.
         var error: String?
-        var before: String
-        var after: String?
-        var wrote = false
     }
 
     func run() throws {
         let files = FileWalk(paths: paths)
-        let (migrator, registry) = try Failure.reporting { () throws -> (Migrator, CodecRegistry) in
+        let pipeline = try Failure.reporting { () throws -> SavePipeline in
             try files.checkPathsExist()
-            return (Migrator(kinds: try global.kinds()), global.registry())
+            return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)
-        if writes && inPlace && !noBackup {
-            for directory in Set(files.roots).sorted() {
-                let backup = try Failure.reporting { try saveOriginals(directory) }
-                if !global.quiet { Console.error("savetool: originals of \(directory) saved in \(backup)") }
-            }
-        }
-        let target = Int(to)
+        // In place, the originals of every file that will change are saved first, in one bundle
+        // per argument, durable before the first file is replaced; a file that changes between
+        // that pass and its rewrite is left alone.
+        let kept = writes && inPlace && !noBackup ? try saveOriginals(files, pipeline: pipeline) : nil
         let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
         let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
         let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path) } }
-        // Files are found one directory at a time and migrated in batches whose results are
-        // reported, then dropped: memory stays flat whatever the count.
-        let batchSize = 1000
-        var batch: [FileWalk.File] = []
-        func migrate(_ batch: [FileWalk.File]) throws {
-            final class Results: @unchecked Sendable {
-                var values: [Result?]
-                let lock = NSLock()
-                init(_ count: Int) { values = Array(repeating: nil, count: count) }
+        try inBatches(files) { batch in
+            let outcomes = Self.parallelMap(batch, jobs: jobs) { file in
+                defer { progress.advance() }
+                return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept)
             }
-            let results = Results(batch.count)
-            let workers = min(jobs, batch.count)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                for index in stride(from: worker, to: batch.count, by: workers) {
-                    let result = migrateOne(batch[index], migrator: migrator, registry: registry, target: target, writes: writes)
-                    results.lock.withLock { results.values[index] = result }
-                    progress.advance()
-                }
-            }
-            let lines = try report(batch, results.values.map { $0! }, into: &summary)
+            let lines = try report(outcomes, into: &summary)
             if let reportOutput { try Failure.reporting { try Array(lines.utf8).withUnsafeBytes { try reportOutput.write($0) } } }
             if global.json { Console.output(lines) }
         }
-        try files.forEach { file in
-            batch.append(file)
-            if batch.count == batchSize {
-                try migrate(batch)
-                batch.removeAll(keepingCapacity: true)
-            }
-            return true
-        }
-        if !batch.isEmpty { try migrate(batch) }
         progress.finish()
         if writes, let out { Self.flush(out) }
         try Failure.reporting { try reportOutput?.commit() }
@@ -147,6 +121,63 @@ struct Migrate: ParsableCommand {
         var migrated = 0, unchanged = 0, skipped = 0, failed = 0
     }
 
+    /// Files are found one directory at a time and handled in batches whose results are
+    /// reported, then dropped: memory stays flat whatever the count.
+    private func inBatches(_ files: FileWalk, _ body: ([FileWalk.File]) throws -> Void) throws {
+        let batchSize = 1000
+        var batch: [FileWalk.File] = []
+        try files.forEach { file in
+            batch.append(file)
+            if batch.count == batchSize {
+                try body(batch)
+                batch.removeAll(keepingCapacity: true)
+            }
+            return true
+        }
+        if !batch.isEmpty { try body(batch) }
+    }
+
+    private static func parallelMap<T>(_ items: [FileWalk.File], jobs: Int, _ transform: @escaping @Sendable (FileWalk.File) -> T) -> [T] {
+        let results = ParallelResults<T>(items.count)
+        let workers = max(1, min(jobs, items.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            for index in stride(from: worker, to: items.count, by: workers) {
+                let value = transform(items[index])
+                results.lock.withLock { results.values[index] = value }
+            }
+        }
+        return results.values.map { $0! }
+    }
+
+    /// The first pass of `--in-place`: finds the files that will change and saves them. Returns
+    /// the checksum each had, by path.
+    private func saveOriginals(_ files: FileWalk, pipeline: SavePipeline) throws -> [String: String] {
+        var changing: [Int: [(relative: String, path: String, sha256: String)]] = [:]
+        try inBatches(files) { batch in
+            let results = Self.parallelMap(batch, jobs: jobs) { file -> FileResult? in
+                guard let bytes = try? FileIO.read(file.path) else { return nil }
+                return pipeline.process(bytes, path: file.claimPath)
+            }
+            for (file, result) in zip(batch, results) where result?.output != nil {
+                changing[file.argument, default: []].append((file.relative, file.path, result!.sha256Before))
+            }
+        }
+        var kept: [String: String] = [:]
+        let keeper = OriginalsKeeper(createdBy: "savetool \(SaveTool.version)", purpose: "migrate")
+        for (argument, entries) in changing.sorted(by: { $0.key < $1.key }) {
+            let root = files.root(of: argument)
+            let absolute = URL(fileURLWithPath: files.paths[argument]).standardizedFileURL.path
+            // Beside the directory or file given, named after it.
+            let (directory, name) = (FileIO.parentDirectory(of: absolute), URL(fileURLWithPath: absolute).lastPathComponent)
+            let bundle = try Failure.reporting { try keeper.keep(entries.map(\.relative), under: root, in: directory, name: name) }
+            if let bundle, !global.quiet {
+                Console.error("savetool: originals of \(entries.count) file\(entries.count == 1 ? "" : "s") in \(files.paths[argument]) saved in \(bundle)")
+            }
+            for entry in entries { kept[entry.path] = entry.sha256 }
+        }
+        return kept
+    }
+
     /// Puts everything written under `--out` on disk in one call (its file system's syncfs).
     private static func flush(_ directory: String) {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -155,94 +186,74 @@ struct Migrate: ParsableCommand {
         close(descriptor)
     }
 
-    private func migrateOne(_ item: FileWalk.File, migrator: Migrator, registry: CodecRegistry, target: Int?, writes: Bool) -> Result {
-        guard let bytes = try? FileIO.read(item.path) else { return Result(error: "cannot read", before: "") }
-        let before = Checksum.sha256(bytes)
-        guard let codec = registry.codec(sniffing: bytes) ?? registry.codec(forPath: item.path), !(codec is ArchiveCodec) else {
-            return Result(outcome: .unrecognized, before: before)
-        }
+    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?) -> Outcome {
+        let bytes: [UInt8]
         do {
-            let (outcome, output) = try migrator.migrate(file: bytes, codec: codec, path: item.relative, kind: kind, to: target, registry: registry)
-            guard let output, case .migrated(let kind, let from, let to, let steps, _) = outcome else { return Result(outcome: outcome, before: before) }
-            if writes {
-                let destination = out.map { $0 + "/" + item.relative } ?? item.path
+            bytes = try FileIO.read(file.path)
+        } catch {
+            var result = FileResult(status: .failed, sha256Before: "")
+            result.problem = "\(error)"
+            return Outcome(file: file, result: result)
+        }
+        var result = pipeline.process(bytes, path: file.claimPath)
+        guard let output = result.output else { return Outcome(file: file, result: result) }
+        result.output = nil
+        if writes {
+            if let kept, kept[file.path] != result.sha256Before {
+                result.status = .failed
+                result.problem = "changed after its original was saved; left as it is (run again)"
+                return Outcome(file: file, result: result)
+            }
+            let destination = out.map { $0 + "/" + file.relative } ?? file.path
+            do {
                 if out != nil { try directories.make(FileIO.parentDirectory(of: destination)) }
                 // --out leaves the originals untouched, so one flush at the end is enough;
-                // --in-place replaces each file durably (the originals are in a bundle too).
+                // --in-place replaces each file durably (the originals are in a bundle first).
                 try FileIO.writeAtomically(output, to: destination, durable: out == nil)
+            } catch {
+                result.status = .failed
+                result.problem = "\(error)"
             }
-            // The migrated value is not kept: only what the report needs.
-            return Result(outcome: .migrated(kind: kind, from: from, to: to, steps: steps, value: .null), before: before, after: Checksum.sha256(output), wrote: writes)
-        } catch {
-            return Result(error: "\(error)", before: before)
         }
+        return Outcome(file: file, result: result)
     }
 
     /// The report lines of a batch (and its problems on stderr), counted into `counts`.
-    private func report(_ items: [FileWalk.File], _ results: [Result], into counts: inout Summary) throws -> String {
+    private func report(_ outcomes: [Outcome], into counts: inout Summary) throws -> String {
         var lines: [String] = []
-        for (item, result) in zip(items, results) {
-            var entry: [String: SaveValue] = ["file": .string(item.path), "sha256Before": .string(result.before)]
-            var status = "failed"
-            var message = result.error
-            if let outcome = result.outcome, result.error == nil {
-                status = outcome.status
-                switch outcome {
-                case .migrated(let kind, let from, let to, let steps, _):
-                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(from)); entry["to"] = .int(UInt64(to))
-                    entry["steps"] = .array(steps.map(SaveValue.string))
-                    counts.migrated += 1
-                case .unchanged(let kind, let version):
-                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version)); entry["to"] = .int(UInt64(version))
-                    counts.unchanged += 1
-                case .unrecognized:
-                    counts.skipped += 1
-                case .ambiguous(let kind, let versions):
-                    entry["kind"] = .string(kind)
-                    message = "matches the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one"
-                    counts.failed += 1
-                case .future(let kind, let version):
-                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version))
-                    message = "version \(version) is newer than this savetool knows; left as it is"
-                    counts.failed += 1
-                case .invalid(let kind, let version, let violations):
-                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(version))
-                    message = violations.prefix(3).map(\.description).joined(separator: "; ")
-                    counts.failed += 1
-                case .failed(let kind, let from, let error):
-                    entry["kind"] = .string(kind); entry["from"] = .int(UInt64(from))
-                    message = error.description
-                    counts.failed += 1
-                }
-            } else {
-                counts.failed += 1
+        for outcome in outcomes {
+            let result = outcome.result
+            switch result.status {
+            case .migrated: counts.migrated += 1
+            case .unchanged: counts.unchanged += 1
+            case .unrecognized: counts.skipped += 1
+            case .ambiguous, .future, .invalid, .failed: counts.failed += 1
             }
-            entry["status"] = .string(status)
-            if let message {
-                entry["error"] = .string(message)
-                if !global.quiet { Console.error("savetool: \(item.path): \(status): \(message)") }
+            if let problem = result.problem, !global.quiet {
+                Console.error("savetool: \(outcome.file.path): \(result.status.rawValue): \(problem)")
             }
-            if let after = result.after { entry["sha256After"] = .string(after) }
-            var line: SaveValue = [:]
-            for key in ["file", "kind", "from", "to", "status", "steps", "error", "sha256Before", "sha256After"] {
-                if let value = entry[key] { try line.setValue(value, at: JSONPointer(tokens: [key])) }
-            }
+            var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]
+            if let kind = result.kind { line["kind"] = .string(kind) }
+            if let from = result.from { line["from"] = .int(UInt64(from)) }
+            if let to = result.to { line["to"] = .int(UInt64(to)) }
+            line["status"] = .string(result.status.rawValue)
+            if !result.steps.isEmpty { line["steps"] = .array(result.steps.map(SaveValue.string)) }
+            if let problem = result.problem { line["error"] = .string(problem) }
+            if !result.sha256Before.isEmpty { line["sha256Before"] = .string(result.sha256Before) }
+            if let after = result.sha256After, result.status == .migrated { line["sha256After"] = .string(after) }
             var compact = EncodingOptions()
             compact.pretty = false
-            lines.append(String(decoding: try JSONCodec().encode(line, options: compact), as: UTF8.self))
+            lines.append(String(decoding: try JSONCodec().encode(.dictionary(line), options: compact), as: UTF8.self))
         }
         return lines.joined()
     }
+}
 
-    private func saveOriginals(_ directory: String) throws -> String {
-        let name = URL(fileURLWithPath: directory).standardizedFileURL.lastPathComponent
-        let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: Date().timeIntervalSinceReferenceDate.rounded(.down))).replacingOccurrences(of: ":", with: "")
-        let bundle = "\(FileIO.parentDirectory(of: URL(fileURLWithPath: directory).standardizedFileURL.path))/\(name)-before-migrate-\(stamp).tar.gz"
-        var exporter = BundleExporter(createdAt: Date(), createdBy: "savetool \(SaveTool.version)")
-        exporter.label = "before migrate"
-        try exporter.export(directory: directory, to: bundle)
-        return bundle
-    }
+/// The results of a parallel map, each written once by the worker that computed it.
+private final class ParallelResults<T>: @unchecked Sendable {
+    var values: [T?]
+    let lock = NSLock()
+    init(_ count: Int) { values = Array(repeating: nil, count: count) }
 }
 
 /// Output directories made once each, whichever worker needs one first.

@@ -19,40 +19,34 @@ struct Validate: ParsableCommand {
     func run() throws {
         try Failure.reporting(file: file) {
             let migrator = Migrator(kinds: try global.kinds())
+            if let kind, migrator.kind(named: kind) == nil {
+                throw SaveError(.usage, "no save kind '\(kind)', expected one of: \(migrator.kinds.map(\.name).joined(separator: ", "))")
+            }
             let registry = global.registry()
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
-            guard let (found, recognition) = migrator.kind(of: document.value, path: file, named: kind) else {
-                throw LocatedError(file: file, message: " no known kind recognises it, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or --formats <dir>)", code: Failure.Code.dataError)
+            let claimPath = URL(fileURLWithPath: file).standardizedFileURL.path
+            guard let match = migrator.match(document.value, path: claimPath, named: kind) else {
+                throw LocatedError(
+                    file: file, message: " no known kind claims it by its path or recognises its content, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or name one with --kind)",
+                    code: Failure.Code.dataError)
             }
-            guard case .version(let version) = recognition else {
-                throw LocatedError(file: file, message: " \(Self.problem(found, recognition))", code: Failure.Code.dataError)
+            let found = match.kind
+            guard case .version(let version) = match.recognition else {
+                throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition)) (\(match.evidence))", code: Failure.Code.dataError)
             }
-            var violations = found.schemas[version]?.violations(of: document.value) ?? []
-            // Embedded documents are checked against their own kinds, their pointers prefixed.
-            for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
-                guard let inner = embedded.value else {
-                    violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec.id) document"))
-                    continue
-                }
-                guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {
-                    let message = switch (embedded.kind, embedded.recognition) {
-                    case (let innerKind?, .future), (let innerKind?, .ambiguous): Self.problem(innerKind, embedded.recognition)
-                    default: "an embedded document no version of \(found.embedded[embedded.pointer]?.kind ?? "any kind") recognises"
-                    }
-                    violations.append(Schema.Violation(at: embedded.pointer, message: message))
-                    continue
-                }
-                let innerViolations = innerKind.schemas[innerVersion]?.violations(of: inner) ?? []
-                for violation in innerViolations {
-                    violations.append(Schema.Violation(at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message))
-                }
-                if !global.json && !global.quiet && innerViolations.isEmpty {
+            let violations = migrator.violations(in: document.value, of: found, version: version, registry: registry)
+            if !global.json && !global.quiet {
+                for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
+                    guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition,
+                        !violations.contains(where: { $0.at.tokens.starts(with: embedded.pointer.tokens) })
+                    else { continue }
                     Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid\n")
                 }
             }
             if global.json {
                 try Console.outputJSON([
-                    "file": .string(file), "kind": .string(found.name), "version": .int(UInt64(version)), "valid": .bool(violations.isEmpty),
+                    "file": .string(file), "kind": .string(found.name), "version": .int(UInt64(version)), "why": .string(match.evidence.description),
+                    "valid": .bool(violations.isEmpty),
                     "violations": .array(violations.map { ["path": .string($0.at.description), "message": .string($0.message)] }),
                 ])
             }
@@ -60,14 +54,17 @@ struct Validate: ParsableCommand {
             if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }
             if !global.json && !global.quiet {
                 let schema = found.schemas[version] == nil ? " (no schema for this version)" : ""
-                Console.output("\(file): \(found.describe(.version(version))), valid\(schema)\n")
+                Console.output("\(file): \(found.describe(.version(version))) (\(match.evidence)), valid\(schema)\n")
             }
         }
     }
 
     /// Why a recognised document cannot be validated.
     private static func problem(_ kind: SaveKind, _ recognition: SaveKind.Recognition) -> String {
-        if case .ambiguous = recognition { return "\(kind.describe(recognition)), expected exactly one" }
-        return kind.describe(recognition)
+        switch recognition {
+        case .ambiguous: return "\(kind.describe(recognition)), expected exactly one"
+        case .unrecognized: return "\(kind.name), but no version field or fingerprint tells its version"
+        default: return kind.describe(recognition)
+        }
     }
 }

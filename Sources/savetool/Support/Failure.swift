@@ -4,8 +4,11 @@ import SaveKit
 
 /// Turns any error into the one-line message and the exit code of the command-line contract:
 /// `savetool: <file>:<where>: <what was found>, expected <what was expected>`.
+///
+/// Errors say what kind of failure they are (``ErrorCategory``); the exit code follows from
+/// that alone, through one table. Hints become flag names here and nowhere else.
 enum Failure {
-    /// Exit codes, sysexits-style.
+    /// Exit codes, sysexits-style (cli.md).
     enum Code {
         static let negative: Int32 = 1
         static let usage: Int32 = 64
@@ -15,6 +18,34 @@ enum Failure {
         static let cannotCreate: Int32 = 73
         static let ioError: Int32 = 74
         static let temporary: Int32 = 75
+        static let permissionDenied: Int32 = 77
+    }
+
+    /// The one table from a category to an exit code.
+    static func exitCode(_ category: ErrorCategory) -> Int32 {
+        switch category {
+        case .usage: Code.usage
+        case .badData: Code.dataError
+        case .notFound: Code.noInput
+        case .cannotCreate: Code.cannotCreate
+        case .io: Code.ioError
+        case .busy: Code.temporary
+        case .permissionDenied: Code.permissionDenied
+        case .conflict: Code.negative
+        }
+    }
+
+    /// What the user can type to act on a hint.
+    static func words(for hint: ErrorHint) -> String {
+        switch hint {
+        case .keepLastDuplicateKey: "--duplicate-keys last keeps the last, as Apple's readers do"
+        case .nameTheCodec: "name it with --from"
+        case .raiseLimit(.totalBytes): "raise the limit with --max-bytes if the bundle is trusted"
+        case .raiseLimit(.entries): "raise the limit with --max-entries if the bundle is trusted"
+        case .raiseLimit(.compressionRatio): "raise the limit with --max-ratio if the bundle is trusted"
+        case .nameTheBackup: "give this source a name of its own with --name"
+        case .importWithoutMigrating: "--no-migrate imports it as it is"
+        }
     }
 
     /// Runs `body`; on error prints its message (naming `file`) and exits with its code.
@@ -33,64 +64,35 @@ enum Failure {
     static func describe(_ error: any Error, file: String?) -> (message: String, code: Int32) {
         let prefix = file.map { ($0 == "-" ? "<stdin>" : $0) + ":" } ?? ""
         switch error {
-        case let error as CodecError:
-            switch error {
-            case .unknownCodec: return ("\(error)", Code.usage)
-            case .undetectable: return (prefix + " \(error)", Code.dataError)
-            default: return (prefix + "\(error)", Code.dataError)
-            }
-        case let error as FileError:
-            let code: Int32
-            switch error {
-            case .unreadable: code = Code.noInput
-            case .cannotCreate: code = Code.cannotCreate
-            case .ioFailure: code = Code.ioError
-            }
-            return ("\(error.path): \(error)", code)
-        case let error as PointerError:
-            switch error {
-            case .notAPointer, .badEscape: return ("\(error)", Code.usage)
-            default: return (prefix + "\(error)", Code.negative)
-            }
-        case let error as LocatedError:
-            return ("\(error.file):\(error.message)", error.code)
-        case let error as BundleError:
-            let code: Int32
-            switch error {
-            case .notADirectory, .unreadable: code = Code.noInput
-            case .cannotCreate: code = Code.cannotCreate
-            case .ioFailure, .changedDuringExport: code = Code.ioError
-            case .unsupportedEntry: code = Code.dataError
-            }
-            return ("\(error.path): \(error)", code)
-        case let error as RepositoryLock.Failure:
-            switch error {
-            case .busy: return ("\(error.path): \(error)", Code.temporary)
-            case .cannotOpen: return ("\(error.path): \(error)", Code.cannotCreate)
-            }
-        case let error as BundleImportError:
-            switch error {
-            case .noSpace, .io: return ("\(error.path): \(error)", Code.ioError)
-            default: return ("\(error.path): \(error)", Code.dataError)
-            }
-        case let error as ArchiveError:
-            let code: Int32
-            let path: String
-            switch error {
-            case .malformed(let archive, _, _): (code, path) = (Code.dataError, archive)
-            case .unreadable(let archive, _): (code, path) = (Code.noInput, archive)
-            case .cannotCreate(let archive, _): (code, path) = (Code.cannotCreate, archive)
-            case .ioFailure(let archive, _), .sizeMismatch(let archive, _, _, _): (code, path) = (Code.ioError, archive)
-            }
-            return ("\(path): \(error)", code)
-        case let error as KindLoader.LoadError:
-            return ("\(error)", Code.dataError)
         case let error as ValidationError:
             return (error.message, Code.usage)
-        case let error as RegistryError:
-            return ("\(error)", Code.usage)
+        case let error as LocatedError:
+            return ("\(error.file):\(error.message)", error.code)
+        case let error as PointerError where error.category == .badData:
+            return (prefix + "\(error)", Code.negative)  // a path that leads nowhere: a negative answer
+        case let error as any CategorizedError:
+            let text = message(error, prefix: prefix) + (error.hint.map { " (\(words(for: $0)))" } ?? "")
+            return (text, exitCode(error.category))
         default:
             return (prefix + " \(error)", Code.software)
+        }
+    }
+
+    /// The message of a categorized error, led by the file it is about.
+    private static func message(_ error: any CategorizedError, prefix: String) -> String {
+        switch error {
+        case let error as CodecError:
+            if case .unknownCodec = error { return "\(error)" }
+            if case .undetectable = error { return prefix + " \(error)" }
+            return prefix + "\(error)"
+        case let error as PointerError: return "\(error)"
+        case let error as FileError: return "\(error.path): \(error)"
+        case let error as BundleError: return "\(error.path): \(error)"
+        case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
+        case let error as BundleImportError: return "\(error.path): \(error)"
+        case let error as ArchiveError: return "\(error.archive): \(error)"
+        case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + " \(error)"
+        default: return "\(error)"
         }
     }
 }

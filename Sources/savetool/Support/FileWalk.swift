@@ -12,6 +12,13 @@ struct FileWalk {
         var path: String
         /// The path relative to the argument it was found under (its name, for a file argument).
         var relative: String
+        /// Which of `paths` it was found under.
+        var argument: Int
+
+        /// The whole path, made absolute: what a kind's `files` patterns are matched against
+        /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
+        /// it recognise the same files.
+        var claimPath: String { URL(fileURLWithPath: path).standardizedFileURL.path }
     }
 
     var paths: [String]
@@ -23,18 +30,21 @@ struct FileWalk {
         }
     }
 
-    /// The directory each argument counts as the root of: itself, or a file's folder.
-    var roots: [String] {
-        paths.map { path in isDirectory(path, followingLinks: true) ? path : FileIO.parentDirectory(of: path) }
+    /// The directory each argument's relative paths start from: itself, or a file's folder.
+    func root(of argument: Int) -> String {
+        let path = paths[argument]
+        return isDirectory(path, followingLinks: true) ? path : FileIO.parentDirectory(of: path)
     }
+
+    func isDirectoryArgument(_ argument: Int) -> Bool { isDirectory(paths[argument], followingLinks: true) }
 
     /// Calls `body` with every file, in a stable order; `false` from `body` stops the walk.
     func forEach(_ body: (File) throws -> Bool) throws {
-        for path in paths {
+        for (argument, path) in paths.enumerated() {
             if isDirectory(path, followingLinks: true) {
-                guard try walk(path, relative: "", body) else { return }
+                guard try walk(path, relative: "", argument: argument, body) else { return }
             } else {
-                guard try body(File(path: path, relative: URL(fileURLWithPath: path).lastPathComponent)) else { return }
+                guard try body(File(path: path, relative: URL(fileURLWithPath: path).lastPathComponent, argument: argument)) else { return }
             }
         }
     }
@@ -46,15 +56,15 @@ struct FileWalk {
         return total
     }
 
-    private func walk(_ directory: String, relative: String, _ body: (File) throws -> Bool) throws -> Bool {
+    private func walk(_ directory: String, relative: String, argument: Int, _ body: (File) throws -> Bool) throws -> Bool {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
         for name in names {
             let path = directory + "/" + name
             let inside = relative.isEmpty ? name : relative + "/" + name
             if isDirectory(path, followingLinks: false) {
-                guard try walk(path, relative: inside, body) else { return false }
+                guard try walk(path, relative: inside, argument: argument, body) else { return false }
             } else if isRegularFile(path) {
-                guard try body(File(path: path, relative: inside)) else { return false }
+                guard try body(File(path: path, relative: inside, argument: argument)) else { return false }
             }
         }
         return true

@@ -146,7 +146,7 @@ struct BinaryPlistReader {
                 let child = try reference(at: valueOffset)
                 let item = try object(child, depth: depth + 1, referencedAt: valueOffset)
                 if entries.updateValue(item, forKey: key) != nil, options.duplicateKeys == .reject {
-                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary (--duplicate-keys last keeps the last, as Apple\'s readers do)")
+                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary")
                 }
                 size += 1 + expandedSize[child]
             }
@@ -457,7 +457,7 @@ extension BinaryPlistReader {
     private func duplicateKey(_ key: String, at offset: Int) -> Failure {
         Failure(
             offset: offset, found: "the key \"\(key)\" a second time",
-            expected: "each key once in a dictionary (--duplicate-keys last keeps the last, as Apple's readers do)")
+            expected: "each key once in a dictionary")
     }
 
     /// Whether two string objects hold the same bytes (marker, length and text).

@@ -7,6 +7,7 @@ public struct JSONCodec: SaveCodec {
     public let id = "json"
     public let summary = "JSON (RFC 8259); typed JSON keeps dates, data, uids and int/real apart"
     public let fileExtensions = ["json"]
+    public var traits: CodecTraits { .layoutFollowsInput }
     public let capabilities = ValueCapabilities.all
 
     public init() {}

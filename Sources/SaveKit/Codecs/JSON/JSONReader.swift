@@ -145,7 +145,7 @@ struct JSONReader {
     }
 
     private func duplicate(_ key: String, at offset: Int) -> Failure {
-        Failure(offset: offset, found: "the key \"\(key)\" a second time", expected: "each key once in an object (--duplicate-keys last keeps the last, as Apple's readers do)")
+        Failure(offset: offset, found: "the key \"\(key)\" a second time", expected: "each key once in an object")
     }
 
     private func typedValue(_ entries: OrderedDictionary<String, SaveValue>, offset: Int) throws(Failure) -> SaveValue {

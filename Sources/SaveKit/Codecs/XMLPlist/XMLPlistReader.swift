@@ -247,7 +247,7 @@ struct XMLPlistReader {
                 if rejectDuplicates {
                     throw Failure(
                         offset: keyTag.offset, found: "the key \"\(key)\" a second time",
-                        expected: "each key once in a <dict> (--duplicate-keys last keeps the last, as Apple's readers do)")
+                        expected: "each key once in a <dict>")
                 }
                 values[earlier] = value
             } else {

@@ -50,7 +50,8 @@ struct BackupCreate: ParsableCommand {
                     "deleted": .array(report.deleted.map { .string($0.path) }),
                 ])
             } else if !global.quiet {
-                var lines = ["\(report.outcome): \(report.backup.path) (\(report.files) file\(report.files == 1 ? "" : "s"))"]
+                var lines = report.createdRepository ? ["created repository \(options.repo)"] : []
+                lines.append("\(report.outcome): \(report.backup.path) (\(report.files) file\(report.files == 1 ? "" : "s"))")
                 lines += report.deleted.map { "deleted: \($0.path)" }
                 lines += report.strayFilesRemoved.map { "removed unfinished: \($0)" }
                 Console.output(lines.joined(separator: "\n") + "\n")

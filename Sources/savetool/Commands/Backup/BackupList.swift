@@ -16,11 +16,13 @@ struct BackupList: ParsableCommand {
             let engine = options.engine()
             var rows: [SaveValue] = []
             var lines: [String] = []
-            for backup in options.repository.backups() {
+            var failed = 0
+            for backup in try options.repository.backups() {
                 let size = (try? FileManager.default.attributesOfItem(atPath: backup.path)[.size] as? NSNumber)??.int64Value ?? 0
                 let result = Result { try engine.verify(backup.path) }
                 let files = (try? result.get())?.files.count
                 let status = files == nil ? "FAILS: \(result.failureDescription)" : "verified"
+                if files == nil { failed += 1 }
                 rows.append([
                     "name": .string(backup.name), "date": .string(backup.day.description), "path": .string(backup.path),
                     "size": .integer(size), "files": files.map { .int(UInt64($0)) } ?? .null, "verified": .bool(files != nil),
@@ -31,6 +33,10 @@ struct BackupList: ParsableCommand {
                 try Console.outputJSON(.array(rows))
             } else {
                 Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+            }
+            if failed > 0 {
+                Console.error("savetool: \(options.repo): \(failed) backup\(failed == 1 ? "" : "s") failed to verify")
+                throw ExitCode(Failure.Code.dataError)
             }
         }
     }

@@ -17,8 +17,9 @@ struct BackupVerify: ParsableCommand {
 
     func run() throws {
         let engine = options.engine()
+        try Failure.reporting { try options.repository.checkExists() }
         let paths = backups.isEmpty
-            ? options.repository.backups().map(\.path)
+            ? try Failure.reporting { try options.repository.backups().map(\.path) }
             : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
         var failed = 0
         for path in paths {

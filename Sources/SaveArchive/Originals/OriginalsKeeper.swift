@@ -1,0 +1,49 @@
+import Foundation
+import SaveKit
+
+/// Saves the files a command is about to replace, so that no original is ever lost: used by
+/// `migrate --in-place` and `import` (and anything else that rewrites a user's files).
+///
+/// The bundle holds exactly the files given, is created under a name no other bundle has (an
+/// existing file is never replaced: a second run in the same second gets `-2`), and is on disk
+/// (flushed, its directory too) before this returns — so before the first original is replaced.
+///
+/// ```swift
+/// let keeper = OriginalsKeeper(createdBy: "savetool 1.0", purpose: "migrate")
+/// let bundle = try keeper.keep(["a.json", "b/c.json"], under: "Documents", in: "/saves", name: "Documents")
+/// // → /saves/Documents-before-migrate-2026-11-23T101500Z.tar.gz
+/// ```
+public struct OriginalsKeeper: Sendable {
+    public var createdBy: String
+    /// What is about to happen, in the bundle's name and label: `migrate`, `import`, `merge`.
+    public var purpose: String
+    public var now: @Sendable () -> Date = { Date() }
+
+    public init(createdBy: String, purpose: String) {
+        self.createdBy = createdBy
+        self.purpose = purpose
+    }
+
+    /// Writes the files at the relative `paths` under `root` into a new bundle in `directory`,
+    /// named `<name>-before-<purpose>-<time>[-N].tar.gz`, and returns its path. `nil` when
+    /// `paths` is empty: nothing changes, so nothing is written.
+    public func keep(_ paths: [String], under root: String, in directory: String, name: String) throws -> String? {
+        guard !paths.isEmpty else { return nil }
+        let moment = now()
+        let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: moment.timeIntervalSinceReferenceDate.rounded(.down)))
+            .replacingOccurrences(of: ":", with: "")
+        var exporter = BundleExporter(createdAt: moment, createdBy: createdBy)
+        exporter.label = "before \(purpose)"
+        for attempt in 1...1000 {
+            let suffix = attempt == 1 ? "" : "-\(attempt)"
+            let bundle = "\(directory)/\(name)-before-\(purpose)-\(stamp)\(suffix).tar.gz"
+            do {
+                try exporter.export(files: paths, under: root, to: bundle, replacing: false)
+                return bundle
+            } catch BundleError.exists {
+                continue
+            }
+        }
+        throw BundleError.cannotCreate(path: "\(directory)/\(name)-before-\(purpose)-\(stamp).tar.gz", reason: "a thousand bundles of that name exist already")
+    }
+}

@@ -1,0 +1,125 @@
+/// What kind of failure an error is, whatever type carries it: the one vocabulary that the
+/// command line maps to exit codes (cli.md) and a server to HTTP statuses.
+///
+/// Every error SaveKit and SaveArchive throw conforms to ``CategorizedError``; a front end
+/// switches over the category, never over concrete error types.
+public enum ErrorCategory: Sendable, Equatable, CaseIterable {
+    /// The caller asked for something impossible: an unknown kind, a version past the latest,
+    /// options that contradict each other.
+    case usage
+    /// The input is not what it should be: unparsable, invalid for its schema, from the
+    /// future, a checksum that does not match, an unsafe archive entry.
+    case badData
+    /// An input does not exist or cannot be opened.
+    case notFound
+    /// The output cannot be created.
+    case cannotCreate
+    /// Reading or writing failed part way, a full disk included.
+    case io
+    /// Another process holds what is needed; trying again later may work.
+    case busy
+    /// The credentials or permissions were refused.
+    case permissionDenied
+    /// Two changes that no rule reconciles.
+    case conflict
+}
+
+/// Something a user can do about an error. Libraries say what it means; only a front end
+/// turns it into words such as a flag name.
+public enum ErrorHint: Sendable, Equatable {
+    /// Accept a key repeated in one dictionary, keeping the last value.
+    case keepLastDuplicateKey
+    /// Say which codec the input is in.
+    case nameTheCodec
+    /// The bundle is past a safety limit; raising it is safe only for a trusted bundle.
+    case raiseLimit(ImportLimit)
+    /// Name the backup, since the default name is taken by another source.
+    case nameTheBackup
+    /// Import the files exactly as they are, without migrating them.
+    case importWithoutMigrating
+
+    /// The limits `import` applies to a bundle.
+    public enum ImportLimit: Sendable, Equatable {
+        case totalBytes, entries, compressionRatio
+    }
+}
+
+/// An error that knows its ``ErrorCategory`` and, maybe, an ``ErrorHint``.
+public protocol CategorizedError: Error, CustomStringConvertible {
+    var category: ErrorCategory { get }
+    var hint: ErrorHint? { get }
+}
+
+extension CategorizedError {
+    public var hint: ErrorHint? { nil }
+}
+
+/// An error of the kind most code needs: a category, the file, a place in it, the message, and
+/// what caused it. Shaped after swift-nio's `FileSystemError`: one type, a code, a message, a cause.
+public struct SaveError: CategorizedError, Sendable {
+    public var category: ErrorCategory
+    /// The file the error is about, when there is one.
+    public var file: String?
+    /// Where in the file: `3:14`, `byte 412`, a JSON Pointer, an archive entry.
+    public var location: String?
+    /// What was found and what was expected, for people.
+    public var message: String
+    public var hint: ErrorHint?
+    /// The lower-level error this one explains, if any.
+    public var cause: (any Error & Sendable)?
+
+    public init(_ category: ErrorCategory, file: String? = nil, location: String? = nil, _ message: String, hint: ErrorHint? = nil, cause: (any Error & Sendable)? = nil) {
+        (self.category, self.file, self.location, self.message, self.hint, self.cause) = (category, file, location, message, hint, cause)
+    }
+
+    /// `file:location: message`, each part only when present.
+    public var description: String {
+        [file, location].compactMap { $0 }.map { $0 + ": " }.joined() + message
+    }
+}
+
+extension CodecError: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .unknownCodec: .usage
+        case .malformed, .unrepresentable, .limitExceeded, .undetectable, .plugin: .badData
+        }
+    }
+
+    public var hint: ErrorHint? {
+        switch self {
+        case .undetectable: .nameTheCodec
+        case .malformed(_, _, let found, _): found.hasSuffix(" a second time") ? .keepLastDuplicateKey : nil
+        default: nil
+        }
+    }
+}
+
+extension FileError: CategorizedError {
+    public var category: ErrorCategory {
+        switch self {
+        case .unreadable: .notFound
+        case .cannotCreate: .cannotCreate
+        case .ioFailure: .io
+        }
+    }
+}
+
+extension PointerError: CategorizedError {
+    /// A malformed pointer is a usage error; a pointer that leads nowhere is a negative answer,
+    /// which the command line reports as its own exit code 1.
+    public var category: ErrorCategory {
+        switch self {
+        case .notAPointer, .badEscape: .usage
+        default: .badData
+        }
+    }
+}
+
+extension KindLoader.LoadError: CategorizedError {
+    public var category: ErrorCategory { .badData }
+}
+
+extension RegistryError: CategorizedError {
+    public var category: ErrorCategory { .usage }
+}

@@ -48,7 +48,7 @@ public final class ArchiveReader {
     /// The most compression layers read in ``Reading/anyArchive`` (a `.tar.gz.xz` has two).
     public static let maxLayers = 3
     /// The most bytes the layers may expand to, per byte of archive, beyond a first 64 MiB.
-    public static let maxExpansion: Int64 = 1000
+    public static let maxExpansion: Int64 = 200
 
     public init(path: String, reading: Reading = .bundle) throws(ArchiveError) {
         let size: Int64, head: [UInt8]
@@ -74,12 +74,17 @@ public final class ArchiveReader {
             archive_read_free(archive)
             throw .unreadable(archive: name, message: "libarchive could not allocate an entry")
         }
-        for layer in layers where archive_read_append_filter(archive, layer) != ARCHIVE_OK {
-            // A filter that libarchive would run as an external program answers with a warning.
+        if layers == [ARCHIVE_FILTER_COMPRESS] {
+            // libarchive 3.6.2 crashes when compress is set explicitly: it is let bid, alone.
+            archive_read_support_filter_compress(archive)
+        } else {
+            for layer in layers where archive_read_append_filter(archive, layer) != ARCHIVE_OK {
+                // A filter that libarchive would run as an external program answers with a warning.
             let message = "its \(Compression.name(of: layer)) compression cannot be read in-process, expected one savetool reads itself"
             archive_read_free(archive)
-            archive_entry_free(entry)
-            throw .malformed(archive: name, entry: nil, message: message)
+                archive_entry_free(entry)
+                throw .malformed(archive: name, entry: nil, message: message)
+            }
         }
         switch reading {
         case .bundle:
@@ -151,6 +156,13 @@ public final class ArchiveReader {
                 }
                 return [code]
             case .anyArchive:
+                if compression == .compress {
+                    // Read by bidding (see allocate), so only as the one layer, never inside another.
+                    guard layers.isEmpty else {
+                        throw .malformed(archive: name, entry: nil, message: "compress (.Z) inside another compression, expected it as the only layer")
+                    }
+                    return [code]
+                }
                 guard layers.count < maxLayers else {
                     throw .malformed(archive: name, entry: nil, message: "more than \(maxLayers) layers of compression, expected an archive compressed at most \(maxLayers) times")
                 }
@@ -278,6 +290,12 @@ public final class ArchiveReader {
 
     /// The next entry's header, or `nil` at the end of the archive.
     public func next() throws(ArchiveError) -> ArchiveEntryInfo? {
+        // Under compression, skipping an entry means inflating it: done here, in bounded steps,
+        // so that a bomb stops at the bound instead of inside libarchive's skip.
+        if currentPath != nil && archive_filter_count(archive) > 1 {
+            var scratch = [UInt8](repeating: 0, count: 1 << 16)
+            while try read(into: &scratch) > 0 {}
+        }
         let status = UTF8Locale.run { archive_read_next_header2(archive, entry) }
         if status == ARCHIVE_EOF { return nil }
         // A name in a foreign encoding (a zip written on a cp866 or cp932 system) comes as a

@@ -90,7 +90,7 @@ enum Failure {
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
         case let error as BundleImportError: return "\(error.path): \(error)"
-        case let error as ArchiveError: return "\(error.archive): \(error)"
+        case let error as ArchiveError: return prefix.isEmpty ? "\(error.archive): \(error)" : prefix + " \(error)"
         case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + " \(error)"
         default: return "\(error)"
         }

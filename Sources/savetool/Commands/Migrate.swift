@@ -13,15 +13,17 @@ struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Migrate save files to the current (or --to) version of their kind, in batch.",
         discussion: """
-            Files and directories (recursively) are read, their kind and version recognised \
-            (the version field, else the kind's fingerprints), and each step of the kind's \
-            migrations applied, the schema checked after every step. One bad file never stops \
-            the batch: it is reported and left untouched. Files already at the target version \
-            are not rewritten.
+            Files and directories (recursively) are read and their kind recognised, never \
+            guessed: a kind claims a file by its path (its files patterns) or by a fingerprint \
+            of its content, never by a version field alone; other files are skipped untouched. \
+            Each step of the kind's migrations is applied, the schema checked after every step. \
+            One bad file never stops the batch: it is reported and left untouched. Files \
+            already at the target version are checked, not rewritten.
 
             --out <dir> writes each migrated file at the same relative path under <dir>; \
-            --in-place replaces the files, after saving the input directories as bundles \
-            (their paths printed; --no-backup opts out). --check writes nothing and exits 1 when \
+            --in-place replaces the files, after saving exactly the files that will change in \
+            a new bundle beside each argument, <name>-before-migrate-<time>.tar.gz, never \
+            over an earlier one (its path printed; --no-backup opts out). --check writes nothing and exits 1 when \
             any file would be migrated, for CI.
 
             The last line: N migrated, N unchanged, N skipped, N failed. --report writes one \

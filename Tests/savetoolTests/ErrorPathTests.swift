@@ -1,0 +1,117 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Every way a command can fail, through the binary: its exit code, one line on stderr
+/// starting `savetool: ` and naming what is wrong, and nothing on disk created or changed.
+@Suite("every error path: exit code and message shape")
+struct ErrorPathTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        /// Run in the case's own empty directory, after `prepare`; paths are relative to it.
+        var arguments: [String]
+        var prepare: @Sendable (URL) throws -> Void = { _ in }
+        var status: Int32
+        /// A regular expression the stderr line must match.
+        var message: String
+        /// The whole of stdout, when the command prints anything.
+        var output = ""
+
+        var testDescription: String { name }
+    }
+
+    // MARK: Prepared files
+
+    static func write(_ text: String, to path: String, in directory: URL) throws {
+        let url = directory.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    /// `saves/` with a version 1 tournament, which any migration that got going would rewrite
+    /// (and, in place, save in a bundle first).
+    static func oldSaves(_ directory: URL) throws {
+        let documents = directory.appendingPathComponent("saves/Documents")
+        try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: CLI.sample("kape/history/2024-v1/Documents/current_tournament.json"), toPath: documents.appendingPathComponent("current_tournament.json").path)
+    }
+
+    /// `strict.tar.gz`: a bundle whose one tournament is at the current version but invalid for its schema.
+    static func bundleWithAnInvalidSave(_ directory: URL) throws {
+        let source = directory.appendingPathComponent("source")
+        try write(#"{"schemaVersion": 3, "players": [], "round": -5, "activePlayerIndex": 0, "status": "playing", "deckId": "classic"}"#,
+                  to: "Documents/current_tournament.json", in: source)
+        let exported = try CLI.run("export", source.path, "-o", directory.appendingPathComponent("strict.tar.gz").path)
+        #expect(exported.status == 0, "\(exported.errors)")
+        try FileManager.default.removeItem(at: source)
+    }
+
+    static let cases: [Case] = [
+        Case(name: "migrate --kind no.such.kind", arguments: ["migrate", "saves", "--in-place", "--kind", "no.such.kind"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "no save kind 'no\\.such\\.kind'"),
+        Case(name: "migrate --to 7", arguments: ["migrate", "saves", "--in-place", "--to", "7"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "version 7, expected at most 3"),
+        Case(name: "validate --kind nope", arguments: ["validate", "saves/Documents/current_tournament.json", "--kind", "nope"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "no save kind 'nope'"),
+        Case(name: "migrate of a missing path", arguments: ["migrate", "saves", "missing-saves", "--in-place"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 66, message: "^savetool: missing-saves: cannot read"),
+        Case(name: "inspect of a missing file", arguments: ["inspect", "missing.json"],
+             status: 66, message: "^savetool: missing\\.json: cannot read"),
+        Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
+             status: 66, message: "^savetool: missing\\.tar\\.gz: cannot read"),
+        Case(name: "import of a file that is not an archive", arguments: ["import", "not-a-bundle.tar.gz", "--into", "restored"],
+             prepare: { try ErrorPathTests.write("these are not the bytes of an archive\n", to: "not-a-bundle.tar.gz", in: $0) },
+             status: 65, message: "^savetool: not-a-bundle\\.tar\\.gz: "),
+        Case(name: "convert of broken JSON", arguments: ["convert", "broken.json", "-o", "converted.plist"],
+             prepare: { try ErrorPathTests.write("{\"players\": [\"Ana\",\n  \"Besa\",]\n}\n", to: "broken.json", in: $0) },
+             status: 65, message: "^savetool: broken\\.json:2:10: "),
+        Case(name: "migrate of a truncated save", arguments: ["migrate", "saves", "--in-place"],
+             prepare: { directory in
+                 let whole = try Data(contentsOf: URL(fileURLWithPath: CLI.sample("kape/history/2024-v1/Documents/current_tournament.json")))
+                 try ErrorPathTests.write(String(decoding: whole.prefix(40), as: UTF8.self), to: "saves/Documents/current_tournament.json", in: directory)
+             },
+             status: 1, message: "^savetool: saves/Documents/current_tournament\\.json: failed: ",
+             output: "0 migrated, 0 unchanged, 0 skipped, 1 failed\n"),
+        Case(name: "import --strict of an invalid save", arguments: ["import", "strict.tar.gz", "--into", "restored", "--strict"], prepare: { try ErrorPathTests.bundleWithAnInvalidSave($0) },
+             status: 65, message: "^savetool: strict\\.tar\\.gz: files/Documents/current_tournament\\.json: invalid: "),
+        Case(name: "export into a missing directory", arguments: ["export", "saves", "-o", "missing-dir/saves.tar.gz"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 73, message: "^savetool: missing-dir/saves\\.tar\\.gz: "),
+        Case(name: "backup verify of a missing repository", arguments: ["backup", "verify", "--repo", "missing-repo"],
+             status: 66, message: "^savetool: missing-repo: "),
+        Case(name: "backup list of a missing repository", arguments: ["backup", "list", "--repo", "missing-repo"],
+             status: 66, message: "^savetool: missing-repo: "),
+        Case(name: "backup prune of a missing repository", arguments: ["backup", "prune", "--repo", "missing-repo"],
+             status: 66, message: "^savetool: missing-repo: "),
+        Case(name: "export to an extension savetool cannot write", arguments: ["export", "saves", "-o", "saves.tar.bz2"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "saves\\.tar\\.bz2"),
+        Case(name: "export with a compression the name contradicts", arguments: ["export", "saves", "--compression", "zstd", "-o", "saves.tar.gz"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "zstd.*saves\\.tar\\.gz"),
+        Case(name: "import --into . with the backup repository inside it", arguments: ["import", "strict.tar.gz", "--into", ".", "--backup-repo", "backups"],
+             prepare: { try ErrorPathTests.bundleWithAnInvalidSave($0) }, status: 64, message: "backups: inside the destination"),
+    ]
+
+    @Test func theTableCoversEveryPath() {
+        #expect(Self.cases.count == 17)
+        #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
+        #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
+    }
+
+    @Test(arguments: ErrorPathTests.cases)
+    func failsWithItsCodeAndOneLine(_ failure: Case) throws {
+        let directory = try Processes.temporaryDirectory("error-path")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try failure.prepare(directory)
+        let listing = try FileManager.default.subpathsOfDirectory(atPath: directory.path).sorted()
+        let contents = try ImportCrashTests.contents(of: directory)
+
+        let result = try Processes.run([CLI.executable] + failure.arguments, directory: directory)
+        #expect(result.status == failure.status, "exit \(result.status): \(result.errors)")
+        #expect(result.errors.hasPrefix("savetool: "), "\(result.errors)")
+        #expect(result.errors.hasSuffix("\n") && result.errors.filter { $0 == "\n" }.count == 1, "not one line: \(result.errors)")
+        #expect(result.errorMatches(failure.message), "\(result.errors) does not match \(failure.message)")
+        #expect(result.outputText == failure.output)
+        // Nothing created, nothing changed: no output file, no bundle of originals, no staging left behind.
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: directory.path).sorted() == listing)
+        #expect(try ImportCrashTests.contents(of: directory) == contents)
+    }
+}

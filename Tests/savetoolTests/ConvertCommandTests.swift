@@ -43,7 +43,7 @@ struct ConvertCommandTests {
         let input = Array(#"{"a": 1, "b": null, "c": [null, 2]}"#.utf8)
         let refused = try CLI.run("convert", "-", "--to", "plist", input: input)
         #expect(refused.status == 65)
-        #expect(refused.errors == "savetool: <stdin>:/b: null cannot be written as plist, expected a value (plist has no null; --null drop leaves such keys out)\n")
+        #expect(refused.errors == "savetool: <stdin>:/b: null cannot be written as plist, expected a value (plist has no null); --null drop leaves such keys out\n")
         let dropped = try CLI.run("convert", "-", "--to", "bplist", "--null", "drop", input: input)
         #expect(dropped.status == 0)
         #expect(dropped.errors.contains("dropped 2 null values"))

@@ -315,5 +315,9 @@ struct TrustMigrateTests {
         for (path, bytes) in expected {
             #expect(try Data(contentsOf: tree.appendingPathComponent(path)) == bytes, "\(path) is not migrated")
         }
+        // What killed runs left unfinished is gone: no temporary file in the tree or beside it.
+        let leftovers = (FileManager.default.enumerator(atPath: workspace.path)?.allObjects as? [String] ?? [])
+            .filter { $0.contains(".savetool-") && !$0.hasPrefix("scratch") }
+        #expect(leftovers.isEmpty, "\(leftovers.count) temporary files left, e.g. \(leftovers.prefix(3))")
     }
 }

@@ -129,7 +129,7 @@ public struct BackupRepository: Sendable {
     public func removeStrayTemporaryFiles() -> [String] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var removed: [String] = []
-        for file in entries where file.hasPrefix(".") && file.range(of: #"\.savetool-[A-Za-z0-9]{6}$"#, options: .regularExpression) != nil {
+        for file in entries where FileIO.isTemporaryName(file) {
             var info = stat()
             let path = directory + "/" + file
             if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, unlink(path) == 0 { removed.append(path) }

@@ -28,6 +28,7 @@ public struct OriginalsKeeper: Sendable {
     /// named `<name>-before-<purpose>-<time>[-N].tar.gz`, and returns its path. `nil` when
     /// `paths` is empty: nothing changes, so nothing is written.
     public func keep(_ paths: [String], under root: String, in directory: String, name: String) throws -> String? {
+        removeAbandonedBundles(in: directory, name: name)
         guard !paths.isEmpty else { return nil }
         let moment = now()
         let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: moment.timeIntervalSinceReferenceDate.rounded(.down)))
@@ -45,5 +46,14 @@ public struct OriginalsKeeper: Sendable {
             }
         }
         throw BundleError.cannotCreate(path: "\(directory)/\(name)-before-\(purpose)-\(stamp).tar.gz", reason: "a thousand bundles of that name exist already")
+    }
+
+    /// The unfinished bundles of a run that was killed before its bundle was complete (and so
+    /// before any original was replaced): `.<name>-before-<purpose>-….tar.gz.savetool-XXXXXX`.
+    public func removeAbandonedBundles(in directory: String, name: String) {
+        guard let siblings = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for sibling in siblings where sibling.hasPrefix(".\(name)-before-\(purpose)-") && FileIO.isTemporaryName(sibling) {
+            unlink(directory + "/" + sibling)
+        }
     }
 }

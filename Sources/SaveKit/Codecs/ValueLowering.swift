@@ -17,16 +17,16 @@ public enum ValueLowering {
 
         public var isEmpty: Bool { droppedNulls == 0 && truncatedDates == 0 && retypedValues == 0 }
 
-        /// One sentence per kind of change, for stderr.
-        public var warnings: [String] {
-            var lines: [String] = []
-            if droppedNulls > 0 { lines.append("dropped \(droppedNulls) null value\(droppedNulls == 1 ? "" : "s") (--null drop)") }
+        /// One sentence per kind of change, for stderr, each with the hint of the choice that
+        /// made it (a front end names its option).
+        public var warnings: [(text: String, hint: ErrorHint)] {
+            var lines: [(String, ErrorHint)] = []
+            if droppedNulls > 0 { lines.append(("dropped \(droppedNulls) null value\(droppedNulls == 1 ? "" : "s")", .dropNulls)) }
             if truncatedDates > 0 {
-                lines.append("rounded \(truncatedDates) date\(truncatedDates == 1 ? "" : "s") down to whole seconds (--round-dates)")
+                lines.append(("rounded \(truncatedDates) date\(truncatedDates == 1 ? "" : "s") down to whole seconds", .roundDates))
             }
             if retypedValues > 0 {
-                lines.append(
-                    "plain JSON: \(retypedValues) date, data or uid value\(retypedValues == 1 ? "" : "s") written as string or integer; typed JSON (without --plain) keeps them")
+                lines.append(("plain JSON: \(retypedValues) date, data or uid value\(retypedValues == 1 ? "" : "s") written as string or integer", .keepTypes))
             }
             return lines
         }
@@ -137,7 +137,7 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         switch scalar {
         case .null:
             guard options.nullPolicy == .drop, !positions.isEmpty else {
-                throw unrepresentable("null", "a value (plist has no null; --null drop leaves such keys out)")
+                throw unrepresentable("null", "a value (plist has no null)")
             }
             report.droppedNulls += 1
             pendingKey = nil
@@ -153,7 +153,7 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
             guard options.subsecondDatePolicy == .truncate else {
                 throw unrepresentable(
                     "the date \(RFC3339.format(date)) with a fraction of a second",
-                    "whole seconds (XML plist dates hold no fraction; --round-dates rounds down, bplist or typed JSON keep it)")
+                    "whole seconds (XML plist dates hold no fraction; bplist and typed JSON keep it)")
             }
             report.truncatedDates += 1
             try forward(.date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down))))

@@ -37,6 +37,12 @@ public enum ErrorHint: Sendable, Equatable {
     case nameTheBackup
     /// Import the files exactly as they are, without migrating them.
     case importWithoutMigrating
+    /// Leave out the keys whose value is null, for a format without null.
+    case dropNulls
+    /// Round dates down to whole seconds, for a format without fractions of a second.
+    case roundDates
+    /// Keep dates, data and uids typed (typed JSON rather than plain JSON).
+    case keepTypes
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Equatable {
@@ -89,7 +95,10 @@ extension CodecError: CategorizedError {
     public var hint: ErrorHint? {
         switch self {
         case .undetectable: .nameTheCodec
+        // The readers and ValueLowering word these cases alike, so the words tell the hint.
         case .malformed(_, _, let found, _): found.hasSuffix(" a second time") ? .keepLastDuplicateKey : nil
+        case .unrepresentable(_, _, let found, _) where found == "null": .dropNulls
+        case .unrepresentable(_, _, let found, _) where found.hasSuffix("with a fraction of a second"): .roundDates
         default: nil
         }
     }

@@ -116,6 +116,12 @@ public enum FileIO {
         return string(fromTemplate: template)
     }
 
+    /// Whether `name` is one of the temporary names above (`.<name>.savetool-XXXXXX`): what a
+    /// killed savetool leaves behind, and the next run may remove.
+    public static func isTemporaryName(_ name: String) -> Bool {
+        name.hasPrefix(".") && name.range(of: #"\.savetool-[A-Za-z0-9]{6}$"#, options: .regularExpression) != nil
+    }
+
     private static func temporaryTemplate(beside destination: String) -> [CChar] {
         let name = destination.split(separator: "/").last.map(String.init) ?? destination
         return Array("\(parentDirectory(of: destination))/.\(name).savetool-XXXXXX".utf8CString)

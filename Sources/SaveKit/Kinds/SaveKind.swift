@@ -74,7 +74,7 @@ public struct SaveKind: Sendable {
 
         public var description: String {
             switch self {
-            case .named: "named with --kind"
+            case .named: "named explicitly"
             case .declared(let holder): "declared by \(holder)"
             case .path(let pattern): "its path matches \(pattern)"
             case .fingerprint(let version): "its content matches the fingerprint of version \(version)"

@@ -80,14 +80,14 @@ struct Convert: ParsableCommand {
                 destination.abort()
                 throw error
             }
-            for warning in report.warnings { global.warn("\(input): \(warning)") }
+            for warning in report.warnings { global.warn("\(input): \(Failure.warning(warning))") }
             if global.json && output != "-" {
                 let attributes = try? FileManager.default.attributesOfItem(atPath: output)
                 try Console.outputJSON([
                     "input": .string(input), "output": .string(output),
                     "from": .string(source.id), "to": .string(target.id),
                     "bytesIn": .int(UInt64(inputSize)), "bytesOut": .int((attributes?[.size] as? UInt64) ?? 0),
-                    "warnings": .array(report.warnings.map(SaveValue.string)),
+                    "warnings": .array(report.warnings.map { .string(Failure.warning($0)) }),
                 ])
             }
         }

@@ -87,7 +87,7 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
-        let files = FileWalk(paths: paths)
+        var files = FileWalk(paths: paths)
         let pipeline = try Failure.reporting { () throws -> SavePipeline in
             try files.checkPathsExist()
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
@@ -97,6 +97,7 @@ struct Migrate: ParsableCommand {
         // per argument, durable before the first file is replaced; a file that changes between
         // that pass and its rewrite is left alone.
         let kept = writes && inPlace && !noBackup ? try saveOriginals(files, pipeline: pipeline) : nil
+        files.removesAbandonedTemporaryFiles = writes && inPlace
         let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
         let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
@@ -166,11 +167,13 @@ struct Migrate: ParsableCommand {
         }
         var kept: [String: String] = [:]
         let keeper = OriginalsKeeper(createdBy: "savetool \(SaveTool.version)", purpose: "migrate")
-        for (argument, entries) in changing.sorted(by: { $0.key < $1.key }) {
+        for argument in files.paths.indices {
+            let entries = changing[argument] ?? []
             let root = files.root(of: argument)
             let absolute = URL(fileURLWithPath: files.paths[argument]).standardizedFileURL.path
             // Beside the directory or file given, named after it.
             let (directory, name) = (FileIO.parentDirectory(of: absolute), URL(fileURLWithPath: absolute).lastPathComponent)
+            // Called for every argument: it also removes what a killed run left unfinished.
             let bundle = try Failure.reporting { try keeper.keep(entries.map(\.relative), under: root, in: directory, name: name) }
             if let bundle, !global.quiet {
                 Console.error("savetool: originals of \(entries.count) file\(entries.count == 1 ? "" : "s") in \(files.paths[argument]) saved in \(bundle)")

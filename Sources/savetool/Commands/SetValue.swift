@@ -61,7 +61,7 @@ enum DocumentOutput {
     static func replace(_ document: LoadedDocument, global: GlobalOptions) throws {
         var report = ValueLowering.Report()
         let bytes = try document.codec.encode(document.value, options: EncodingOptions(), report: &report)
-        for warning in report.warnings { global.warn("\(document.path): \(warning)") }
+        for warning in report.warnings { global.warn("\(document.path): \(Failure.warning(warning))") }
         try FileIO.writeAtomically(bytes, to: document.path)
     }
 }

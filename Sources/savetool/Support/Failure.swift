@@ -45,7 +45,15 @@ enum Failure {
         case .raiseLimit(.compressionRatio): "raise the limit with --max-ratio if the bundle is trusted"
         case .nameTheBackup: "give this source a name of its own with --name"
         case .importWithoutMigrating: "--no-migrate imports it as it is"
+        case .dropNulls: "--null drop leaves such keys out"
+        case .roundDates: "--round-dates rounds down"
+        case .keepTypes: "typed JSON, without --plain, keeps them"
         }
+    }
+
+    /// A warning of ``ValueLowering``, with the option that made the change.
+    static func warning(_ change: (text: String, hint: ErrorHint)) -> String {
+        "\(change.text) (\(words(for: change.hint)))"
     }
 
     /// Runs `body`; on error prints its message (naming `file`) and exits with its code.
@@ -71,7 +79,7 @@ enum Failure {
         case let error as PointerError where error.category == .badData:
             return (prefix + "\(error)", Code.negative)  // a path that leads nowhere: a negative answer
         case let error as any CategorizedError:
-            let text = message(error, prefix: prefix) + (error.hint.map { " (\(words(for: $0)))" } ?? "")
+            let text = message(error, prefix: prefix) + (error.hint.map { "; " + words(for: $0) } ?? "")
             return (text, exitCode(error.category))
         default:
             return (prefix + " \(error)", Code.software)

@@ -22,6 +22,9 @@ struct FileWalk {
     }
 
     var paths: [String]
+    /// Removes the temporary files a killed savetool left in the walked directories (a run that
+    /// rewrites files in place, where no other savetool should be writing).
+    var removesAbandonedTemporaryFiles = false
 
     /// Checks that every path exists, before anything is done.
     func checkPathsExist() throws {
@@ -57,13 +60,19 @@ struct FileWalk {
     }
 
     private func walk(_ directory: String, relative: String, argument: Int, _ body: (File) throws -> Bool) throws -> Bool {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        if removesAbandonedTemporaryFiles {
+            for name in all where FileIO.isTemporaryName(name) && isRegularFile(directory + "/" + name, followingLinks: false) {
+                unlink(directory + "/" + name)
+            }
+        }
+        let names = all.filter { !$0.hasPrefix(".") }.sorted()
         for name in names {
             let path = directory + "/" + name
             let inside = relative.isEmpty ? name : relative + "/" + name
             if isDirectory(path, followingLinks: false) {
                 guard try walk(path, relative: inside, argument: argument, body) else { return false }
-            } else if isRegularFile(path) {
+            } else if isRegularFile(path, followingLinks: true) {
                 guard try body(File(path: path, relative: inside, argument: argument)) else { return false }
             }
         }
@@ -76,8 +85,9 @@ struct FileWalk {
         return result == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 
-    private func isRegularFile(_ path: String) -> Bool {
+    private func isRegularFile(_ path: String, followingLinks: Bool) -> Bool {
         var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        let result = followingLinks ? stat(path, &status) : lstat(path, &status)
+        return result == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 }

@@ -118,7 +118,7 @@ struct BinaryPlistWriter {
             }
             return share(.dictionary, count: entriesOfValue.count, from: first, placeholder: index)
         case .null:
-            throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null; --null drop leaves such keys out)")
+            throw .unrepresentable(codec: "bplist", at: JSONPointer(tokens: path), found: "null", expected: "a value (plist has no null)")
         default:
             let hash = Self.scalarHash(value)
             let found = sharedScalars.find(hash) { index in

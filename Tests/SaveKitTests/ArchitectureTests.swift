@@ -1,0 +1,52 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The module rules, read off the sources: what each module may import, and that flag names
+/// live only in the command-line tool.
+@Suite("architecture")
+struct ArchitectureTests {
+    /// The Swift files of one target, with their text.
+    static func sources(_ target: String) throws -> [(path: String, text: String)] {
+        let root = Corpus.packageRoot.appendingPathComponent("Sources/\(target)").path
+        let files = Files.regularFiles(under: root).filter { $0.hasSuffix(".swift") }
+        return try files.map { ($0, try String(contentsOfFile: root + "/" + $0, encoding: .utf8)) }
+    }
+
+    static func imports(_ text: String) -> Set<String> {
+        Set(text.split(separator: "\n").compactMap { line in
+            line.hasPrefix("import ") ? String(line.dropFirst("import ".count)).trimmingCharacters(in: .whitespaces) : nil
+        })
+    }
+
+    @Test func modulesImportOnlyWhatTheirLayerAllows() throws {
+        let rules: [(target: String, forbidden: Set<String>)] = [
+            ("SaveKit", ["SaveArchive", "CArchive", "ArgumentParser", "savetool", "BuiltInFormats"]),
+            ("SaveArchive", ["ArgumentParser", "savetool"]),
+        ]
+        for (target, forbidden) in rules {
+            let files = try Self.sources(target)
+            #expect(files.count > 10, "\(target) has \(files.count) files")
+            for file in files {
+                let found = Self.imports(file.text).intersection(forbidden)
+                #expect(found.isEmpty, "\(target)/\(file.path) imports \(found.sorted())")
+            }
+        }
+    }
+
+    /// Libraries say what a hint means; only the CLI names the flag (a server has no flags).
+    @Test func flagNamesLiveOnlyInTheCommandLineTool() throws {
+        var checked = 0
+        for target in ["SaveKit", "SaveArchive"] {
+            for file in try Self.sources(target) {
+                for (number, line) in file.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let code = line.trimmingCharacters(in: .whitespaces)
+                    guard !code.hasPrefix("//") else { continue }
+                    checked += 1
+                    #expect(code.firstMatch(of: /"[^"]*--[a-z][a-z-]+[^"]*"/) == nil, "\(target)/\(file.path):\(number + 1): \(code)")
+                }
+            }
+        }
+        #expect(checked > 1000)
+    }
+}

@@ -20,8 +20,9 @@ struct SaveTool: ParsableCommand {
               savetool diff yesterday.plist today.plist
 
             Exit codes: 0 success, 1 a negative answer (diff found differences, get found no \
-            value), 64 usage, 65 bad data, 66 unreadable input, 73 cannot create output, \
-            74 I/O error.
+            value, migrate had failed files), 64 usage, 65 bad data, 66 unreadable input, \
+            73 cannot create output, 74 I/O error, 75 busy (another savetool holds the \
+            repository's lock), 77 permission denied.
             """,
         version: version,
         subcommands: [
@@ -38,6 +39,23 @@ struct SaveTool: ParsableCommand {
         // Past a file-size limit (ulimit -f), write() should fail with EFBIG — reported, exit
         // 74, the temporary file removed — rather than the process being killed by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
-        main(GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            // A usage error is one line in the shape of every other error, with where to read more.
+            if !(error is ExitCode), exitCode(for: error).rawValue == Failure.Code.usage {
+                var names = ["savetool"], command: any ParsableCommand.Type = SaveTool.self
+                for argument in arguments {
+                    guard let sub = command.configuration.subcommands.first(where: { $0._commandName == argument }) else { break }
+                    (names, command) = (names + [argument], sub)
+                }
+                let help = (names + ["--help"]).joined(separator: " ")
+                Console.error("savetool: \(message(for: error)) (see \(help))")
+                Foundation.exit(Failure.Code.usage)
+            }
+            exit(withError: error)
+        }
     }
 }

@@ -49,6 +49,10 @@ struct ErrorPathTests {
     static let cases: [Case] = [
         Case(name: "migrate --kind no.such.kind", arguments: ["migrate", "saves", "--in-place", "--kind", "no.such.kind"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "no save kind 'no\\.such\\.kind'"),
+        Case(name: "migrate without a destination", arguments: ["migrate", "saves"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "^savetool: say where the results go: .* \\(see savetool migrate --help\\)$"),
+        Case(name: "an unknown option", arguments: ["backup", "create", "saves", "--repo", "backups", "--bogus"], prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "^savetool: Unknown option '--bogus' \\(see savetool backup create --help\\)$"),
         Case(name: "migrate --to 7", arguments: ["migrate", "saves", "--in-place", "--to", "7"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "version 7, expected at most 3"),
         Case(name: "validate --kind nope", arguments: ["validate", "saves/Documents/current_tournament.json", "--kind", "nope"], prepare: { try ErrorPathTests.oldSaves($0) },
@@ -91,7 +95,7 @@ struct ErrorPathTests {
     ]
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 17)
+        #expect(Self.cases.count == 19)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

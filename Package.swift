@@ -72,6 +72,6 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         // Runs the built savetool binary: exit codes, messages, files on disk.
-        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"]),
+        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

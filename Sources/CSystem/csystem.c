@@ -48,3 +48,45 @@ int savetool_rename_noreplace(const char *from, const char *to) {
     unlink(from);
     return 0;
 }
+
+#if defined(__linux__)
+#include <sys/xattr.h>
+#endif
+
+long savetool_list_xattrs(const char *path, char *names, unsigned long size) {
+#if defined(__linux__)
+    return (long)llistxattr(path, names, size);
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+long savetool_get_xattr(const char *path, const char *name, void *value, unsigned long size) {
+#if defined(__linux__)
+    return (long)lgetxattr(path, name, value, size);
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+int savetool_set_xattr(int descriptor, const char *path, const char *name, const void *value, unsigned long size) {
+#if defined(__linux__)
+    return descriptor >= 0 ? fsetxattr(descriptor, name, value, size, 0) : lsetxattr(path, name, value, size, 0);
+#else
+    errno = ENOTSUP;
+    return -1;
+#endif
+}
+
+int savetool_has_holes(int descriptor, long long size) {
+#if defined(SEEK_HOLE)
+    if (size <= 0) return 0;
+    off_t hole = lseek(descriptor, 0, SEEK_HOLE);
+    lseek(descriptor, 0, SEEK_SET);
+    return hole >= 0 && hole < size;
+#else
+    return 0;
+#endif
+}

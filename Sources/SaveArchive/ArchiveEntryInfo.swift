@@ -1,4 +1,5 @@
 import Foundation
+import OrderedCollections
 
 /// An archive entry's header: what it is, its name, size, permissions and time.
 public struct ArchiveEntryInfo: Sendable, Equatable {
@@ -20,6 +21,10 @@ public struct ArchiveEntryInfo: Sendable, Equatable {
     /// The permission bits (`0o644`).
     public var permissions: UInt16
     public var modified: Date?
+    /// The modification time to the nanosecond, when known (it wins over ``modified``).
+    public var timestamp: Timestamp?
+    /// Extended attributes, by name.
+    public var xattrs: OrderedDictionary<String, [UInt8]> = [:]
     /// The name's bytes when they are not UTF-8 (`path` then holds them with U+FFFD for each bad byte).
     public var rawPath: [UInt8]?
 

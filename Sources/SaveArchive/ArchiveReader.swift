@@ -36,6 +36,8 @@ public final class ArchiveReader {
     private var currentPath: String?
     /// The archive's own size, against which expansion is bounded.
     private let compressedSize: Int64
+    /// Bundles are bounded by their manifest's declared sizes instead (checked by the importer).
+    private var boundsExpansion = true
 
     /// What an archive may be.
     public enum Reading: Sendable {
@@ -58,6 +60,7 @@ public final class ArchiveReader {
         }
         (self.path, archive, entry) = try Self.allocate(name: path, layers: layers, reading: reading)
         compressedSize = size
+        boundsExpansion = reading == .anyArchive
         let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
         if status != ARCHIVE_OK {
             // Every stored property is set, so deinit runs and frees both.
@@ -115,6 +118,7 @@ public final class ArchiveReader {
         }
         memory = copy
         compressedSize = Int64(bytes.count)
+        boundsExpansion = reading == .anyArchive
         let status = UTF8Locale.run { archive_read_open_memory(archive, copy.baseAddress, bytes.count) }
         if status != ARCHIVE_OK { throw .malformed(archive: name, entry: nil, message: Self.openFailure(archive, reading: reading)) }
     }
@@ -362,6 +366,7 @@ public final class ArchiveReader {
 
     /// Compression bombs stop here: what the layers expanded to is bounded by the archive's size.
     private func checkExpansion() throws(ArchiveError) {
+        guard boundsExpansion else { return }
         let expanded = archive_filter_bytes(archive, 0)
         let bound = (64 << 20) + Self.maxExpansion * max(compressedSize, 1)
         guard expanded <= bound else {

@@ -100,9 +100,14 @@ public final class ArchiveWriter {
         archive_entry_set_perm(entry, mode_t(info.permissions))
         archive_entry_set_uid(entry, 0)
         archive_entry_set_gid(entry, 0)
-        if let modified = info.modified {
+        if let timestamp = info.timestamp {
+            archive_entry_set_mtime(entry, time_t(timestamp.seconds), Int(timestamp.nanoseconds))
+        } else if let modified = info.modified {
             let seconds = modified.timeIntervalSince1970.rounded(.down)
             archive_entry_set_mtime(entry, time_t(seconds), Int((modified.timeIntervalSince1970 - seconds) * 1e9))
+        }
+        for (name, value) in info.xattrs {
+            value.withUnsafeBytes { archive_entry_xattr_add_entry(entry, name, $0.baseAddress, $0.count) }
         }
         var declared: Int64 = 0
         switch info.kind {

@@ -46,15 +46,20 @@ struct BundleExportTests {
 
         let items = try entries(of: bundle)
         #expect(items.first?.path == "manifest.json")
+        // Format 2 lists the directories too, each before what it holds (zip stores them with a "/").
         #expect(items.dropFirst().map(\.path) == manifest.files.map { "files/" + $0.path })
-        #expect(manifest.files.map(\.path) == ["Documents/Lojtari é.json", "Documents/current_tournament.json", "Library/Preferences/玩家.plist", "Library/🎮/empty", "a.txt"])
-        #expect(manifest.files.map(\.codec) == ["json", "json", "bplist", nil, nil])
+        #expect(manifest.files.map(\.path) == [
+            "Documents", "Documents/Lojtari é.json", "Documents/current_tournament.json", "Library", "Library/Preferences",
+            "Library/Preferences/玩家.plist", "Library/🎮", "Library/🎮/empty", "a.txt",
+        ])
+        #expect(manifest.files.map(\.type) == [.directory, .file, .file, .directory, .directory, .file, .directory, .file, .file])
+        #expect(manifest.files.map(\.codec) == [nil, "json", "json", nil, nil, "bplist", nil, nil, nil])
         #expect(manifest.files.last?.mode == 0o600)
         #expect(items.last?.permissions == 0o600)
         // The manifest in the bundle is the one returned, and its checksums are those of sha256sum.
         let stored = try JSONCodec().decode(items[0].data)
         #expect(stored == manifest.value)
-        for file in manifest.files {
+        for file in manifest.files where file.type == .file {
             let digest = try Processes.run(["sha256sum", tree.appendingPathComponent(file.path).path])
             #expect(digest.outputText.hasPrefix(file.sha256 + " "), "\(file.path)")
         }
@@ -71,18 +76,24 @@ struct BundleExportTests {
         #expect(FileManager.default.contentsEqual(atPath: first, andPath: second))
     }
 
-    @Test func linksAreRefusedAndNothingIsWritten() throws {
+    /// A link inside the tree is kept as a link; one that leads out of it is left out with a
+    /// warning (import would refuse it), and the rest of the folder is still backed up.
+    @Test func linksInsideAreKeptAndLinksOutAreLeftOutWithAWarning() throws {
         let tree = try makeTree()
         defer { try? FileManager.default.removeItem(at: tree) }
-        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("Documents/link").path, withDestinationPath: "/etc/passwd")
-        let parent = tree.deletingLastPathComponent()
-        let bundle = parent.appendingPathComponent(tree.lastPathComponent + ".tar.gz").path
-        let before = try FileManager.default.contentsOfDirectory(atPath: parent.path).count
-        let exporter = BundleExporter(createdAt: Date(), createdBy: "savetool test")
-        #expect(throws: BundleError.unsupportedEntry(path: tree.appendingPathComponent("Documents/link").path, kind: "a symbolic link")) {
-            try exporter.export(directory: tree.path, to: bundle)
-        }
-        #expect(!FileManager.default.fileExists(atPath: bundle))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).count == before)
+        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("Documents/out").path, withDestinationPath: "/etc/passwd")
+        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("Documents/up").path, withDestinationPath: "../../x")
+        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("Documents/in").path, withDestinationPath: "../a.txt")
+        let bundle = tree.path + ".tar.gz"
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        final class Warnings: @unchecked Sendable { var lines: [String] = []; let lock = NSLock() }
+        let warnings = Warnings()
+        var exporter = BundleExporter(createdAt: Date(), createdBy: "savetool test")
+        exporter.warn = { line in warnings.lock.withLock { warnings.lines.append(line) } }
+        let manifest = try exporter.export(directory: tree.path, to: bundle)
+        let links = manifest.files.filter { $0.type == .symlink }
+        #expect(links.map(\.path) == ["Documents/in"] && links.first?.target == "../a.txt")
+        #expect(warnings.lines.count == 2 && warnings.lines.allSatisfy { $0.hasSuffix("; left out") }, "\(warnings.lines)")
+        #expect(warnings.lines.contains { $0.hasPrefix(tree.appendingPathComponent("Documents/out").path + ": a symbolic link to the absolute path /etc/passwd") })
     }
 }

@@ -133,18 +133,25 @@ struct BundleImportTests {
         #expect(workspace.listing() == before)
     }
 
-    @Test func aHundredThousandEntriesAreRefused() throws {
+    /// A hundred thousand files are an ordinary large folder: imported by default. Only a limit
+    /// the user sets refuses them, before anything is written.
+    @Test func aHundredThousandEntriesRestoreUnlessALowerLimitIsSet() throws {
         let workspace = try Workspace()
         defer { try? FileManager.default.removeItem(at: workspace.root) }
         let bundle = try build("many-entries", in: workspace)
         let before = workspace.listing()
+        var limited = BundleImporter(createdBy: "test")
+        limited.limits.maxEntries = 10_000
         do {
-            try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
-            Issue.record("accepted 100,000 entries")
+            try limited.restore(bundle, into: workspace.destination.path)
+            Issue.record("accepted 100,000 entries past a limit of 10,000")
         } catch let error as BundleImportError {
             guard case .limitExceeded = error else { Issue.record("\(error)"); return }
         }
         #expect(workspace.listing() == before)
+        let outcome = try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+        #expect(outcome.manifest.fileCount == 100_000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.destination.path).count == 100_000)
     }
 
     @Test func unsafePaths() {

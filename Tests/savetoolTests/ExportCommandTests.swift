@@ -28,7 +28,7 @@ struct ExportCommandTests {
         let bundle = directory.appendingPathComponent("s.zip").path
         #expect(try CLI.run("export", Corpus.packageRoot.appendingPathComponent("samples").path, "-o", bundle).status == 0)
         let inspected = try CLI.run("inspect", bundle)
-        #expect(inspected.outputText.contains("bundle:    savetool.bundle/1, \(CLI.sampleFileCount) files"))
+        #expect(inspected.outputText.contains("bundle:    savetool.bundle/2, \(CLI.sampleFileCount) files"))
         #expect(inspected.outputText.contains("kape/Documents/current_tournament.json  460 bytes  json"))
         let entry = "files/blocks/Library/Preferences/com.example.blocks.plist"
         #expect(try CLI.run("get", bundle, "--entry", entry, "/gameSave/coinBalance").outputText == "1275\n")

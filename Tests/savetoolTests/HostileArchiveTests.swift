@@ -40,7 +40,11 @@ struct HostileArchiveTests {
             """#
         let result = try Processes.run(["python3", "-c", script, directory.path])
         #expect(result.status == 0, "\(result.errors)")
-        var names = ["nested30.tar.gz", "bomb.tar.gz", "bomb.zip", "save.tar.lzo", "save.tar.lrz", "save.tar.grz"]
+        // A gzip whose content is itself: libarchive's bidding would stack gzip on gzip without end.
+        let quine = Corpus.packageRoot.appendingPathComponent("Tests/savetoolTests/Fixtures/gzip_quine.py").path
+        let made = try Processes.run(["python3", quine, directory.appendingPathComponent("quine.tar.gz").path])
+        #expect(made.status == 0, "\(made.errors)")
+        var names = ["quine.tar.gz", "nested30.tar.gz", "bomb.tar.gz", "bomb.zip", "save.tar.lzo", "save.tar.lrz", "save.tar.grz"]
         // Every format savetool reads, whole, then truncated and with a damaged header.
         let source = directory.appendingPathComponent("src")
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
@@ -72,7 +76,7 @@ struct HostileArchiveTests {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let archives = try Self.makeArchives(in: directory)
-        #expect(archives.count == 6 + 12 * 4)
+        #expect(archives.count == 7 + 12 * 4)
         // Fake decompressors first on PATH: each leaves a mark if it is ever run.
         let fakes = directory.appendingPathComponent("fake-bin")
         try FileManager.default.createDirectory(at: fakes, withIntermediateDirectories: true)
@@ -113,9 +117,12 @@ struct HostileArchiveTests {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         _ = try Self.makeArchives(in: directory)
-        let nested = directory.appendingPathComponent("nested30.tar.gz").path
-        let layered = try CLI.run("inspect", nested)
-        #expect(layered.status == 65 && layered.errors.contains("more than 3 layers of compression"), "\(layered.errors)")
+        for name in ["quine.tar.gz", "nested30.tar.gz"] {
+            let layered = try CLI.run("inspect", directory.appendingPathComponent(name).path)
+            #expect(layered.status == 65 && layered.errors.contains("more than 3 layers of compression"), "\(name): \(layered.errors)")
+        }
+        let quine = try CLI.run("import", directory.appendingPathComponent("quine.tar.gz").path, "--into", directory.appendingPathComponent("d").path)
+        #expect(quine.status == 65 && quine.errors.contains("not a tar or zip archive"), "\(quine.errors)")
         let lzo = try CLI.run("import", directory.appendingPathComponent("save.tar.lzo").path, "--into", directory.appendingPathComponent("d").path)
         #expect(lzo.status == 65 && lzo.errors.contains("only an external program reads"), "\(lzo.errors)")
         // Formats savetool reads but does not write are listed, entries and all.

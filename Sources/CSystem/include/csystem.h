@@ -14,4 +14,13 @@ int savetool_sync_file_system(int descriptor);
 /// hard link): an existing file is never replaced. Returns 0, or -1 with errno EEXIST when `to` exists.
 int savetool_rename_noreplace(const char *from, const char *to);
 
+/// Extended attributes of a path, not following a final symbolic link (Linux llistxattr,
+/// lgetxattr); `descriptor` ≥ 0 sets on an open file instead of `path`. -1 with errno ENOTSUP elsewhere.
+long savetool_list_xattrs(const char *path, char *names, unsigned long size);
+long savetool_get_xattr(const char *path, const char *name, void *value, unsigned long size);
+int savetool_set_xattr(int descriptor, const char *path, const char *name, const void *value, unsigned long size);
+
+/// 1 when the open file has a hole before `size` (SEEK_HOLE), else 0.
+int savetool_has_holes(int descriptor, long long size);
+
 #endif

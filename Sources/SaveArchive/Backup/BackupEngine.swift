@@ -17,6 +17,8 @@ public struct BackupEngine: Sendable {
     public var repository: BackupRepository
     public var createdBy: String
     public var lockWait: TimeInterval = 3
+    /// Told of what a backup leaves out (FIFOs, sockets, devices).
+    public var warn: @Sendable (String) -> Void = { _ in }
 
     public init(repository: BackupRepository, createdBy: String) {
         self.repository = repository
@@ -53,6 +55,7 @@ public struct BackupEngine: Sendable {
         exporter.format = format
         exporter.label = "daily"
         exporter.sourcePath = sourcePath
+        exporter.warn = warn
         // A repository inside the folder it backs up is left out, or it would hold itself.
         let repositoryPath = URL(fileURLWithPath: repository.directory).resolvingSymlinksInPath().standardizedFileURL.path
         if repositoryPath.hasPrefix(sourcePath + "/") { exporter.excluded = [String(repositoryPath.dropFirst(sourcePath.count + 1))] }
@@ -63,14 +66,14 @@ public struct BackupEngine: Sendable {
         let outcome: CreateReport.Outcome
         var files: Int
         let current = try exporter.manifest(of: sourcePath)
-        files = current.files.count
+        files = current.fileCount
         if let existing = sameDay.first(where: { $0.path == path }), let stored = try? BundleImporter(createdBy: createdBy).manifest(of: existing.path),
             Self.sameContents(stored, current)
         {
             outcome = .unchanged
         } else {
             let manifest = try exporter.export(directory: sourcePath, to: path)
-            files = manifest.files.count
+            files = manifest.fileCount
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }
@@ -137,9 +140,13 @@ public struct BackupEngine: Sendable {
         return try importer.restore(backup, into: repository.directory + "/.verify-unused", dryRun: true).manifest
     }
 
-    /// Same files, sizes, checksums and modes (a new modification time alone is not a change).
+    /// Same entries: paths, types, sizes, checksums, modes, link targets, owners and extended
+    /// attributes (a new modification time alone is not a change).
     static func sameContents(_ a: BundleManifest, _ b: BundleManifest) -> Bool {
         a.files.count == b.files.count
-            && zip(a.files, b.files).allSatisfy { $0.path == $1.path && $0.size == $1.size && $0.sha256 == $1.sha256 && $0.mode == $1.mode }
+            && zip(a.files, b.files).allSatisfy { x, y in
+                x.path == y.path && x.type == y.type && x.size == y.size && x.sha256 == y.sha256 && x.mode == y.mode && x.target == y.target
+                    && x.owner?.uid == y.owner?.uid && x.owner?.gid == y.owner?.gid && x.xattrs == y.xattrs && x.sparse == y.sparse
+            }
     }
 }

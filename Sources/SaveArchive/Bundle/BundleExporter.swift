@@ -1,6 +1,7 @@
 import CSystem
 import Crypto
 import Foundation
+import OrderedCollections
 import SaveKit
 
 #if canImport(Glibc)
@@ -29,6 +30,8 @@ public struct BundleExporter: Sendable {
     /// Paths relative to the source that are left out, with everything below them (a backup
     /// repository inside the folder it backs up).
     public var excluded: Set<String> = []
+    /// Told of what a bundle cannot hold and is left out: FIFOs, sockets, devices.
+    public var warn: @Sendable (String) -> Void = { _ in }
 
     public init(createdAt: Date, createdBy: String) {
         self.createdAt = createdAt
@@ -38,15 +41,16 @@ public struct BundleExporter: Sendable {
     /// The manifest a bundle of `source` would have, without writing one (checksums read every file).
     public func manifest(of source: String) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        let files = try describeInParallel(try Self.files(under: root, excluding: excluded), root: root).map(\.file)
+        let files = try described(try entries(under: root), root: root).map(\.file)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
     }
 
+    /// Writes everything under `source` as a bundle; with `replacing` false, as ``export(files:under:to:replacing:)`` says.
     @discardableResult
-    public func export(directory source: String, to destination: String) throws -> BundleManifest {
+    public func export(directory source: String, to destination: String, replacing: Bool = true) throws -> BundleManifest {
         let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        return try export(files: try Self.files(under: root, excluding: excluded), under: root, to: destination, replacing: true)
+        return try export(try entries(under: root), under: root, to: destination, replacing: replacing)
     }
 
     /// Writes the files at the relative `paths` under `root` as a bundle. With `replacing` false
@@ -54,7 +58,11 @@ public struct BundleExporter: Sendable {
     /// and ``BundleError/exists(_:)`` is thrown instead.
     @discardableResult
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleManifest {
-        let described = try describeInParallel(paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }, root: root)
+        try export(paths.map { Walked(relative: $0, type: .file) }, under: root, to: destination, replacing: replacing)
+    }
+
+    private func export(_ walked: [Walked], under root: String, to destination: String, replacing: Bool) throws -> BundleManifest {
+        let described = try described(walked, root: root)
         let files = described.map(\.file)
         let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
@@ -64,42 +72,111 @@ public struct BundleExporter: Sendable {
 
     // MARK: - Reading the source
 
-    /// Regular files below `root`, relative and sorted by their UTF-8 bytes; links and special
-    /// files are refused, since no import would restore them.
-    static func files(under root: String, excluding excluded: Set<String> = []) throws -> [String] {
+    /// One entry found under the source: its path relative to it, and what it is.
+    struct Walked: Sendable {
+        var relative: String
+        var type: BundleManifest.File.EntryType
+    }
+
+    /// Every directory, regular file and symbolic link below `root` (a link is kept as a link,
+    /// never followed), sorted by their UTF-8 bytes. FIFOs, sockets and devices are left out with
+    /// a warning, as tar does. A name that `import` would refuse is refused here, with its path:
+    /// a bundle is never written that the documented import cannot restore.
+    func entries(under root: String) throws -> [Walked] {
         var info = stat()
-        guard lstat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
+        guard stat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
-        var found: [String] = []
+        var found: [Walked] = []
+        var seen = Set<String>()  // Swift compares canonically: an NFC and an NFD name collide here
         var pending = [""]
         while let relative = pending.popLast() {
             let directory = relative.isEmpty ? root : root + "/" + relative
-            let names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: directory)
-            } catch {
-                throw BundleError.unreadable(path: directory, reason: "cannot list the directory")
-            }
-            for name in names {
+            for name in try Self.names(in: directory) {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
+                if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
+                guard seen.insert(child).inserted else {
+                    throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart")
+                }
                 guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
                 switch info.st_mode & S_IFMT {
-                case S_IFREG: found.append(child)
-                case S_IFDIR: if !excluded.contains(child) { pending.append(child) }
-                case S_IFLNK: throw BundleError.unsupportedEntry(path: path, kind: "a symbolic link")
-                default: throw BundleError.unsupportedEntry(path: path, kind: "a device, FIFO or socket")
+                case S_IFREG: found.append(Walked(relative: child, type: .file))
+                case S_IFDIR:
+                    guard !excluded.contains(child) else { continue }
+                    found.append(Walked(relative: child, type: .directory))
+                    pending.append(child)
+                case S_IFLNK:
+                    // A link that leads out of the folder is no part of it, and import refuses one:
+                    // left out, with a warning, rather than failing the whole backup.
+                    if let problem = Self.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
+                        warn("\(path): \(problem); left out")
+                        continue
+                    }
+                    found.append(Walked(relative: child, type: .symlink))
+                case S_IFIFO: warn("\(path): a FIFO, left out (a bundle holds files, folders and links)")
+                case S_IFSOCK: warn("\(path): a socket, left out (a bundle holds files, folders and links)")
+                default: warn("\(path): a device, left out (a bundle holds files, folders and links)")
                 }
             }
         }
-        return found.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return found
     }
+
+    /// A symbolic link's target as text, when it is UTF-8.
+    static func linkTarget(_ path: String) -> String? {
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &target, target.count - 1)
+        guard count >= 0 else { return nil }
+        return String(validating: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The names in a directory, as the bytes the file system holds; one that is not UTF-8 is
+    /// refused with its path (its bytes shown escaped), since a manifest names files in UTF-8.
+    static func names(in directory: String) throws -> [String] {
+        guard let stream = opendir(directory) else { throw BundleError.unreadable(path: directory, reason: FileError.reason(errno)) }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                let shown = bytes.map { $0 < 0x80 && $0 >= 0x20 ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
+                throw BundleError.unsupportedEntry(path: directory + "/" + shown, kind: "a name that is not UTF-8, expected UTF-8 names (rename it; a manifest names files in UTF-8)")
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    /// The entries described, in the bundle's order (by UTF-8 bytes), hard links found.
+    private func described(_ walked: [Walked], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity?)] {
+        Self.linkingHardLinks(try describeInParallel(walked.sorted { $0.relative.utf8.lexicographicallyPrecedes($1.relative.utf8) }, root: root))
+    }
+
+    /// Later paths of a file with several links become hard links to the first, whose data
+    /// alone is stored.
+    static func linkingHardLinks(_ described: [(file: BundleManifest.File, identity: FileIdentity?)]) -> [(file: BundleManifest.File, identity: FileIdentity?)] {
+        var first: [InodeKey: String] = [:]
+        return described.map { entry in
+            guard entry.file.type == .file, let identity = entry.identity, identity.links > 1 else { return entry }
+            let key = InodeKey(device: identity.device, inode: identity.inode)
+            guard let target = first[key] else {
+                first[key] = entry.file.path
+                return entry
+            }
+            var link = entry.file
+            (link.type, link.target, link.size, link.sha256, link.codec, link.sparse) = (.hardlink, target, 0, "", nil, false)
+            return (link, nil)
+        }
+    }
+
+    struct InodeKey: Hashable { var device: UInt64, inode: UInt64 }
 
     /// Checksums the files on every core: the manifest comes first in the bundle, so all of
     /// them are read once before any is written, and that pass is worth sharing out.
-    private func describeInParallel(_ paths: [String], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity)] {
+    private func describeInParallel(_ paths: [Walked], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity?)] {
         final class Results: @unchecked Sendable {
-            var files: [(file: BundleManifest.File, identity: FileIdentity)?]
+            var files: [(file: BundleManifest.File, identity: FileIdentity?)?]
             var failure: (any Error)?
             let lock = NSLock()
             init(count: Int) { files = Array(repeating: nil, count: count) }
@@ -110,7 +187,7 @@ public struct BundleExporter: Sendable {
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             for index in stride(from: worker, to: paths.count, by: workers) {
                 do {
-                    let file = try exporter.describe(root + "/" + paths[index], as: paths[index])
+                    let file = try exporter.describe(root + "/" + paths[index].relative, as: paths[index])
                     results.lock.withLock { results.files[index] = file }
                 } catch {
                     results.lock.withLock { if results.failure == nil { results.failure = error } }
@@ -125,10 +202,11 @@ public struct BundleExporter: Sendable {
     /// What identifies one version of a file: a write changes the size, the modification or
     /// the change time, and replacing the file changes the inode.
     struct FileIdentity: Equatable, Sendable {
-        var device: UInt64, inode: UInt64, size: Int64
+        var device: UInt64, inode: UInt64, size: Int64, links: UInt64
         var modified: timespec, changed: timespec
 
         init(_ info: stat) {
+            links = UInt64(info.st_nlink)
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
@@ -143,26 +221,66 @@ public struct BundleExporter: Sendable {
         }
     }
 
-    private func describe(_ path: String, as relative: String) throws -> (file: BundleManifest.File, identity: FileIdentity) {
+    private func describe(_ path: String, as walked: Walked) throws -> (file: BundleManifest.File, identity: FileIdentity?) {
         var info = stat()
-        guard stat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        var file = BundleManifest.File(
+            path: walked.relative, type: walked.type, mode: UInt16(info.st_mode & 0o7777), modified: Timestamp(info.st_mtim),
+            owner: (UInt32(info.st_uid), UInt32(info.st_gid)))
+        file.xattrs = try Self.xattrs(of: path)
+        switch walked.type {
+        case .directory, .hardlink:
+            return (file, nil)
+        case .symlink:
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(path, &target, target.count - 1)
+            guard count >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+            guard let text = String(validating: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) else {
+                throw BundleError.unsupportedEntry(path: path, kind: "a link whose target is not UTF-8, expected UTF-8 names")
+            }
+            file.target = text
+            return (file, nil)
+        case .file:
+            break
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw BundleError.changedDuringExport(path: path) }
         var hasher = SHA256()
         var size: Int64 = 0
         var head: [UInt8] = []
-        try Self.readChunks(path) { chunk in
+        var sparse = false
+        try Self.readChunks(path, opened: { descriptor in sparse = savetool_has_holes(descriptor, Int64(info.st_size)) == 1 }) { chunk in
             hasher.update(bufferPointer: chunk)
             if head.count < CodecRegistry.sniffLength { head.append(contentsOf: chunk.prefix(CodecRegistry.sniffLength - head.count)) }
             size += Int64(chunk.count)
         }
         var after = stat()
-        guard stat(path, &after) == 0, FileIdentity(after) == FileIdentity(info), Int64(info.st_size) == size else {
+        guard lstat(path, &after) == 0, FileIdentity(after) == FileIdentity(info), Int64(info.st_size) == size else {
             throw BundleError.changedDuringExport(path: path)
         }
-        let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec))
-        let file = BundleManifest.File(
-            path: relative, size: size, sha256: Checksum.hex(hasher.finalize()), mode: UInt16(info.st_mode & 0o7777),
-            modifiedAt: modified, codec: recognisedCodec(head, name: relative), kind: nil, version: nil)
+        (file.size, file.sha256, file.sparse) = (size, Checksum.hex(hasher.finalize()), sparse)
+        file.codec = recognisedCodec(head, name: walked.relative)
         return (file, FileIdentity(info))
+    }
+
+    /// A path's extended attributes (not following a final link); none where the file system
+    /// has none.
+    static func xattrs(of path: String) throws -> OrderedDictionary<String, [UInt8]> {
+        let length = savetool_list_xattrs(path, nil, 0)
+        guard length > 0 else { return [:] }
+        var names = [CChar](repeating: 0, count: length)
+        let listed = savetool_list_xattrs(path, &names, UInt(length))
+        guard listed > 0 else { return [:] }
+        var result: OrderedDictionary<String, [UInt8]> = [:]
+        for raw in names.prefix(listed).split(separator: 0) {
+            let name = String(decoding: raw.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let size = savetool_get_xattr(path, name, nil, 0)
+            guard size >= 0 else { continue }
+            var value = [UInt8](repeating: 0, count: size)
+            let read = value.withUnsafeMutableBytes { savetool_get_xattr(path, name, $0.baseAddress, UInt(size)) }
+            guard read >= 0 else { throw BundleError.unreadable(path: path, reason: "extended attribute \(name): \(FileError.reason(errno))") }
+            result[name] = Array(value.prefix(read))
+        }
+        return OrderedDictionary(uniqueKeysWithValues: result.sorted { $0.key < $1.key })
     }
 
     /// The codec of a file whose first bytes and name agree: a binary plist's magic number is
@@ -177,7 +295,7 @@ public struct BundleExporter: Sendable {
 
     // MARK: - Writing the bundle
 
-    private func write(_ manifest: BundleManifest, identities: [FileIdentity], root: String, to destination: String, replacing: Bool) throws {
+    private func write(_ manifest: BundleManifest, identities: [FileIdentity?], root: String, to destination: String, replacing: Bool) throws {
         let directory = FileIO.parentDirectory(of: destination)
         let descriptor: Int32, temporary: String
         do {
@@ -197,7 +315,17 @@ public struct BundleExporter: Sendable {
         try writer.write(manifestBytes)
         for (file, identity) in zip(manifest.files, identities) {
             let path = root + "/" + file.path
-            try writer.begin(.file("files/" + file.path, size: file.size, permissions: file.mode, modified: file.modifiedAt))
+            var info = ArchiveEntryInfo(path: "files/" + file.path, kind: .file, size: file.size, permissions: file.mode)
+            info.timestamp = file.modified
+            info.xattrs = file.xattrs
+            switch file.type {
+            case .directory: info.kind = .directory
+            case .symlink: info.kind = .symbolicLink(target: file.target ?? "")
+            case .hardlink: info.kind = .hardLink(target: "files/" + (file.target ?? ""))
+            case .file: break
+            }
+            try writer.begin(info)
+            guard file.type == .file else { continue }
             var written: Int64 = 0
             try Self.readChunks(path, expecting: identity) { chunk in
                 written += Int64(chunk.count)
@@ -220,10 +348,13 @@ public struct BundleExporter: Sendable {
 
     /// Calls `body` with each 1 MiB chunk of a file; with `identity`, the file must be that
     /// version of it before and after.
-    static func readChunks(_ path: String, expecting identity: FileIdentity? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    static func readChunks(
+        _ path: String, expecting identity: FileIdentity? = nil, opened: (Int32) -> Void = { _ in }, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         defer { close(descriptor) }
+        opened(descriptor)
         func check() throws {
             guard let identity else { return }
             var info = stat()

@@ -21,13 +21,18 @@ import Darwin
 ///    contents or the new, never a mix. The old contents are first saved as a bundle.
 public struct BundleImporter {
     public struct Limits: Sendable, Equatable {
+        // The rule: every limit is checked against what the manifest declares, before anything
+        // is written, and none is so low that savetool's own backup of an ordinary folder would
+        // fail to restore: the bytes a bundle may write are bounded by the free space, its
+        // entries by the size of its manifest.
         /// Total bytes of the files (`--max-bytes`).
-        public var maxTotalBytes: Int64 = 4 << 30
-        /// Files in one bundle (`--max-entries`).
-        public var maxEntries = 10_000
-        /// Bytes of the files per byte of the bundle (`--max-ratio`): saves compress well, but not a thousandfold.
+        public var maxTotalBytes: Int64 = 1 << 40
+        /// Entries in one bundle (`--max-entries`).
+        public var maxEntries = 10_000_000
+        /// Bytes written per byte of the bundle (`--max-ratio`): saves compress well, but not a
+        /// thousandfold. The holes of sparse files are not written, so they do not count.
         public var maxCompressionRatio: Double = 200
-        public var maxManifestBytes = 64 << 20
+        public var maxManifestBytes = 512 << 20
         public init() {}
     }
 
@@ -55,7 +60,13 @@ public struct BundleImporter {
         /// Save files that land exactly as they were although something is wrong with them:
         /// invalid, not migratable, from the future. Empty with ``strict``, which refuses them.
         public var warnings: [(path: String, result: FileResult)] = []
+        /// What did not come back exactly as the bundle holds it, and why: setuid bits dropped,
+        /// owners not restored without root, extended attributes the file system refused.
+        public var notes: [String] = []
     }
+
+    /// Restores owners (as `tar -p` does) when running as root; `false` leaves files to the importer.
+    public var restoresOwners = true
 
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
     @discardableResult
@@ -70,20 +81,25 @@ public struct BundleImporter {
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
         let manifest = try readManifest(reader, bundle: bundle)
-        let total = manifest.files.reduce(Int64(0)) { $0 + $1.size }
+        let total = manifest.byteCount
+        // The holes of sparse files are made, not written: they count toward no limit but the total.
+        let written = manifest.files.reduce(Int64(0)) { $0 + ($1.sparse ? 0 : $1.size) }
         guard total <= limits.maxTotalBytes else {
             throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
         }
-        guard Double(total) <= limits.maxCompressionRatio * Double(max(bundleSize, 1)) else {
+        // Holes compress far better than data (gzip about a thousandfold, zstd more): a sparse
+        // file's bytes count a fiftieth, so an ordinary sparse file restores and a bomb does not.
+        let weighed = Double(written) + Double(total - written) / 50
+        guard weighed <= limits.maxCompressionRatio * Double(max(bundleSize, 1)) else {
             throw BundleImportError.limitExceeded(
-                bundle: bundle, reason: "\(total) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
+                bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
         var outcome = Outcome(manifest: manifest, previousContents: nil)
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
             return outcome
         }
-        try checkFreeSpace(for: total, beside: destination)
+        try checkFreeSpace(for: written, beside: destination)
         let staging: String
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
@@ -129,7 +145,7 @@ public struct BundleImporter {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
         let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
-        guard version.split(separator: ".").first == "1" else {
+        guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
             throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
         }
         guard let files = value["files"]?.arrayValue else { throw bad("no \"files\" array, expected the list of files") }
@@ -137,7 +153,9 @@ public struct BundleImporter {
             throw BundleImportError.limitExceeded(bundle: bundle, reason: "\(files.count) files, more than \(maxEntries)", limit: .entries)
         }
         var seen = Set<String>()
+        let formatTwo = version.split(separator: ".").first == "2"
         var entries: [BundleManifest.File] = []
+        var kinds: [String: BundleManifest.File.EntryType] = [:]
         for (index, file) in files.enumerated() {
             guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
             if let problem = unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
@@ -146,23 +164,52 @@ public struct BundleImporter {
             guard seen.insert(path).inserted else {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "listed twice (or once more in another Unicode normalisation), expected each file once")
             }
-            guard case .integer(let size)? = file["size"], size >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
-            guard let sha256 = file["sha256"]?.stringValue, sha256.count == 64, sha256.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
-                throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
+            let typeName = file["type"]?.stringValue ?? "file"
+            guard let type = BundleManifest.File.EntryType(rawValue: typeName), formatTwo || type == .file else {
+                throw bad("\(path) has the type \"\(typeName)\", expected \(formatTwo ? "file, directory, symlink or hardlink" : "a file (format 1)")")
             }
-            let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? 0o644
-            let modified = file["modifiedAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0)
-            entries.append(BundleManifest.File(
-                path: path, size: size, sha256: sha256, mode: mode & 0o777, modifiedAt: modified,
-                codec: file["codec"]?.stringValue, kind: file["kind"]?.stringValue, version: file["version"]?.int64Value.map(Int.init)))
+            var size: Int64 = 0, sha256 = ""
+            if type == .file {
+                guard case .integer(let declared)? = file["size"], declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
+                guard let digest = file["sha256"]?.stringValue, digest.count == 64, digest.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                    throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
+                }
+                (size, sha256) = (declared, digest)
+            }
+            let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
+            let modified = file["modifiedAt"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
+            var entry = BundleManifest.File(
+                path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
+                target: file["target"]?.stringValue, codec: file["codec"]?.stringValue)
+            if type == .symlink || type == .hardlink {
+                guard let target = entry.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
+                if type == .symlink, let problem = symbolicLinkProblem(path, target) {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
+                }
+                if type == .hardlink, kinds[target] != .file {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "a hard link to \(target), expected a file listed before it")
+                }
+            }
+            if case .integer(let uid)? = file["uid"], case .integer(let gid)? = file["gid"], uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
+                entry.owner = (UInt32(uid), UInt32(gid))
+            }
+            for (name, value) in file["xattrs"]?.dictionaryValue ?? [:] {
+                guard let text = value.stringValue, let bytes = Data(base64Encoded: text) else { throw bad("\(path): xattr \(name), expected base64") }
+                entry.xattrs[name] = Array(bytes)
+            }
+            entry.sparse = file["sparse"] == .bool(true)
+            (entry.kind, entry.version) = (file["kind"]?.stringValue, file["version"]?.int64Value.map(Int.init))
+            kinds[path] = type
+            entries.append(entry)
         }
-        // A file cannot also be a directory of another ("a" and "a/b").
+        // Nothing lies inside a file or a link ("a" a file and "a/b"): only inside a directory.
         for path in seen {
             var prefix = Substring(path)
             while let slash = prefix.lastIndex(of: "/") {
                 prefix = prefix[..<slash]
-                if seen.contains(String(prefix)) {
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "inside \(prefix), which is also listed as a file")
+                if let type = kinds[String(prefix)], type != .directory {
+                    let what = type == .symlink ? "a symbolic link, which an import never writes through" : "listed as a file"
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "inside \(prefix), \(what)")
                 }
             }
         }
@@ -170,6 +217,25 @@ public struct BundleImporter {
             createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
             createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
             source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue, files: entries)
+    }
+
+    /// Why a symbolic link at `path` could lead outside the destination, or `nil` when its target,
+    /// read from the link's own folder, stays inside.
+    static func symbolicLinkProblem(_ path: String, _ target: String) -> String? {
+        if target.hasPrefix("/") { return "a symbolic link to the absolute path \(target), expected a target inside the save directory" }
+        // `..` only at the start: after a name it could climb out of what that name links to.
+        var depth = path.split(separator: "/").count - 1
+        var climbing = true
+        for component in target.split(separator: "/", omittingEmptySubsequences: true) where component != "." {
+            if component == ".." {
+                guard climbing else { return "a symbolic link to \(target), with '..' after a name, expected '..' only at the start" }
+                depth -= 1
+                if depth < 0 { return "a symbolic link to \(target), which leads outside the save directory, expected a target inside it" }
+            } else {
+                climbing = false
+            }
+        }
+        return nil
     }
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
@@ -189,8 +255,8 @@ public struct BundleImporter {
 
     // MARK: - Entries
 
-    /// Reads every remaining entry, checking it against the manifest; writes the files under
-    /// `staging` (or nowhere, for a dry run).
+    /// Reads every remaining entry, checking it against the manifest; writes them under
+    /// `staging` (or nowhere, for a dry run), then gives directories their modes and times.
     private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
         var expected: [String: BundleManifest.File] = [:]
         for file in manifest.files { expected["files/" + file.path] = file }
@@ -198,6 +264,8 @@ public struct BundleImporter {
         var entryCount = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        let tree = try staging.map(StagingTree.init(root:))
+        var landing = Landing(restoresOwners: restoresOwners && geteuid() == 0)
         while let entry = try reader.next() {
             entryCount += 1
             guard entryCount <= limits.maxEntries + 64 else {
@@ -206,35 +274,81 @@ public struct BundleImporter {
             if let problem = Self.unsafePathReason(entry.path) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
             }
-            switch entry.kind {
-            case .file: break
-            case .directory:
-                guard entry.path == "files" || entry.path.hasPrefix("files/") else {
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a directory outside files/, expected only manifest.json and files/…")
-                }
-                continue  // directories are made as the files need them
-            case .symbolicLink(let target):
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a symbolic link to \(target), expected regular files only")
-            case .hardLink(let target):
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a hard link to \(target), expected regular files only")
-            case .special(let kind):
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a \(kind), expected regular files only")
-            }
+            if entry.path == "files", entry.kind == .directory { continue }
             guard let file = expected[entry.path] else {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "not listed in the manifest, expected only the files it lists")
+                if entry.kind == .directory && entry.path.hasPrefix("files/") && manifest.files.allSatisfy({ $0.type == .file }) {
+                    continue  // a format 1 bundle: its directories are made as the files need them
+                }
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "not listed in the manifest, expected only the entries it lists")
             }
             guard seen.insert(entry.path).inserted else {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a second copy of a file, expected each file once")
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a second copy of an entry, expected each once")
             }
-            if let declared = entry.size, declared != file.size {
-                throw BundleImportError.mismatch(bundle: bundle, entry: entry.path, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
+            switch (entry.kind, file.type) {
+            case (.file, .file):
+                if let declared = entry.size, declared != file.size {
+                    throw BundleImportError.mismatch(bundle: bundle, entry: entry.path, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
+                }
+                try copy(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle, staging: tree, landing: &landing, outcome: &outcome)
+            case (.directory, .directory):
+                try tree?.makeDirectory(file.path)
+                landing.directories.append(file)
+            case (.symbolicLink(let target), .symlink) where target == file.target:
+                try tree?.makeSymbolicLink(file.path, to: target)
+                try tree?.setAttributes(of: file.path, mode: nil, time: file.modified, owner: landing.owner(file))
+            case (.hardLink(let target), .hardlink) where target == "files/" + (file.target ?? ""):
+                guard seen.contains(target) else {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a hard link to \(target), expected a file that came before it")
+                }
+                try tree?.makeHardLink(file.path, to: file.target!)
+            case (.special(let kind), _):
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a \(kind), expected files, directories and links only")
+            default:
+                throw BundleImportError.mismatch(
+                    bundle: bundle, entry: entry.path, reason: "a \(ArchiveCodec.typeName(entry.kind)) in the archive, expected the \(file.type.rawValue) the manifest lists\(file.target.map { " (to \($0))" } ?? "")")
             }
-            try copy(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle, staging: staging, outcome: &outcome)
         }
         if let missing = manifest.files.first(where: { !seen.contains("files/" + $0.path) }) {
             throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
         }
+        if let tree {
+            // Deepest first, so that a read-only folder is closed only after what it holds is in.
+            for directory in landing.directories.reversed() {
+                try tree.setAttributes(of: directory.path, mode: landing.mode(directory, notes: &outcome.notes), time: directory.modified, owner: landing.owner(directory))
+                for name in tree.setExtendedAttributes(of: directory.path, directory.xattrs) {
+                    outcome.notes.append("\(directory.path): the extended attribute \(name) could not be set here")
+                }
+            }
+            if landing.ownersNotRestored > 0 {
+                outcome.notes.append("owners of \(landing.ownersNotRestored) entr\(landing.ownersNotRestored == 1 ? "y" : "ies") not restored: only root can give files to others (as tar -p)")
+            }
+        }
         if let staging { try Self.flush(staging) }
+    }
+
+    /// What landing entries needs across them: directories to finish last, and whose owners to set.
+    private struct Landing {
+        var restoresOwners: Bool
+        var directories: [BundleManifest.File] = []
+        var ownersNotRestored = 0
+        let user = (getuid(), getgid())
+
+        init(restoresOwners: Bool) { self.restoresOwners = restoresOwners }
+
+        /// The owner to set, when running as root; counts the entries whose owner cannot be.
+        mutating func owner(_ file: BundleManifest.File) -> (uid: UInt32, gid: UInt32)? {
+            guard let owner = file.owner else { return nil }
+            if restoresOwners { return owner }
+            if owner.uid != user.0 || owner.gid != user.1 { ownersNotRestored += 1 }
+            return nil
+        }
+
+        /// The mode to set: setuid and setgid are dropped on purpose (a restored save is no program to run as someone else).
+        func mode(_ file: BundleManifest.File, notes: inout [String]) -> UInt16 {
+            guard file.mode & 0o6000 != 0 else { return file.mode }
+            notes.append("\(file.path): setuid/setgid dropped (mode \(String(file.mode, radix: 8)) restored as \(String(file.mode & ~0o6000, radix: 8)))")
+            return file.mode & ~0o6000
+        }
     }
 
     /// Puts every staged file and directory on disk before the swap makes them the destination.
@@ -247,16 +361,11 @@ public struct BundleImporter {
 
     private func copy(
         entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer,
-        bundle: String, staging: String?, outcome: inout Outcome
+        bundle: String, staging: StagingTree?, landing: inout Landing, outcome: inout Outcome
     ) throws {
-        var descriptor: Int32 = -1
-        if let staging {
-            let target = staging + "/" + file.path
-            try Self.makeParents(of: file.path, in: staging)
-            descriptor = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
-        }
+        let descriptor = try staging?.createFile(file.path) ?? -1
         defer { if descriptor >= 0 { close(descriptor) } }
+        let target = (staging?.root ?? "") + "/" + file.path
         var hasher = SHA256()
         var size: Int64 = 0
         // A save small enough to migrate is kept in memory to go through the pipeline once its checksum holds.
@@ -271,10 +380,14 @@ public struct BundleImporter {
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             hasher.update(bufferPointer: chunk)
             contents?.append(contentsOf: chunk)
-            if descriptor >= 0 {
-                let failure = FileIO.writeAll(chunk, to: descriptor)
-                guard failure == 0 else { throw BundleImportError.io(path: staging! + "/" + file.path, reason: FileError.reason(failure)) }
+            guard descriptor >= 0 else { continue }
+            // A sparse file's runs of zeros become holes again rather than written blocks.
+            if file.sparse && chunk.allSatisfy({ $0 == 0 }) {
+                guard lseek(descriptor, off_t(count), SEEK_CUR) >= 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
+                continue
             }
+            let failure = FileIO.writeAll(chunk, to: descriptor)
+            guard failure == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(failure)) }
         }
         guard size == file.size else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "\(size) bytes, expected the \(file.size) the manifest declares")
@@ -297,7 +410,6 @@ public struct BundleImporter {
             }
         }
         guard descriptor >= 0 else { return }
-        let target = staging! + "/" + file.path
         if let migrated {
             // The migrated save replaces the staged original; its time is now, since its content is new.
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
@@ -305,24 +417,23 @@ public struct BundleImporter {
             }
             let failure = migrated.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
             guard failure == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(failure)) }
-            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
-            return
+        } else if file.sparse {
+            guard ftruncate(descriptor, off_t(file.size)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
-        let seconds = file.modifiedAt.timeIntervalSince1970.rounded(.down)
-        var times = [timespec(tv_sec: time_t(seconds), tv_nsec: 0), timespec(tv_sec: time_t(seconds), tv_nsec: 0)]
-        // Flushed all at once by extract() (one syncfs rather than an fsync per file).
-        guard fchmod(descriptor, mode_t(file.mode)) == 0, futimens(descriptor, &times) == 0 else {
+        if let owner = landing.owner(file), fchown(descriptor, owner.uid, owner.gid) != 0 {
+            throw BundleImportError.io(path: target, reason: "cannot set its owner: \(FileError.reason(errno))")
+        }
+        // After the owner: chown clears setuid and setgid, which are dropped anyway.
+        guard fchmod(descriptor, mode_t(landing.mode(file, notes: &outcome.notes))) == 0 else {
             throw BundleImportError.io(path: target, reason: FileError.reason(errno))
         }
-    }
-
-    private static func makeParents(of path: String, in root: String) throws {
-        var directory = root
-        for component in path.split(separator: "/").dropLast() {
-            directory += "/" + component
-            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw BundleImportError.io(path: directory, reason: FileError.reason(errno))
-            }
+        for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
+            outcome.notes.append("\(file.path): the extended attribute \(name) could not be set here")
+        }
+        if migrated == nil {
+            var times = [file.modified.timespec, file.modified.timespec]
+            // Flushed all at once by extract() (one syncfs rather than an fsync per file).
+            guard futimens(descriptor, &times) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
     }
 
@@ -345,7 +456,7 @@ public struct BundleImporter {
             throw BundleImportError.io(path: destination, reason: "not a directory, expected the save directory to restore into")
         }
         let keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
-        return try keeper.keep(try BundleExporter.files(under: destination), under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
+        return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
     }
 
     /// Puts the staged directory in the destination's place in one atomic step.

@@ -4,22 +4,59 @@ import SaveKit
 
 /// The `manifest.json` of a save bundle: what the bundle holds, with a size and a SHA-256 for
 /// every file, so that an import can check each byte before anything is written.
+///
+/// Format 2 lists every entry of the folder, not only its files: directories (empty ones too,
+/// with their modes and times), symbolic links inside the tree, hard links, and for each entry
+/// its owner, its extended attributes and its time to the nanosecond. Format 1 bundles (files
+/// only) still import.
 public struct BundleManifest: Sendable, Equatable {
-    public static let format = "savetool.bundle/1"
+    public static let format = "savetool.bundle/2"
 
     public struct File: Sendable, Equatable {
+        /// What an entry is. Format 1 bundles hold files only.
+        public enum EntryType: String, Sendable, Equatable {
+            case file, directory, symlink, hardlink
+        }
+
         /// Relative to the source directory, `/`-separated.
         public var path: String
+        public var type: EntryType = .file
+        /// A file's bytes; 0 for the other types.
         public var size: Int64
-        /// Lower-case hexadecimal.
+        /// Lower-case hexadecimal; empty for anything but a file.
         public var sha256: String
-        /// Permission bits.
+        /// Permission bits, with setuid, setgid and sticky.
         public var mode: UInt16
-        public var modifiedAt: Date
+        public var modified: Timestamp
+        /// A symbolic link's target as written, or the earlier path a hard link shares its data with.
+        public var target: String?
+        /// The owner's numbers, restored when importing as root (as `tar -p` does).
+        public var owner: (uid: UInt32, gid: UInt32)?
+        /// Extended attributes, by name.
+        public var xattrs: OrderedDictionary<String, [UInt8]> = [:]
+        /// Whether the file had holes: they are made again on import rather than written as zeros.
+        public var sparse = false
         /// The codec the content was recognised as, when one was.
         public var codec: String?
         public var kind: String?
         public var version: Int?
+
+        public init(
+            path: String, type: EntryType = .file, size: Int64 = 0, sha256: String = "", mode: UInt16, modified: Timestamp,
+            target: String? = nil, owner: (uid: UInt32, gid: UInt32)? = nil, codec: String? = nil
+        ) {
+            (self.path, self.type, self.size, self.sha256, self.mode, self.modified) = (path, type, size, sha256, mode, modified)
+            (self.target, self.owner, self.codec) = (target, owner, codec)
+        }
+
+        /// The time as a `Date` (to about a microsecond).
+        public var modifiedAt: Date { modified.date }
+
+        public static func == (a: File, b: File) -> Bool {
+            a.path == b.path && a.type == b.type && a.size == b.size && a.sha256 == b.sha256 && a.mode == b.mode && a.modified == b.modified
+                && a.target == b.target && a.owner?.uid == b.owner?.uid && a.owner?.gid == b.owner?.gid && a.xattrs == b.xattrs
+                && a.sparse == b.sparse && a.codec == b.codec && a.kind == b.kind && a.version == b.version
+        }
     }
 
     public var createdAt: Date
@@ -30,6 +67,15 @@ public struct BundleManifest: Sendable, Equatable {
     /// that share a name apart by it.
     public var sourcePath: String?
     public var files: [File]
+
+    public init(createdAt: Date, createdBy: String, label: String?, source: String, sourcePath: String?, files: [File]) {
+        (self.createdAt, self.createdBy, self.label, self.source, self.sourcePath, self.files) = (createdAt, createdBy, label, source, sourcePath, files)
+    }
+
+    /// How many regular files (not directories or links) the bundle holds.
+    public var fileCount: Int { files.lazy.filter { $0.type == .file }.count }
+    /// The bytes of those files.
+    public var byteCount: Int64 { files.reduce(0) { $0 + $1.size } }
 
     /// The manifest as typed JSON values, keys in the order bundle.md shows them.
     public var value: SaveValue {
@@ -42,10 +88,17 @@ public struct BundleManifest: Sendable, Equatable {
         root["source"] = .string(source)
         if let sourcePath { root["sourcePath"] = .string(sourcePath) }
         root["files"] = .array(files.map { file in
-            var entry: OrderedDictionary<String, SaveValue> = [
-                "path": .string(file.path), "size": .integer(file.size), "sha256": .string(file.sha256),
-                "mode": .string(String(format: "%04o", file.mode)), "modifiedAt": .string(Self.timestamp(file.modifiedAt)),
-            ]
+            var entry: OrderedDictionary<String, SaveValue> = ["path": .string(file.path)]
+            if file.type != .file { entry["type"] = .string(file.type.rawValue) }
+            if file.type == .file { entry["size"] = .integer(file.size); entry["sha256"] = .string(file.sha256) }
+            entry["mode"] = .string(String(format: "%04o", file.mode))
+            entry["modifiedAt"] = .string(file.modified.description)
+            if let target = file.target { entry["target"] = .string(target) }
+            if let owner = file.owner { entry["uid"] = .integer(Int64(owner.uid)); entry["gid"] = .integer(Int64(owner.gid)) }
+            if !file.xattrs.isEmpty {
+                entry["xattrs"] = .dictionary(OrderedDictionary(uniqueKeysWithValues: file.xattrs.map { ($0.key, SaveValue.string(Data($0.value).base64EncodedString())) }))
+            }
+            if file.sparse { entry["sparse"] = .bool(true) }
             if let codec = file.codec { entry["codec"] = .string(codec) }
             if let kind = file.kind { entry["kind"] = .string(kind) }
             if let version = file.version { entry["version"] = .integer(Int64(version)) }
@@ -59,8 +112,42 @@ public struct BundleManifest: Sendable, Equatable {
         try JSONCodec().encode(value)
     }
 
-    /// Whole seconds, UTC: a manifest says when, not to the nanosecond.
+    /// Whole seconds, UTC: a manifest says when it was made, not to the nanosecond.
     static func timestamp(_ date: Date) -> String {
         RFC3339.format(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down)))
+    }
+}
+
+/// A file time to the nanosecond, as the file system keeps it (a `Date` holds about a microsecond).
+public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible {
+    public var seconds: Int64
+    public var nanoseconds: Int32
+
+    public init(seconds: Int64, nanoseconds: Int32 = 0) { (self.seconds, self.nanoseconds) = (seconds, nanoseconds) }
+    public init(_ time: timespec) { self.init(seconds: Int64(time.tv_sec), nanoseconds: Int32(time.tv_nsec)) }
+
+    public var timespec: Glibc.timespec { Glibc.timespec(tv_sec: time_t(seconds), tv_nsec: Int(nanoseconds)) }
+    public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9) }
+
+    /// RFC 3339 in UTC, with the nanoseconds when there are any: `2026-11-20T21:14:03.123456789Z`.
+    public var description: String {
+        let whole = RFC3339.format(Date(timeIntervalSince1970: Double(seconds)))
+        guard nanoseconds != 0 else { return whole }
+        var fraction = String(format: "%09d", nanoseconds)
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return String(whole.dropLast()) + "." + fraction + "Z"
+    }
+
+    /// Reads what ``description`` writes (and any RFC 3339 time, to the nanosecond).
+    public init?(parsing text: String) {
+        var whole = text, nanoseconds: Int32 = 0
+        if let dot = text.firstIndex(of: "."), text.hasSuffix("Z") {
+            let digits = text[text.index(after: dot)..<text.index(before: text.endIndex)]
+            guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let value = Int32(digits) else { return nil }
+            nanoseconds = value * Int32(pow(10, Double(9 - digits.count)))
+            whole = String(text[..<dot]) + "Z"
+        }
+        guard let date = RFC3339.parse(whole) else { return nil }
+        self.init(seconds: Int64(date.timeIntervalSince1970.rounded(.down)), nanoseconds: nanoseconds)
     }
 }

@@ -24,12 +24,14 @@ public struct OriginalsKeeper: Sendable {
         self.purpose = purpose
     }
 
-    /// Writes the files at the relative `paths` under `root` into a new bundle in `directory`,
-    /// named `<name>-before-<purpose>-<time>[-N].tar.gz`, and returns its path. `nil` when
-    /// `paths` is empty: nothing changes, so nothing is written.
-    public func keep(_ paths: [String], under root: String, in directory: String, name: String) throws -> String? {
+    /// Writes the files at the relative `paths` under `root` (everything under it, folders and
+    /// links too, when `nil`) into a new bundle in `directory`, named
+    /// `<name>-before-<purpose>-<time>[-N].tar.gz`, and returns its path. `nil` when there is
+    /// nothing to keep: nothing changes, so nothing is written.
+    public func keep(_ paths: [String]?, under root: String, in directory: String, name: String) throws -> String? {
         removeAbandonedBundles(in: directory, name: name)
-        guard !paths.isEmpty else { return nil }
+        if let paths, paths.isEmpty { return nil }
+        if paths == nil, (try? FileManager.default.contentsOfDirectory(atPath: root))?.isEmpty ?? true { return nil }
         let moment = now()
         let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: moment.timeIntervalSinceReferenceDate.rounded(.down)))
             .replacingOccurrences(of: ":", with: "")
@@ -39,7 +41,11 @@ public struct OriginalsKeeper: Sendable {
             let suffix = attempt == 1 ? "" : "-\(attempt)"
             let bundle = "\(directory)/\(name)-before-\(purpose)-\(stamp)\(suffix).tar.gz"
             do {
-                try exporter.export(files: paths, under: root, to: bundle, replacing: false)
+                if let paths {
+                    try exporter.export(files: paths, under: root, to: bundle, replacing: false)
+                } else {
+                    try exporter.export(directory: root, to: bundle, replacing: false)
+                }
                 return bundle
             } catch BundleError.exists {
                 continue

@@ -45,12 +45,14 @@ struct Export: ParsableCommand {
             exporter.format = try format()
             exporter.label = label
             exporter.registry = global.registry()
+            let options = global
+            exporter.warn = { options.warn($0) }
             let manifest = try exporter.export(directory: source, to: output)
             if global.json {
                 try Console.outputJSON(manifest.value)
             } else if !global.quiet {
                 let bytes = manifest.files.reduce(Int64(0)) { $0 + $1.size }
-                Console.output("exported \(manifest.files.count) file\(manifest.files.count == 1 ? "" : "s") (\(bytes) bytes) from \(source) to \(output)\n")
+                Console.output("exported \(manifest.fileCount) file\(manifest.fileCount == 1 ? "" : "s") (\(bytes) bytes) from \(source) to \(output)\n")
             }
         }
     }

@@ -46,6 +46,9 @@ struct Import: ParsableCommand {
     @Flag(help: "Import files as they are, without migrating them to their kind's current version.")
     var noMigrate = false
 
+    @Flag(help: "Leave restored files to whoever imports, even as root (by default root restores the recorded owners, as tar -p does).")
+    var noSameOwner = false
+
     @Flag(help: "Refuse the whole import when a save is invalid, cannot be migrated or is from a newer version.")
     var strict = false
 
@@ -69,9 +72,11 @@ struct Import: ParsableCommand {
             importer.limits.maxEntries = maxEntries
             importer.limits.maxCompressionRatio = maxRatio
             importer.strict = strict
+            importer.restoresOwners = !noSameOwner
             if !noMigrate { importer.pipeline = try SavePipeline(kinds: try global.kinds(), registry: global.registry()) }
             let outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
-            let count = outcome.manifest.files.count
+            let count = outcome.manifest.fileCount
+            for note in outcome.notes { global.warn("\(into): \(note)") }
             for warning in outcome.warnings {
                 global.warn("\(bundle): files/\(warning.path): \(warning.result.status.rawValue): \(warning.result.problem ?? ""); \(dryRun ? "would land" : "landed") as it was")
             }

@@ -93,13 +93,19 @@ struct Inspect: ParsableCommand {
         if let manifest = document.value["manifest"] {
             let files = manifest["files"]?.arrayValue ?? []
             let total = files.compactMap { $0["size"]?.int64Value }.reduce(0, +)
-            lines.append("bundle:    \(manifest["format"]?.stringValue ?? "?"), \(files.count) file\(files.count == 1 ? "" : "s"), \(total) bytes")
+            let regular = files.filter { ($0["type"]?.stringValue ?? "file") == "file" }.count
+            lines.append("bundle:    \(manifest["format"]?.stringValue ?? "?"), \(regular) file\(regular == 1 ? "" : "s"), \(total) bytes")
             for key in ["createdAt", "createdBy", "label", "source"] {
                 if let text = manifest[key]?.stringValue { lines.append("  \(key.padding(toLength: 10, withPad: " ", startingAt: 0)) \(text)") }
             }
             for entry in files {
                 let codec = entry["codec"]?.stringValue.map { "  \($0)" } ?? ""
-                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(entry["size"]?.int64Value ?? 0) bytes\(codec)")
+                let what = switch entry["type"]?.stringValue ?? "file" {
+                case "file": "\(entry["size"]?.int64Value ?? 0) bytes"
+                case "directory": "directory"
+                case let type: "\(type) → \(entry["target"]?.stringValue ?? "?")"
+                }
+                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(what)\(codec)")
             }
         } else {
             for entry in entries {

@@ -99,7 +99,7 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
         add(tar, "manifest.json", manifest(files))
         add(tar, "files/save.json", GOOD.replace(b"2", b"3"))
     elif case == "future-format":
-        add(tar, "manifest.json", manifest(files, fmt="savetool.bundle/2"))
+        add(tar, "manifest.json", manifest(files, fmt="savetool.bundle/3"))
         add(tar, "files/save.json", GOOD)
     elif case == "manifest-not-first":
         add(tar, "files/save.json", GOOD)

@@ -41,7 +41,10 @@ struct BackupCreate: ParsableCommand {
     func run() throws {
         try Failure.reporting {
             let today = BackupRepository.Day.today()
-            let report = try options.engine().create(
+            var engine = options.engine()
+            let printer = global
+            engine.warn = { printer.warn($0) }
+            let report = try engine.create(
                 source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
                 createdAt: Export.creationTime())
             if global.json {

@@ -20,7 +20,7 @@ struct BackupList: ParsableCommand {
             for backup in try options.repository.backups() {
                 let size = (try? FileManager.default.attributesOfItem(atPath: backup.path)[.size] as? NSNumber)??.int64Value ?? 0
                 let result = Result { try engine.verify(backup.path) }
-                let files = (try? result.get())?.files.count
+                let files = (try? result.get())?.fileCount
                 let status = files == nil ? "FAILS: \(result.failureDescription)" : "verified"
                 if files == nil { failed += 1 }
                 rows.append([

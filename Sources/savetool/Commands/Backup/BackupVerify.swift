@@ -25,7 +25,7 @@ struct BackupVerify: ParsableCommand {
         for path in paths {
             do {
                 let manifest = try Failure.reporting { try engine.verify(path) }
-                if !global.quiet && !global.json { Console.output("ok: \(path) (\(manifest.files.count) files)\n") }
+                if !global.quiet && !global.json { Console.output("ok: \(path) (\(manifest.fileCount) files)\n") }
             } catch {
                 failed += 1  // the message naming the file and entry is already on stderr
             }

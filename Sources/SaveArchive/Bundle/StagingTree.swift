@@ -1,0 +1,121 @@
+import CSystem
+import Foundation
+import OrderedCollections
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The staging directory of an import, written through directory descriptors (`openat`,
+/// `mkdirat`, `symlinkat`, `linkat`): a path that fits the destination fits here, however long
+/// the staging directory's own path, and no component is ever followed through a link.
+final class StagingTree {
+    let root: String
+    private let rootDescriptor: Int32
+    /// The last parent directory opened: entries come sorted, so most share it.
+    private var cached: (path: String, descriptor: Int32)?
+
+    init(root: String) throws {
+        self.root = root
+        rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard rootDescriptor >= 0 else { throw BundleImportError.io(path: root, reason: FileError.reason(errno)) }
+    }
+
+    deinit {
+        if let cached { close(cached.descriptor) }
+        close(rootDescriptor)
+    }
+
+    /// The descriptor of `relative`'s parent directory (made, 0700, where missing) and its last name.
+    func parent(of relative: String) throws -> (descriptor: Int32, name: String) {
+        let components = relative.split(separator: "/").map(String.init)
+        let name = components.last ?? relative
+        let parentPath = components.dropLast().joined(separator: "/")
+        if parentPath.isEmpty { return (rootDescriptor, name) }
+        if let cached, cached.path == parentPath { return (cached.descriptor, name) }
+        var descriptor = rootDescriptor
+        for component in components.dropLast() {
+            if mkdirat(descriptor, component, 0o700) != 0 && errno != EEXIST {
+                let failure = errno
+                if descriptor != rootDescriptor { close(descriptor) }
+                throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
+            }
+            let next = openat(descriptor, component, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+            let failure = errno
+            if descriptor != rootDescriptor { close(descriptor) }
+            guard next >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure)) }
+            descriptor = next
+        }
+        if let cached { close(cached.descriptor) }
+        cached = (parentPath, descriptor)
+        return (descriptor, name)
+    }
+
+    /// A new file, open for writing.
+    func createFile(_ relative: String) throws -> Int32 {
+        let (parent, name) = try parent(of: relative)
+        let descriptor = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno)) }
+        return descriptor
+    }
+
+    /// A directory, writable until ``finish(_:)`` gives it its own mode.
+    func makeDirectory(_ relative: String) throws {
+        let (parent, name) = try parent(of: relative)
+        guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+            throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
+        }
+    }
+
+    func makeSymbolicLink(_ relative: String, to target: String) throws {
+        let (parent, name) = try parent(of: relative)
+        guard symlinkat(target, parent, name) == 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno)) }
+    }
+
+    /// A second name for the file already staged at `target`.
+    func makeHardLink(_ relative: String, to target: String) throws {
+        let (targetParent, targetName) = try parent(of: target)
+        // Its own copy: looking up the new name's parent may close the cached descriptor.
+        let targetDirectory = dup(targetParent)
+        guard targetDirectory >= 0 else { throw BundleImportError.io(path: root + "/" + target, reason: FileError.reason(errno)) }
+        defer { close(targetDirectory) }
+        let (parent, name) = try parent(of: relative)
+        guard linkat(targetDirectory, targetName, parent, name, 0) == 0 else {
+            throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
+        }
+    }
+
+    /// Sets what a non-file entry keeps (mode, time, owner), not following a link.
+    func setAttributes(of relative: String, mode: UInt16?, time: Timestamp, owner: (uid: UInt32, gid: UInt32)?) throws {
+        let (parent, name) = try parent(of: relative)
+        if let owner, fchownat(parent, name, owner.uid, owner.gid, AT_SYMLINK_NOFOLLOW) != 0 {
+            throw BundleImportError.io(path: root + "/" + relative, reason: "cannot set its owner: \(FileError.reason(errno))")
+        }
+        if let mode, fchmodat(parent, name, mode_t(mode), 0) != 0 {
+            throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
+        }
+        var times = [time.timespec, time.timespec]
+        guard utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+            throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
+        }
+    }
+
+    /// Sets extended attributes on a staged directory (files take theirs on their descriptor).
+    func setExtendedAttributes(of relative: String, _ xattrs: OrderedDictionary<String, [UInt8]>) -> [String] {
+        guard !xattrs.isEmpty, let (parent, name) = try? parent(of: relative) else { return [] }
+        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return Array(xattrs.keys) }
+        defer { close(descriptor) }
+        return Self.setExtendedAttributes(xattrs, on: descriptor)
+    }
+
+    /// The names that could not be set.
+    static func setExtendedAttributes(_ xattrs: OrderedDictionary<String, [UInt8]>, on descriptor: Int32) -> [String] {
+        xattrs.compactMap { name, value in
+            value.withUnsafeBytes { savetool_set_xattr(descriptor, nil, name, $0.baseAddress, UInt($0.count)) } == 0 ? nil : name
+        }
+    }
+}

@@ -72,7 +72,9 @@ public struct BackupEngine: Sendable {
         {
             outcome = .unchanged
         } else {
-            let manifest = try exporter.export(directory: sourcePath, to: path)
+            var writer = exporter
+            writer.warn = { _ in }  // the manifest's walk above has said it already
+            let manifest = try writer.export(directory: sourcePath, to: path)
             files = manifest.fileCount
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.

@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What a restore gives back is what the folder held: compared by lstat (type, mode, size,
+/// nanosecond time, owner), extended attributes, link targets, content, shared inodes and
+/// allocated blocks, through `export` → `import` and `backup create` → `import`, as root and as
+/// an unprivileged user. The only differences are the ones docs/bundles.md names, each warned about.
+@Suite("what a restore gives back")
+struct FidelityTests {
+    static let script = Corpus.packageRoot.appendingPathComponent("Tests/savetoolTests/Fixtures/fidelity.py").path
+
+    /// Runs `arguments` as root, or as `nobody` through setpriv.
+    static func run(_ arguments: [String], asRoot: Bool) throws -> ProcessResult {
+        try Processes.run(asRoot ? arguments : ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + arguments)
+    }
+
+    /// Copies of the tool (with its resources) and the script where `nobody` can run them: the
+    /// clone itself may sit in a folder only root can enter. Python is the system's, which every
+    /// user can run.
+    static func tools(in directory: URL) throws -> (savetool: String, python: [String]) {
+        let binary = URL(fileURLWithPath: CLI.executable)
+        let copies = directory.appendingPathComponent("tools")
+        try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: binary.deletingLastPathComponent().path)
+        where name == "savetool" || name.hasSuffix(".resources") {
+            try FileManager.default.copyItem(at: binary.deletingLastPathComponent().appendingPathComponent(name), to: copies.appendingPathComponent(name))
+        }
+        try FileManager.default.copyItem(atPath: script, toPath: copies.appendingPathComponent("fidelity.py").path)
+        _ = try Processes.run(["chmod", "-R", "a+rX", directory.path])
+        let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : "python3"
+        return (copies.appendingPathComponent("savetool").path, [python, copies.appendingPathComponent("fidelity.py").path])
+    }
+
+    /// The differences between `source` and `restored`, one line each; checks the comparison saw the whole tree.
+    static func differences(_ source: String, _ restored: String) throws -> [String] {
+        let compared = try Processes.run(["python3", script, "compare", source, restored])
+        #expect(compared.status == 0, "\(compared.errors)")
+        var lines = compared.outputText.split(separator: "\n").map(String.init)
+        #expect(lines.popLast() == #"{"compared": 22}"#)
+        return lines
+    }
+
+    @Test(arguments: [true, false])
+    func exportImportAndBackupRestoreGiveTheFolderBack(asRoot: Bool) throws {
+        guard getuid() == 0 else {
+            Issue.record("this test makes files of several owners and runs as nobody: it needs root, as CI has")
+            return
+        }
+        let directory = try Processes.temporaryDirectory("fidelity")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (savetool, python) = try Self.tools(in: directory)
+        chmod(directory.path, 0o777)
+        let source = directory.appendingPathComponent("save").path
+        let made = try Self.run(python + ["make", source], asRoot: asRoot)
+        #expect(made.status == 0, "\(made.errors)")
+        // The differences every restore keeps, each named in docs/bundles.md and warned about.
+        let expected = [
+            #"{"path": "pipe", "field": "missing"}"#, #"{"path": "sock", "field": "missing"}"#,
+            #"{"path": "tools/group", "field": "mode", "from": "0o2755", "to": "0o755"}"#,
+            #"{"path": "tools/helper", "field": "mode", "from": "0o4755", "to": "0o755"}"#,
+        ]
+        let bundle = directory.appendingPathComponent("save.tar.gz").path
+        let exported = try Self.run([savetool, "export", source, "-o", bundle], asRoot: asRoot)
+        #expect(exported.status == 0, "\(exported.errors)")
+        #expect(exported.errors.contains("\(source)/pipe: a FIFO, left out") && exported.errors.contains("\(source)/sock: a socket, left out"))
+        let backups = directory.appendingPathComponent("backups").path
+        let created = try Self.run([savetool, "backup", "create", source, "--repo", backups, "--date", "2026-11-20"], asRoot: asRoot)
+        #expect(created.status == 0, "\(created.errors)")
+        for (name, archive) in [("export", bundle), ("backup", backups + "/save-2026-11-20.tar.gz")] {
+            let restored = directory.appendingPathComponent("restored-\(name)").path
+            let imported = try Self.run([savetool, "import", archive, "--into", restored, "--no-migrate"], asRoot: asRoot)
+            #expect(imported.status == 0, "\(name): \(imported.errors)")
+            #expect(imported.errors.contains("tools/helper: setuid/setgid dropped (mode 4755 restored as 755)"), "\(name): \(imported.errors)")
+            #expect(imported.errors.contains("tools/group: setuid/setgid dropped"), "\(name): \(imported.errors)")
+            #expect(try Self.differences(source, restored) == expected, "\(name) as \(asRoot ? "root" : "nobody")")
+        }
+        guard asRoot else { return }
+        // Root restores owners as tar -p does; --no-same-owner leaves the files to root, and says so.
+        let unowned = directory.appendingPathComponent("unowned").path
+        let imported = try CLI.run("import", bundle, "--into", unowned, "--no-migrate", "--no-same-owner")
+        #expect(imported.status == 0)
+        let differences = try Self.differences(source, unowned)
+        #expect(differences.filter { $0.contains(#""field": "owner""#) }.count == 3, "\(differences)")
+    }
+
+    @Test func aFolderGivenThroughALinkIsFollowed() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let real = directory.appendingPathComponent("real/Documents")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: real.appendingPathComponent("save.json"))
+        let link = directory.appendingPathComponent("toplink").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real")
+        let bundle = directory.appendingPathComponent("b.tar.gz").path
+        let exported = try CLI.run("export", link + "/", "-o", bundle)
+        #expect(exported.status == 0 && exported.outputText.contains("exported 1 file"), "\(exported.errors)")
+        let backup = try CLI.run("backup", "create", link, "--repo", directory.appendingPathComponent("repo").path)
+        #expect(backup.status == 0 && backup.outputText.contains("(1 file)"), "\(backup.outputText) \(backup.errors)")
+    }
+}

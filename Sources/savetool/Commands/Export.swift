@@ -13,9 +13,12 @@ struct Export: ParsableCommand {
             --zip or the output's extension say.
 
             The same files give the same bytes: set SOURCE_DATE_EPOCH to fix the manifest's \
-            creation time as well. Links, devices and FIFOs are refused, since no import would \
-            restore them. The bundle is written under a temporary name and renamed into place \
-            when complete.
+            creation time as well. Everything the folder holds is kept: folders (empty ones \
+            too) with their modes and times, links inside it, hard links, extended attributes, \
+            sparse files, owners. FIFOs, sockets, devices and links leading out of the folder \
+            are left out with a warning; a name import would refuse (a backslash, NFC and NFD \
+            twins, not UTF-8) fails the export with its path. The bundle is written under a \
+            temporary name and renamed into place when complete.
 
             Example:
               savetool export Library/Preferences -o prefs-backup.tar.gz --label "before update"

@@ -22,10 +22,15 @@ struct Import: ParsableCommand {
             contents or the new ones, never a mix. What the destination held is first saved as \
             a bundle (beside it, or in --backup-repo), and its path printed.
 
-            Refused, with exit 65 and nothing written: absolute paths, '..', links, devices and \
-            FIFOs, duplicates (also in another Unicode normalisation), files not in the manifest \
-            or missing from the bundle, sizes or checksums that differ, an unknown manifest \
-            format, and bundles past the limits below.
+            What the folder held comes back: folders with their modes and times, links, hard \
+            links, extended attributes, sparse files, and owners when run as root (as tar -p; \
+            --no-same-owner opts out). setuid and setgid are dropped, with a warning.
+
+            Refused, with exit 65 and nothing written: absolute paths, '..', links leading out \
+            of the folder or written through, devices and FIFOs, duplicates (also in another \
+            Unicode normalisation), entries not in the manifest or missing from the bundle, \
+            sizes or checksums that differ, an unknown manifest format, and bundles past the \
+            limits below.
 
             Restoring a daily backup is importing its file:
               savetool import backups/kape-2026-11-20.tar.gz --into Documents

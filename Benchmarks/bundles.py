@@ -100,6 +100,9 @@ def main():
     first = run("savetool backup create (first)", lambda: [savetool, "backup", "create", str(tree), "--repo", str(repo), "--date", "2026-11-21", "-q"], fresh(repo))
     second = run("savetool backup create (unchanged)", lambda: [savetool, "backup", "create", str(tree), "--repo", str(repo), "--date", "2026-11-21", "-q"])
     tar_gzip = rows[0][2]
+    # Verify re-reads every byte and checks every checksum; tar's nearest is reading the archive through.
+    verify = run("savetool backup verify", lambda: [savetool, "backup", "verify", "--repo", str(repo), "-q"])
+    tar_read = run("tar -xzO (read through)", lambda: ["sh", "-c", f"tar -xzOf {work / 'plain.tar.gz'} > /dev/null"])
 
     print(f"{count} files, {size / 1e6:.0f} MB; median of {args.runs} runs\n")
     print("| operation | savetool | GNU tar | savetool ÷ tar (time) | savetool peak memory | archive size (savetool / tar) |")
@@ -109,6 +112,7 @@ def main():
         print(f"| {name} | {ours[0]:.2f} s | {theirs[0]:.2f} s | {ours[0] / theirs[0]:.2f}× | {ours[1] / 2**20:.0f} MiB | {sizes} |")
     print(f"| backup create, first | {first[0]:.2f} s | {tar_gzip[0]:.2f} s (tar -czf) | {first[0] / tar_gzip[0]:.2f}× | {first[1] / 2**20:.0f} MiB | |")
     print(f"| backup create, unchanged | {second[0]:.2f} s | — | {second[0] / first[0]:.0%} of the first | {second[1] / 2**20:.0f} MiB | |")
+    print(f"| backup verify | {verify[0]:.2f} s | {tar_read[0]:.2f} s (tar -xzO) | {verify[0] / tar_read[0]:.2f}× | {verify[1] / 2**20:.0f} MiB | |")
 
 
 if __name__ == "__main__":

@@ -17,19 +17,6 @@ public struct Migrator: Sendable {
         /// Not valid for its version's schema (before migrating) or the target's (after).
         case invalid(kind: String, version: Int, violations: [Schema.Violation])
         case failed(kind: String, from: Int, error: MigrationError)
-
-        /// The status word of the report lines (cli.md).
-        public var status: String {
-            switch self {
-            case .migrated: "migrated"
-            case .unchanged: "unchanged"
-            case .unrecognized: "unrecognized"
-            case .ambiguous: "ambiguous"
-            case .future: "future"
-            case .invalid: "invalid"
-            case .failed: "failed"
-            }
-        }
     }
 
     /// A kind taken for a document, its version, and why it was taken.

@@ -82,8 +82,6 @@ struct Migrate: ParsableCommand {
     struct Outcome {
         var file: FileWalk.File
         var result: FileResult
-        /// Why the file could not be read or written, when that is what failed.
-        var error: String?
     }
 
     func run() throws {

@@ -39,7 +39,6 @@ struct FileWalk {
         return isDirectory(path, followingLinks: true) ? path : FileIO.parentDirectory(of: path)
     }
 
-    func isDirectoryArgument(_ argument: Int) -> Bool { isDirectory(paths[argument], followingLinks: true) }
 
     /// Calls `body` with every file, in a stable order; `false` from `body` stops the walk.
     func forEach(_ body: (File) throws -> Bool) throws {

@@ -232,11 +232,8 @@ public struct BundleExporter: Sendable {
         case .directory, .hardlink:
             return (file, nil)
         case .symlink:
-            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(path, &target, target.count - 1)
-            guard count >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
-            guard let text = String(validating: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) else {
-                throw BundleError.unsupportedEntry(path: path, kind: "a link whose target is not UTF-8, expected UTF-8 names")
+            guard let text = Self.linkTarget(path) else {
+                throw BundleError.unsupportedEntry(path: path, kind: "a link whose target cannot be read as UTF-8, expected UTF-8 names")
             }
             file.target = text
             return (file, nil)

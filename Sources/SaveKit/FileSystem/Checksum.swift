@@ -7,7 +7,20 @@ public enum Checksum {
     }
 
     /// The hexadecimal form of a digest computed incrementally (files hashed as they stream).
+    ///
+    /// Written out by hand: `String(format: "%02x")` per byte cost more than the hashing itself
+    /// (40% of a batch migration's CPU, and of an import's).
     public static func hex(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+        digest.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits[Int(byte >> 4)]
+                    text[2 * index + 1] = digits[Int(byte & 0x0F)]
+                }
+                return bytes.count * 2
+            }
+        }
     }
+
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 }

@@ -171,7 +171,7 @@ public struct BundleImporter {
             var size: Int64 = 0, sha256 = ""
             if type == .file {
                 guard case .integer(let declared)? = file["size"], declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
-                guard let digest = file["sha256"]?.stringValue, digest.count == 64, digest.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+                guard let digest = file["sha256"]?.stringValue, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
                     throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
                 }
                 (size, sha256) = (declared, digest)
@@ -240,16 +240,33 @@ public struct BundleImporter {
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
     static func unsafePathReason(_ path: String) -> String? {
-        if path.isEmpty { return "an empty path, expected a relative path" }
-        if path.hasPrefix("/") { return "an absolute path, expected a path relative to the save directory" }
-        if path.contains("\\") { return "a backslash, expected '/' between components" }
-        if path.utf8.contains(0) { return "a NUL byte in the path" }
-        if path.utf8.count > 4096 { return "a path longer than 4096 bytes" }
-        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
-            if component == ".." { return "a '..' component, expected a path that stays inside the save directory" }
-            if component.isEmpty || component == "." { return "an empty or '.' component, expected a plain relative path" }
-            if component.utf8.count > 255 { return "a name longer than 255 bytes" }
+        // One pass over the bytes: this runs for every entry of a bundle, twice.
+        let bytes = path.utf8
+        if bytes.isEmpty { return "an empty path, expected a relative path" }
+        if bytes.first == UInt8(ascii: "/") { return "an absolute path, expected a path relative to the save directory" }
+        if bytes.count > 4096 { return "a path longer than 4096 bytes" }
+        var componentStart = 0, index = 0, dots = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\\"): return "a backslash, expected '/' between components"
+            case 0: return "a NUL byte in the path"
+            default: break
+            }
+            if byte == UInt8(ascii: "/") {
+                if let problem = componentProblem(length: index - componentStart, dots: dots) { return problem }
+                (componentStart, dots) = (index + 1, 0)
+            } else if byte == UInt8(ascii: ".") {
+                dots += 1
+            }
+            index += 1
         }
+        return componentProblem(length: index - componentStart, dots: dots)
+    }
+
+    private static func componentProblem(length: Int, dots: Int) -> String? {
+        if length == 2 && dots == 2 { return "a '..' component, expected a path that stays inside the save directory" }
+        if length == 0 || (length == 1 && dots == 1) { return "an empty or '.' component, expected a plain relative path" }
+        if length > 255 { return "a name longer than 255 bytes" }
         return nil
     }
 
@@ -398,7 +415,7 @@ public struct BundleImporter {
         }
         var migrated: [UInt8]?
         if let pipeline, let contents {
-            let result = pipeline.process(contents, path: file.path)
+            let result = pipeline.process(contents, path: file.path, sha256: digest)
             if let output = result.output {
                 migrated = output
                 outcome.migrated.append((file.path, result))

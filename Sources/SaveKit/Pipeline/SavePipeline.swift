@@ -40,9 +40,10 @@ public struct SavePipeline: Sendable {
     }
 
     /// Runs one file through the pipeline. `path` is relative to the root being walked (or the
-    /// bundle's `files/`): kinds claim files by it.
-    public func process(_ bytes: [UInt8], path: String?) -> FileResult {
-        var result = FileResult(status: .unrecognized, sha256Before: Checksum.sha256(bytes))
+    /// bundle's `files/`): kinds claim files by it. A caller that has hashed the bytes already
+    /// (an import checks every file's SHA-256) passes the digest as `sha256`.
+    public func process(_ bytes: [UInt8], path: String?, sha256: String? = nil) -> FileResult {
+        var result = FileResult(status: .unrecognized, sha256Before: sha256 ?? Checksum.sha256(bytes))
         let claimed = kind.flatMap(migrator.kind(named:)).map { ($0, SaveKind.Evidence.named) }
             ?? migrator.claim(path: path).map { ($0.kind, SaveKind.Evidence.path(pattern: $0.pattern)) }
         if let (claimedKind, evidence) = claimed { (result.kind, result.evidence) = (claimedKind.name, evidence) }

@@ -362,7 +362,10 @@ public struct BundleImporter {
             }
         }
         (outcome.migrated, outcome.warnings, outcome.notes) = (report.migrated, report.warnings, landing.notes)
-        if let staging { try Self.flush(staging) }
+        // Every staged file and directory on disk before the swap makes them the destination.
+        if let staging {
+            do { try FileIO.syncFileSystem(containing: staging) } catch { throw BundleImportError.io(path: staging, reason: error.description) }
+        }
     }
 
     /// What landing entries needs across them: directories to finish last, whose owners to set,
@@ -449,14 +452,6 @@ public struct BundleImporter {
             guard failure == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(failure)) }
             try importer.finish(file, descriptor: descriptor, target: target, keepsTime: keepsTime, landing: &landing)
         }
-    }
-
-    /// Puts every staged file and directory on disk before the swap makes them the destination.
-    private static func flush(_ staging: String) throws {
-        let descriptor = open(staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BundleImportError.io(path: staging, reason: FileError.reason(errno)) }
-        defer { close(descriptor) }
-        guard savetool_sync_file_system(descriptor) == 0 else { throw BundleImportError.io(path: staging, reason: FileError.reason(errno)) }
     }
 
     /// Reads a file entry whole and checks its size and SHA-256 against the manifest.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CSystem
 import Foundation
 import OrderedCollections
 import SaveArchive
@@ -110,7 +109,8 @@ struct Migrate: ParsableCommand {
             if global.json { Console.output(lines) }
         }
         progress.finish()
-        if writes, let out { Self.flush(out) }
+        // Everything written under --out on disk before the summary says it was written.
+        if writes, let out { try Failure.reporting { try FileIO.syncFileSystem(containing: out) } }
         try Failure.reporting { try reportOutput?.commit() }
         if !global.json {
             Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
@@ -179,14 +179,6 @@ struct Migrate: ParsableCommand {
             for entry in entries { kept[entry.path] = entry.sha256 }
         }
         return kept
-    }
-
-    /// Puts everything written under `--out` on disk in one call (its file system's syncfs).
-    private static func flush(_ directory: String) {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = savetool_sync_file_system(descriptor)
-        close(descriptor)
     }
 
     private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?) -> Outcome {

@@ -53,3 +53,48 @@ struct ImportCommandTests {
         #expect(try CLI.run("validate", raw + "/history/2024-v1/Documents/current_tournament.json").outputText.contains("version 1 of 3 (its path matches Documents/current_tournament.json), valid"))
     }
 }
+
+/// An import checks entries on one thread and writes them on another: a failure on either side
+/// stops both, and nothing lands.
+@Suite("import: a failure on either thread")
+struct ImportThreadFailureTests {
+    /// 300 small files and one of 64 KiB in the middle; `ulimit -f` makes writing that one fail
+    /// with EFBIG on the writing thread, after many entries were handed over and before the rest.
+    @Test func aWriteThatFailsStopsTheImportAndChangesNothing() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("saves")
+        for index in 0..<300 {
+            let folder = source.appendingPathComponent("slot-\(index % 10)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let size = index == 150 ? 64 << 10 : 1_000
+            try Data(repeating: UInt8(index % 251), count: size).write(to: folder.appendingPathComponent("save-\(index).bin"))
+        }
+        let bundle = directory.appendingPathComponent("saves.tar.gz").path
+        #expect(try CLI.run("export", source.path, "-o", bundle).status == 0)
+        let target = directory.appendingPathComponent("restored")
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        try Data("the only copy".utf8).write(to: target.appendingPathComponent("keep.txt"))
+
+        // SIGXFSZ ignored, so that the write fails with EFBIG instead of killing the process.
+        let script = "trap '' XFSZ; ulimit -f 32; exec \"$0\" import \"$1\" --into \"$2\""
+        let refused = try Processes.run(["/bin/sh", "-c", script, CLI.executable, bundle, target.path])
+        #expect(refused.status == 74, "\(refused.errors)")
+        #expect(refused.errors.hasPrefix("savetool: ") && refused.errors.contains("save-150.bin"), "\(refused.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["keep.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["restored", "saves", "saves.tar.gz"])
+
+        // A checksum that fails on the checking thread near the end, after most entries were handed over.
+        let tar = directory.appendingPathComponent("saves.tar").path
+        #expect(try CLI.run("export", source.path, "-o", tar).status == 0)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: tar))
+        let last = try #require(bytes.range(of: Data(repeating: UInt8(299 % 251), count: 1_000), options: .backwards))
+        bytes[last.lowerBound + 500] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: tar))
+        let damaged = try CLI.run("import", tar, "--into", target.path)
+        #expect(damaged.status == 65, "\(damaged.errors)")
+        #expect(damaged.errors.contains("save-299.bin: SHA-256 "), "\(damaged.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target.path) == ["keep.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["restored", "saves", "saves.tar", "saves.tar.gz"])
+    }
+}

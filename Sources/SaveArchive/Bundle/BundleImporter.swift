@@ -275,9 +275,9 @@ public struct BundleImporter {
     /// Reads every remaining entry, checking it against the manifest; writes them under
     /// `staging` (or nowhere, for a dry run), then gives directories their modes and times.
     ///
-    /// This thread decompresses and checks each entry; a second one lands the checked entries
-    /// in order (the migration pipeline, the writes, the attributes), so that on two cores an
-    /// import of many small saves takes about as long as the slower half rather than the sum.
+    /// This thread decompresses, checks and migrates each entry; a second one lands them in
+    /// order (the writes, the attributes), so that on two cores an import of many small saves
+    /// takes about as long as the slower half rather than the sum.
     private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
         var expected: [String: BundleManifest.File] = [:]
         for file in manifest.files { expected["files/" + file.path] = file }

@@ -1,6 +1,7 @@
 import CSystem
 import Crypto
 import Foundation
+import OrderedCollections
 import SaveKit
 
 #if canImport(Glibc)
@@ -132,31 +133,52 @@ public struct BundleImporter {
         guard let bytes = try reader.readEntry(limit: limits.maxManifestBytes) else {
             throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", limit: .totalBytes)
         }
-        let value: SaveValue
-        do {
-            value = try JSONCodec().decode(bytes)
-        } catch {
-            throw BundleImportError.badManifest(bundle: bundle, reason: "\(error)")
-        }
-        return try Self.manifest(from: value, bundle: bundle, maxEntries: limits.maxEntries)
+        return try Self.manifest(from: bytes, bundle: bundle, maxEntries: limits.maxEntries)
     }
 
-    static func manifest(from value: SaveValue, bundle: String, maxEntries: Int) throws -> BundleManifest {
+    /// Reads a manifest's bytes one entry at a time (``ManifestLayout``), checking each.
+    static func manifest(from bytes: [UInt8], bundle: String, maxEntries: Int) throws -> BundleManifest {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
+        // What the layout cannot delimit, or a value that does not decode, the decoder of the
+        // whole document describes (with its line and column).
+        func malformed(_ partError: (any Error)? = nil) -> BundleImportError {
+            do {
+                _ = try JSONCodec().decode(bytes)
+            } catch {
+                return bad("\(error)")
+            }
+            return bad(partError.map { "\($0)" } ?? "not a JSON object, expected the manifest's object")
+        }
+        func decode(_ range: Range<Int>) throws -> SaveValue {
+            do { return try JSONCodec().decode(Array(bytes[range])) } catch { throw malformed(error) }
+        }
+        guard let members = ManifestLayout.members(bytes) else { throw malformed() }
+        var header: OrderedDictionary<String, SaveValue> = [:]
+        var filesRange: Range<Int>?
+        for (key, range) in members {
+            let keyValue: SaveValue
+            do { keyValue = try JSONCodec().decode(key) } catch { throw malformed(error) }
+            guard case .string(let name) = keyValue else { throw malformed() }
+            if name == "files" { filesRange = range } else { header[name] = try decode(range) }
+        }
+        let value = SaveValue.dictionary(header)
         guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
         let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
         guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
             throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
         }
-        guard let files = value["files"]?.arrayValue else { throw bad("no \"files\" array, expected the list of files") }
-        guard files.count <= maxEntries else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "\(files.count) files, more than \(maxEntries)", limit: .entries)
-        }
+        guard let filesRange, bytes[filesRange.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
         var seen = Set<String>()
         let formatTwo = version.split(separator: ".").first == "2"
         var entries: [BundleManifest.File] = []
         var kinds: [String: BundleManifest.File.EntryType] = [:]
-        for (index, file) in files.enumerated() {
+        var index = -1
+        let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange) { range in
+            index += 1
+            guard index < maxEntries else {
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
+            }
+            let file = try decode(range)
             guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
             if let problem = unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
             // Swift compares strings by canonical equivalence: NFC and NFD spellings of one
@@ -202,6 +224,7 @@ public struct BundleImporter {
             kinds[path] = type
             entries.append(entry)
         }
+        guard delimited else { throw malformed() }
         // Nothing lies inside a file or a link ("a" a file and "a/b"): only inside a directory.
         for path in seen {
             var prefix = Substring(path)

@@ -98,3 +98,46 @@ struct ImportThreadFailureTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["restored", "saves", "saves.tar", "saves.tar.gz"])
     }
 }
+
+/// The archive must hold the manifest's entries in the manifest's order: each entry is checked
+/// against the next one listed, so an import keeps no table of every path.
+@Suite("import: entries in the manifest's order")
+struct ImportOrderTests {
+    @Test func reorderedDuplicatedExtraAndMissingEntriesAreRefused() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        for name in ["a.json", "b.json", "c.json"] { try Data("{\"n\": \"\(name)\"}".utf8).write(to: source.appendingPathComponent(name)) }
+        let bundle = directory.appendingPathComponent("saves.tar").path
+        #expect(try CLI.run("export", source.path, "-o", bundle).status == 0)
+        // Rewrites the bundle's entries after the manifest in the order the names give.
+        let script = """
+            import sys, tarfile
+            src, dst, order = sys.argv[1], sys.argv[2], sys.argv[3].split(",") if sys.argv[3] else []
+            with tarfile.open(src) as tar:
+                members = {m.name: (m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()}
+            with tarfile.open(dst, "w", format=tarfile.PAX_FORMAT) as out:
+                for name in ["manifest.json"] + ["files/" + n for n in order]:
+                    member, data = members[name]
+                    out.addfile(member, None if data is None else __import__("io").BytesIO(data))
+            """
+        let cases: [(order: String, status: Int32, message: String)] = [
+            ("a.json,b.json,c.json", 0, ""),
+            ("b.json,a.json,c.json", 65, "files/b.json: where the manifest lists files/a.json next, expected the entries it lists, each once, in its order"),
+            ("a.json,a.json,b.json,c.json", 65, "files/a.json: where the manifest lists files/b.json next"),
+            ("a.json,b.json,c.json,c.json", 65, "files/c.json: after every entry the manifest lists, expected only the entries it lists"),
+            ("a.json,b.json", 65, "files/c.json: listed in the manifest but not in the bundle"),
+        ]
+        for (index, (order, status, message)) in cases.enumerated() {
+            let rewritten = directory.appendingPathComponent("case-\(index).tar").path
+            let made = try Processes.run(["python3", "-c", script, bundle, rewritten, order])
+            #expect(made.status == 0, "\(made.errors)")
+            let target = directory.appendingPathComponent("into-\(index)").path
+            let result = try CLI.run("import", rewritten, "--into", target)
+            #expect(result.status == status, "\(order): \(result.errors)")
+            #expect(message.isEmpty ? result.errors.isEmpty : result.errors.contains(message), "\(order): \(result.errors)")
+            #expect(FileManager.default.fileExists(atPath: target) == (status == 0), "\(order)")
+        }
+    }
+}

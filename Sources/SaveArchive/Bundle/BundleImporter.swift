@@ -302,9 +302,10 @@ public struct BundleImporter {
     /// order (the writes, the attributes), so that on two cores an import of many small saves
     /// takes about as long as the slower half rather than the sum.
     private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
-        var expected: [String: BundleManifest.File] = [:]
-        for file in manifest.files { expected["files/" + file.path] = file }
-        var seen = Set<String>()
+        // The archive holds the manifest's entries in the manifest's order (export writes them
+        // so): each is checked against the next one listed, with no table of all the paths.
+        var next = 0
+        let formatOne = manifest.files.allSatisfy { $0.type == .file }
         var entryCount = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -322,15 +323,17 @@ public struct BundleImporter {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
             }
             if entry.path == "files", entry.kind == .directory { continue }
-            guard let file = expected[entry.path] else {
-                if entry.kind == .directory && entry.path.hasPrefix("files/") && manifest.files.allSatisfy({ $0.type == .file }) {
+            guard next < manifest.files.count, entry.path == "files/" + manifest.files[next].path else {
+                if entry.kind == .directory && entry.path.hasPrefix("files/") && formatOne {
                     continue  // a format 1 bundle: its directories are made as the files need them
                 }
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "not listed in the manifest, expected only the entries it lists")
+                let reason = next < manifest.files.count
+                    ? "where the manifest lists files/\(manifest.files[next].path) next, expected the entries it lists, each once, in its order"
+                    : "after every entry the manifest lists, expected only the entries it lists"
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: reason)
             }
-            guard seen.insert(entry.path).inserted else {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a second copy of an entry, expected each once")
-            }
+            let file = manifest.files[next]
+            next += 1
             switch (entry.kind, file.type) {
             case (.file, .file):
                 if let declared = entry.size, declared != file.size {
@@ -356,9 +359,7 @@ public struct BundleImporter {
                     try lander.tree?.setAttributes(of: file.path, mode: nil, time: file.modified, owner: lander.landing.owner(file))
                 }
             case (.hardLink(let target), .hardlink) where target == "files/" + (file.target ?? ""):
-                guard seen.contains(target) else {
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a hard link to \(target), expected a file that came before it")
-                }
+                // Its target is a file listed, and so landed, before it (the manifest's reader checks).
                 try lander.enqueue { try $0.tree?.makeHardLink(file.path, to: file.target!) }
             case (.special(let kind), _):
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a \(kind), expected files, directories and links only")
@@ -368,8 +369,8 @@ public struct BundleImporter {
             }
         }
         try lander.drain()
-        if let missing = manifest.files.first(where: { !seen.contains("files/" + $0.path) }) {
-            throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
+        if next < manifest.files.count {
+            throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + manifest.files[next].path, reason: "listed in the manifest but not in the bundle")
         }
         var landing = lander.landing
         if let tree = lander.tree {

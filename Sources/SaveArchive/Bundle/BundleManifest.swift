@@ -79,6 +79,13 @@ public struct BundleManifest: Sendable, Equatable {
 
     /// The manifest as typed JSON values, keys in the order bundle.md shows them.
     public var value: SaveValue {
+        var root = header
+        root["files"] = .array(files.map(Self.value(of:)))
+        return .dictionary(root)
+    }
+
+    /// Every member but `files`, in order.
+    private var header: OrderedDictionary<String, SaveValue> {
         var root: OrderedDictionary<String, SaveValue> = [
             "format": .string(Self.format),
             "createdAt": .string(Self.timestamp(createdAt)),
@@ -87,29 +94,51 @@ public struct BundleManifest: Sendable, Equatable {
         if let label { root["label"] = .string(label) }
         root["source"] = .string(source)
         if let sourcePath { root["sourcePath"] = .string(sourcePath) }
-        root["files"] = .array(files.map { file in
-            var entry: OrderedDictionary<String, SaveValue> = ["path": .string(file.path)]
-            if file.type != .file { entry["type"] = .string(file.type.rawValue) }
-            if file.type == .file { entry["size"] = .integer(file.size); entry["sha256"] = .string(file.sha256) }
-            entry["mode"] = .string(Self.octal(file.mode))
-            entry["modifiedAt"] = .string(file.modified.description)
-            if let target = file.target { entry["target"] = .string(target) }
-            if let owner = file.owner { entry["uid"] = .integer(Int64(owner.uid)); entry["gid"] = .integer(Int64(owner.gid)) }
-            if !file.xattrs.isEmpty {
-                entry["xattrs"] = .dictionary(OrderedDictionary(uniqueKeysWithValues: file.xattrs.map { ($0.key, SaveValue.string(Data($0.value).base64EncodedString())) }))
-            }
-            if file.sparse { entry["sparse"] = .bool(true) }
-            if let codec = file.codec { entry["codec"] = .string(codec) }
-            if let kind = file.kind { entry["kind"] = .string(kind) }
-            if let version = file.version { entry["version"] = .integer(Int64(version)) }
-            return .dictionary(entry)
-        })
-        return .dictionary(root)
+        return root
     }
 
-    /// The manifest file's bytes: pretty JSON, plain (every value here is a string or a number).
+    private static func value(of file: File) -> SaveValue {
+        var entry: OrderedDictionary<String, SaveValue> = ["path": .string(file.path)]
+        if file.type != .file { entry["type"] = .string(file.type.rawValue) }
+        if file.type == .file { entry["size"] = .integer(file.size); entry["sha256"] = .string(file.sha256) }
+        entry["mode"] = .string(Self.octal(file.mode))
+        entry["modifiedAt"] = .string(file.modified.description)
+        if let target = file.target { entry["target"] = .string(target) }
+        if let owner = file.owner { entry["uid"] = .integer(Int64(owner.uid)); entry["gid"] = .integer(Int64(owner.gid)) }
+        if !file.xattrs.isEmpty {
+            entry["xattrs"] = .dictionary(OrderedDictionary(uniqueKeysWithValues: file.xattrs.map { ($0.key, SaveValue.string(Data($0.value).base64EncodedString())) }))
+        }
+        if file.sparse { entry["sparse"] = .bool(true) }
+        if let codec = file.codec { entry["codec"] = .string(codec) }
+        if let kind = file.kind { entry["kind"] = .string(kind) }
+        if let version = file.version { entry["version"] = .integer(Int64(version)) }
+        return .dictionary(entry)
+    }
+
+    /// The manifest file's bytes: one JSON object, a member per line and one line per entry of
+    /// `files`, so that it is written (and can be read) an entry at a time rather than built as
+    /// one value tree.
     public func encoded() throws -> [UInt8] {
-        try JSONCodec().encode(value)
+        var compact = EncodingOptions()
+        compact.pretty = false
+        let codec = JSONCodec()
+        // One line: the codec ends a document with a newline.
+        func line(_ value: SaveValue) throws -> ArraySlice<UInt8> {
+            let encoded = try codec.encode(value, options: compact)
+            return encoded.last == 0x0A ? encoded.dropLast() : encoded[...]
+        }
+        var bytes = Array("{\n".utf8)
+        for (key, value) in header {
+            bytes += Array("  ".utf8) + (try line(.string(key)))
+            bytes += Array(": ".utf8) + (try line(value)) + Array(",\n".utf8)
+        }
+        bytes += Array("  \"files\": [".utf8)
+        for (index, file) in files.enumerated() {
+            bytes += Array((index == 0 ? "\n    " : ",\n    ").utf8)
+            bytes += try line(Self.value(of: file))
+        }
+        bytes += Array((files.isEmpty ? "]\n}\n" : "\n  ]\n}\n").utf8)
+        return bytes
     }
 
     /// Four octal digits, as `ls` and `chmod` show a mode (by hand: `String(format:)` is slow

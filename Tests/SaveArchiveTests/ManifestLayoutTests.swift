@@ -47,6 +47,9 @@ struct ManifestLayoutTests {
         } throws: { error in
             "\(error)" == "manifest.json: 4:29: '}', expected a string key in double quotes"
         }
+        // The same key spelled twice, once escaped: refused as the whole decoder refuses it.
+        let twice = #"{"format": "savetool.bundle/2", "files": [], "\u0066iles": []}"#
+        #expect(throws: BundleImportError.self) { try BundleImporter.manifest(from: Array(twice.utf8), bundle: "b.tar.gz", maxEntries: 10) }
         // Hostile nesting costs no stack: a million brackets are simply not delimited.
         let deep = "{\"files\": " + String(repeating: "[", count: 1_000_000) + "}"
         #expect(ManifestLayout.members(Array(deep.utf8)) == nil)

@@ -158,7 +158,8 @@ public struct BundleImporter {
         for (key, range) in members {
             let keyValue: SaveValue
             do { keyValue = try JSONCodec().decode(key) } catch { throw malformed(error) }
-            guard case .string(let name) = keyValue else { throw malformed() }
+            // A key spelled twice, once with escapes: the whole decoder names the duplicate.
+            guard case .string(let name) = keyValue, name != "files" || filesRange == nil, header[name] == nil else { throw malformed() }
             if name == "files" { filesRange = range } else { header[name] = try decode(range) }
         }
         let value = SaveValue.dictionary(header)

@@ -14,9 +14,10 @@ import Darwin
 ///
 /// 1. The manifest must come first and be of a known format; every path in it must be
 ///    relative, without `..`, and unique (also after Unicode normalisation).
-/// 2. Each archive entry must be a regular file under `files/`, listed in the manifest, seen
-///    once, no larger than declared; its SHA-256 must match. Links, devices and FIFOs are
-///    refused. Limits bound the total size, the entry count and the compression ratio.
+/// 2. Each archive entry must be the next one the manifest lists, under `files/` and of the
+///    type listed (file, directory, a link that stays inside, a hard link to an earlier file);
+///    a file no larger than declared, its SHA-256 matching. Devices and FIFOs are refused.
+///    Limits bound the total size, the entry count and the compression ratio.
 /// 3. Files are written into a staging directory beside the destination, flushed to disk, and
 ///    only then swapped with the destination in one atomic rename: a crash leaves the old
 ///    contents or the new, never a mix. The old contents are first saved as a bundle.

@@ -79,7 +79,7 @@ public struct ArchiveCodec: SaveCodec {
                 entry["warning"] = .string("the name is not UTF-8; pathBytes holds it exactly")
             }
             if let size = info.size { entry["size"] = .integer(size) }
-            entry["mode"] = .string(String(format: "%04o", info.permissions))
+            entry["mode"] = .string(BundleManifest.octal(info.permissions))
             if let modified = info.modified { entry["modifiedAt"] = .date(modified) }
             if case .symbolicLink(let target) = info.kind { entry["target"] = .string(target) }
             if case .hardLink(let target) = info.kind { entry["target"] = .string(target) }

@@ -144,8 +144,12 @@ public struct BundleManifest: Sendable, Equatable {
     /// Four octal digits, as `ls` and `chmod` show a mode (by hand: `String(format:)` is slow
     /// enough to show in a profile of a 10,000-file export).
     static func octal(_ mode: UInt16) -> String {
-        let digits = String(mode, radix: 8)
-        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        zeroPadded(String(mode, radix: 8), width: 4)
+    }
+
+    /// `digits` with leading zeros up to `width` (what `%0Nd` does, without its cost).
+    static func zeroPadded(_ digits: String, width: Int) -> String {
+        String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
     /// Whole seconds, UTC: a manifest says when it was made, not to the nanosecond.
@@ -169,8 +173,7 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
     public var description: String {
         let whole = RFC3339.format(Date(timeIntervalSince1970: Double(seconds)))
         guard nanoseconds != 0 else { return whole }
-        let digits = String(nanoseconds)
-        var fraction = String(repeating: "0", count: max(0, 9 - digits.count)) + digits
+        var fraction = BundleManifest.zeroPadded(String(nanoseconds), width: 9)
         while fraction.hasSuffix("0") { fraction.removeLast() }
         return String(whole.dropLast()) + "." + fraction + "Z"
     }

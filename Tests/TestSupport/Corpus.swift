@@ -2,12 +2,13 @@ import Foundation
 import SaveKit
 import Testing
 
-/// The public conformance data the project is tested against, kept outside the repository
-/// (`shared/corpus` beside the checkout; `SAVETOOL_CORPUS` points elsewhere). See docs/conformance.md.
+/// The public conformance data the project is tested against, carried in the repository
+/// (`Tests/Corpus`, each folder with its license and SOURCE.md; `SAVETOOL_CORPUS` points
+/// elsewhere). See docs/conformance.md.
 public enum Corpus {
     public static let root: URL = {
         if let path = ProcessInfo.processInfo.environment["SAVETOOL_CORPUS"] { return URL(fileURLWithPath: path) }
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+        return packageRoot.appendingPathComponent("Tests/Corpus")
     }()
 
     public static let packageRoot = URL(fileURLWithPath: #filePath)

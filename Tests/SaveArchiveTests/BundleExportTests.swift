@@ -34,6 +34,25 @@ struct BundleExportTests {
         return result
     }
 
+    /// A folder's contents sort after names that share its prefix (`a/x` after `a-c` and `a.b`,
+    /// since `/` is 0x2F): the walk lists them in full-path byte order all the same, the order
+    /// import checks without a table of every path.
+    @Test func entriesComeInTheBytesOrderOfTheirFullPaths() throws {
+        let root = try Processes.temporaryDirectory("order")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for path in ["a/x", "a/y/z", "a-c", "a.b", "a0", "b", "a/x.d/e"] {
+            let url = root.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("{}".utf8).write(to: url)
+        }
+        let bundle = root.path + ".tar.gz"
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        try BundleExporter(createdAt: Date(timeIntervalSince1970: 0), createdBy: "test").export(directory: root.path, to: bundle)
+        let paths = try BundleImporter(createdBy: "test").manifest(of: bundle).files.map(\.path)
+        #expect(paths == ["a", "a-c", "a.b", "a/x", "a/x.d", "a/x.d/e", "a/y", "a/y/z", "a0", "b"])
+        #expect(paths == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    }
+
     @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .zip])
     func manifestFirstThenEveryFileWithItsChecksum(_ format: ArchiveFormat) throws {
         let tree = try makeTree()
@@ -42,7 +61,8 @@ struct BundleExportTests {
         defer { try? FileManager.default.removeItem(atPath: bundle) }
         var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
         exporter.format = format
-        let manifest = try exporter.export(directory: tree.path, to: bundle)
+        try exporter.export(directory: tree.path, to: bundle)
+        let manifest = try BundleImporter(createdBy: "test").manifest(of: bundle)
 
         let items = try entries(of: bundle)
         #expect(items.first?.path == "manifest.json")
@@ -90,7 +110,8 @@ struct BundleExportTests {
         let warnings = Warnings()
         var exporter = BundleExporter(createdAt: Date(), createdBy: "savetool test")
         exporter.warn = { line in warnings.lock.withLock { warnings.lines.append(line) } }
-        let manifest = try exporter.export(directory: tree.path, to: bundle)
+        try exporter.export(directory: tree.path, to: bundle)
+        let manifest = try BundleImporter(createdBy: "test").manifest(of: bundle)
         let links = manifest.files.filter { $0.type == .symlink }
         #expect(links.map(\.path) == ["Documents/in"] && links.first?.target == "../a.txt")
         #expect(warnings.lines.count == 2 && warnings.lines.allSatisfy { $0.hasSuffix("; left out") }, "\(warnings.lines)")

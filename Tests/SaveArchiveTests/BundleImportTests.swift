@@ -150,7 +150,7 @@ struct BundleImportTests {
         }
         #expect(workspace.listing() == before)
         let outcome = try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
-        #expect(outcome.manifest.fileCount == 100_000)
+        #expect(outcome.summary.fileCount == 100_000)
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.destination.path).count == 100_000)
     }
 

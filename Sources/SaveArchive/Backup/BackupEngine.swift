@@ -64,18 +64,15 @@ public struct BackupEngine: Sendable {
         try checkSameSource(named, name: name, sourcePath: sourcePath)
         let sameDay = named.filter { $0.day == day }
         let outcome: CreateReport.Outcome
-        var files: Int
-        let current = try exporter.manifest(of: sourcePath)
-        files = current.fileCount
-        if let existing = sameDay.first(where: { $0.path == path }), let stored = try? BundleImporter(createdBy: createdBy).manifest(of: existing.path),
-            Self.sameContents(stored, current)
-        {
+        // The folder is described once, and compared entry by entry with the day's backup as it
+        // is: an unchanged folder of any size costs one read of each, and writes nothing.
+        let existing = sameDay.first(where: { $0.path == path }).flatMap { try? StoredEntries(bundle: $0.path, createdBy: createdBy) }
+        let described = try exporter.describe(directory: sourcePath) { file in existing?.compare(with: file) }
+        let files = described.summary.fileCount
+        if let existing, existing.matchedAll() {
             outcome = .unchanged
         } else {
-            var writer = exporter
-            writer.warn = { _ in }  // the manifest's walk above has said it already
-            let manifest = try writer.export(directory: sourcePath, to: path)
-            files = manifest.fileCount
+            try exporter.write(described, to: path, replacing: true)
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }
@@ -93,7 +90,7 @@ public struct BackupEngine: Sendable {
     /// Backups of one name are of one source: the newest that records its source must name this one.
     private func checkSameSource(_ backups: [BackupRepository.Backup], name: String, sourcePath: String) throws {
         for backup in backups {
-            guard let stored = try? BundleImporter(createdBy: createdBy).manifest(of: backup.path) else { continue }
+            guard let stored = try? BundleImporter(createdBy: createdBy).summary(of: backup.path) else { continue }
             guard let storedSource = stored.sourcePath else { return }  // written before sources were recorded
             guard storedSource == sourcePath else {
                 throw SaveError(
@@ -134,21 +131,42 @@ public struct BackupEngine: Sendable {
     }
 
     /// Re-reads a backup and checks every checksum; throws naming the file and entry.
-    public func verify(_ backup: String) throws -> BundleManifest {
+    public func verify(_ backup: String) throws -> BundleSummary {
         var importer = BundleImporter(createdBy: createdBy)
         importer.limits.maxCompressionRatio = .infinity  // our own backups: verify, do not second-guess the ratio
         importer.limits.maxTotalBytes = .max
         importer.limits.maxEntries = 10_000_000
-        return try importer.restore(backup, into: repository.directory + "/.verify-unused", dryRun: true).manifest
+        return try importer.restore(backup, into: repository.directory + "/.verify-unused", dryRun: true).summary
     }
 
-    /// Same entries: paths, types, sizes, checksums, modes, link targets, owners and extended
-    /// attributes (a new modification time alone is not a change).
-    static func sameContents(_ a: BundleManifest, _ b: BundleManifest) -> Bool {
-        a.files.count == b.files.count
-            && zip(a.files, b.files).allSatisfy { x, y in
-                x.path == y.path && x.type == y.type && x.size == y.size && x.sha256 == y.sha256 && x.mode == y.mode && x.target == y.target
-                    && x.owner?.uid == y.owner?.uid && x.owner?.gid == y.owner?.gid && x.xattrs == y.xattrs && x.sparse == y.sparse
+    /// A stored backup's entries, read one at a time and compared with the folder's as the folder is described.
+    final class StoredEntries {
+        private var entries: ManifestEntries.Iterator
+        private var same = true
+
+        init(bundle: String, createdBy: String) throws {
+            entries = try BundleImporter(createdBy: createdBy).readManifest(try ArchiveReader(path: bundle), bundle: bundle).entries.makeIterator()
+        }
+
+        func compare(with file: BundleManifest.File) {
+            guard same else { return }
+            guard let stored = try? entries.next(), BackupEngine.sameContents(stored, file) else {  // a fault counts as a change
+                same = false
+                return
             }
+        }
+
+        /// Whether every entry matched, and the backup holds no more.
+        func matchedAll() -> Bool {
+            guard same else { return false }
+            do { return try entries.next() == nil } catch { return false }
+        }
+    }
+
+    /// Same entry: path, type, size, checksum, mode, link target, owner and extended attributes
+    /// (a new modification time alone is not a change).
+    static func sameContents(_ x: BundleManifest.File, _ y: BundleManifest.File) -> Bool {
+        x.path.utf8.elementsEqual(y.path.utf8) && x.type == y.type && x.size == y.size && x.sha256 == y.sha256 && x.mode == y.mode && x.target == y.target
+            && x.owner?.uid == y.owner?.uid && x.owner?.gid == y.owner?.gid && x.xattrs == y.xattrs && x.sparse == y.sparse
     }
 }

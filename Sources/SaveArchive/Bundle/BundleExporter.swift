@@ -38,37 +38,96 @@ public struct BundleExporter: Sendable {
         self.createdBy = createdBy
     }
 
-    /// The manifest a bundle of `source` would have, without writing one (checksums read every file).
-    public func manifest(of source: String) throws -> BundleManifest {
-        let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        let files = try described(try entries(under: root), root: root).map(\.file)
-        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
-        return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
-    }
-
     /// Writes everything under `source` as a bundle; with `replacing` false, as ``export(files:under:to:replacing:)`` says.
     @discardableResult
-    public func export(directory source: String, to destination: String, replacing: Bool = true) throws -> BundleManifest {
-        let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
-        return try export(try entries(under: root), under: root, to: destination, replacing: replacing)
+    public func export(directory source: String, to destination: String, replacing: Bool = true) throws -> BundleSummary {
+        let described = try describe(directory: source)
+        try write(described, to: destination, replacing: replacing)
+        return described.summary
     }
 
     /// Writes the files at the relative `paths` under `root` as a bundle. With `replacing` false
     /// the bundle is created exclusively: an existing file at `destination` is never replaced,
     /// and ``BundleError/exists(_:)`` is thrown instead.
     @discardableResult
-    public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleManifest {
-        try export(paths.map { Walked(relative: $0, type: .file) }, under: root, to: destination, replacing: replacing)
+    public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
+        var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file) }
+        sorted.reverse()
+        let described = try describe(root: root, observe: { _ in }, next: { sorted.popLast() })
+        try write(described, to: destination, replacing: replacing)
+        return described.summary
     }
 
-    private func export(_ walked: [Walked], under root: String, to destination: String, replacing: Bool) throws -> BundleManifest {
-        let described = try described(walked, root: root)
-        let files = described.map(\.file)
-        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
-        let manifest = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: files)
-        try write(manifest, identities: described.map(\.identity), root: root, to: destination, replacing: replacing)
-        return manifest
+    /// Describes everything under `source` into a spooled manifest, calling `observe` with each
+    /// entry in the bundle's order (a backup compares them with its last bundle's as they come).
+    func describe(directory source: String, observe: (BundleManifest.File) throws -> Void = { _ in }) throws -> DescribedSource {
+        let root = source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
+        var walk = try Walk(root: root, exporter: self)
+        return try describe(root: root, observe: observe, next: { try walk.next() })
     }
+
+    /// A source described: the manifest's bytes (spooled), and for each file, in order, the
+    /// identity it had when it was checksummed, so that the copy can be checked against it.
+    final class DescribedSource {
+        let root: String
+        let manifest = Spool()
+        let identities = Spool()
+        var summary: BundleSummary
+        /// The entries, while they are few enough to keep (see ``ManifestReader/heldEntries``).
+        var held: [BundleManifest.File]? = []
+        /// Where `files` begins and ends in the manifest's bytes.
+        var filesRange = 0..<0
+
+        init(root: String, summary: BundleSummary) { (self.root, self.summary) = (root, summary) }
+
+        var entries: ManifestEntries {
+            if let held { return ManifestEntries(held: held) }
+            return ManifestEntries(unchecked: manifest, files: filesRange)
+        }
+    }
+
+    /// Describes the entries `next` yields, a batch at a time on every core, into the manifest.
+    private func describe(root: String, observe: (BundleManifest.File) throws -> Void, next: () throws -> Walked?) throws -> DescribedSource {
+        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
+        let header = BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: [])
+        let described = DescribedSource(root: root, summary: header.summary)
+        try described.manifest.append(contentsOf: header.encodedHeader())
+        let filesStart = described.manifest.count - 1  // the `[` that opens `files`
+        var firstLinks: [InodeKey: String] = [:]
+        var batch: [Walked] = []
+        var finished = false
+        while !finished {
+            batch.removeAll(keepingCapacity: true)
+            while batch.count < Self.batchSize, let walked = try next() { batch.append(walked) }
+            finished = batch.count < Self.batchSize
+            for (file, identity) in try describeInParallel(batch, root: root) {
+                var file = file
+                // Later paths of a file with several links become hard links to the first, whose data alone is stored.
+                if file.type == .file, let identity, identity.links > 1 {
+                    let key = InodeKey(device: identity.device, inode: identity.inode)
+                    if let target = firstLinks[key] {
+                        (file.type, file.target, file.size, file.sha256, file.codec, file.sparse) = (.hardlink, target, 0, "", nil, false)
+                    } else {
+                        firstLinks[key] = file.path
+                    }
+                }
+                if file.type == .file, let identity { try described.identities.append(contentsOf: identity.record) }
+                try described.manifest.append(contentsOf: BundleManifest.encodedEntry(file, first: described.summary.entryCount == 0))
+                described.summary.add(file)
+                if described.held != nil {
+                    if described.held!.count < ManifestReader.heldEntries { described.held!.append(file) } else { described.held = nil }
+                }
+                try observe(file)
+            }
+        }
+        let filesEnd = described.manifest.count + (described.summary.entryCount == 0 ? 1 : 4)  // past the `]`
+        try described.manifest.append(contentsOf: BundleManifest.encodedEnd(empty: described.summary.entryCount == 0))
+        described.filesRange = filesStart..<filesEnd
+        return described
+    }
+
+    /// Entries described together: enough to keep both cores busy, few enough to hold.
+    static let batchSize = 512
 
     // MARK: - Reading the source
 
@@ -78,48 +137,83 @@ public struct BundleExporter: Sendable {
         var type: BundleManifest.File.EntryType
     }
 
-    /// Every directory, regular file and symbolic link below `root` (a link is kept as a link,
-    /// never followed), sorted by their UTF-8 bytes. FIFOs, sockets and devices are left out with
-    /// a warning, as tar does. A name that `import` would refuse is refused here, with its path:
-    /// a bundle is never written that the documented import cannot restore.
-    func entries(under root: String) throws -> [Walked] {
-        var info = stat()
-        guard stat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
-        var found: [Walked] = []
-        var seen = Set<String>()  // Swift compares canonically: an NFC and an NFD name collide here
-        var pending = [""]
-        while let relative = pending.popLast() {
+    /// Every directory, regular file and symbolic link below a root (a link is kept as a link,
+    /// never followed), in the bundle's order, by their paths' UTF-8 bytes, one directory
+    /// listing held at a time per level. FIFOs, sockets and devices are left out with a
+    /// warning, as tar does. A name that `import` would refuse is refused here, with its path: a
+    /// bundle is never written that the documented import cannot restore.
+    ///
+    /// In byte order, a directory `a` comes before `a.b` and `a-b`, but what it holds comes
+    /// after them (`a/x` sorts as `a/`): so a directory is two items in its parent's listing,
+    /// itself under its name and its contents under its name and a slash.
+    struct Walk {
+        private enum Item {
+            case entry(Walked)
+            case contents(String)
+        }
+
+        private let root: String
+        private let exporter: BundleExporter
+        /// Per level, what is left of a directory's listing, largest key first.
+        private var levels: [[Item]]
+
+        init(root: String, exporter: BundleExporter) throws {
+            var info = stat()
+            guard stat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
+            (self.root, self.exporter, levels) = (root, exporter, [[.contents("")]])
+        }
+
+        mutating func next() throws -> Walked? {
+            while !levels.isEmpty {
+                guard let item = levels[levels.count - 1].popLast() else {
+                    levels.removeLast()
+                    continue
+                }
+                switch item {
+                case .entry(let walked): return walked
+                case .contents(let relative): levels.append(try listing(of: relative))
+                }
+            }
+            return nil
+        }
+
+        /// A directory's items, sorted by key, largest first.
+        private func listing(of relative: String) throws -> [Item] {
             let directory = relative.isEmpty ? root : root + "/" + relative
-            for name in try Self.names(in: directory) {
+            var items: [(key: [UInt8], item: Item)] = []
+            var seen = Set<String>()  // Swift compares canonically: an NFC and an NFD name collide here
+            var info = stat()
+            for name in try BundleExporter.names(in: directory) {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
-                guard seen.insert(child).inserted else {
+                guard seen.insert(name).inserted else {
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart")
                 }
                 guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
                 switch info.st_mode & S_IFMT {
-                case S_IFREG: found.append(Walked(relative: child, type: .file))
+                case S_IFREG: items.append((Array(name.utf8), .entry(Walked(relative: child, type: .file))))
                 case S_IFDIR:
-                    guard !excluded.contains(child) else { continue }
-                    found.append(Walked(relative: child, type: .directory))
-                    pending.append(child)
+                    guard !exporter.excluded.contains(child) else { continue }
+                    items.append((Array(name.utf8), .entry(Walked(relative: child, type: .directory))))
+                    items.append((Array(name.utf8) + [UInt8(ascii: "/")], .contents(child)))
                 case S_IFLNK:
                     // A link that leads out of the folder is no part of it, and import refuses one:
                     // left out, with a warning, rather than failing the whole backup.
-                    if let problem = Self.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
-                        warn("\(path): \(problem); left out")
+                    if let problem = BundleExporter.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
+                        exporter.warn("\(path): \(problem); left out")
                         continue
                     }
-                    found.append(Walked(relative: child, type: .symlink))
-                case S_IFIFO: warn("\(path): a FIFO, left out (a bundle holds files, folders and links)")
-                case S_IFSOCK: warn("\(path): a socket, left out (a bundle holds files, folders and links)")
-                default: warn("\(path): a device, left out (a bundle holds files, folders and links)")
+                    items.append((Array(name.utf8), .entry(Walked(relative: child, type: .symlink))))
+                case S_IFIFO: exporter.warn("\(path): a FIFO, left out (a bundle holds files, folders and links)")
+                case S_IFSOCK: exporter.warn("\(path): a socket, left out (a bundle holds files, folders and links)")
+                default: exporter.warn("\(path): a device, left out (a bundle holds files, folders and links)")
                 }
             }
+            items.sort { $1.key.lexicographicallyPrecedes($0.key) }
+            return items.map(\.item)
         }
-        return found
     }
 
     /// A symbolic link's target as text, when it is UTF-8.
@@ -146,28 +240,6 @@ public struct BundleExporter: Sendable {
             names.append(name)
         }
         return names
-    }
-
-    /// The entries described, in the bundle's order (by UTF-8 bytes), hard links found.
-    private func described(_ walked: [Walked], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity?)] {
-        Self.linkingHardLinks(try describeInParallel(walked.sorted { $0.relative.utf8.lexicographicallyPrecedes($1.relative.utf8) }, root: root))
-    }
-
-    /// Later paths of a file with several links become hard links to the first, whose data
-    /// alone is stored.
-    static func linkingHardLinks(_ described: [(file: BundleManifest.File, identity: FileIdentity?)]) -> [(file: BundleManifest.File, identity: FileIdentity?)] {
-        var first: [InodeKey: String] = [:]
-        return described.map { entry in
-            guard entry.file.type == .file, let identity = entry.identity, identity.links > 1 else { return entry }
-            let key = InodeKey(device: identity.device, inode: identity.inode)
-            guard let target = first[key] else {
-                first[key] = entry.file.path
-                return entry
-            }
-            var link = entry.file
-            (link.type, link.target, link.size, link.sha256, link.codec, link.sparse) = (.hardlink, target, 0, "", nil, false)
-            return (link, nil)
-        }
     }
 
     struct InodeKey: Hashable { var device: UInt64, inode: UInt64 }
@@ -212,6 +284,19 @@ public struct BundleExporter: Sendable {
             size = Int64(info.st_size)
             modified = info.st_mtim
             changed = info.st_ctim
+        }
+
+        /// Sixty-four bytes, as ``DescribedSource/identities`` keeps them.
+        var record: [UInt8] {
+            withUnsafeBytes(of: (device, inode, size, links, Int64(modified.tv_sec), Int64(modified.tv_nsec), Int64(changed.tv_sec), Int64(changed.tv_nsec))) { Array($0) }
+        }
+        static let recordSize = 64
+
+        init(record: UnsafeRawBufferPointer) {
+            func field<T>(_ index: Int, as type: T.Type) -> T { record.loadUnaligned(fromByteOffset: index * 8, as: T.self) }
+            (device, inode, size, links) = (field(0, as: UInt64.self), field(1, as: UInt64.self), field(2, as: Int64.self), field(3, as: UInt64.self))
+            modified = timespec(tv_sec: time_t(field(4, as: Int64.self)), tv_nsec: Int(field(5, as: Int64.self)))
+            changed = timespec(tv_sec: time_t(field(6, as: Int64.self)), tv_nsec: Int(field(7, as: Int64.self)))
         }
 
         static func == (a: FileIdentity, b: FileIdentity) -> Bool {
@@ -292,7 +377,7 @@ public struct BundleExporter: Sendable {
 
     // MARK: - Writing the bundle
 
-    private func write(_ manifest: BundleManifest, identities: [FileIdentity?], root: String, to destination: String, replacing: Bool) throws {
+    func write(_ described: DescribedSource, to destination: String, replacing: Bool) throws {
         let directory = FileIO.parentDirectory(of: destination)
         let descriptor: Int32, temporary: String
         do {
@@ -307,11 +392,13 @@ public struct BundleExporter: Sendable {
             if !renamed { unlink(temporary) }
         }
         let writer = try ArchiveWriter(fileDescriptor: descriptor, name: destination, format: format)
-        let manifestBytes = try manifest.encoded()
-        try writer.begin(.file("manifest.json", size: Int64(manifestBytes.count), permissions: 0o644, modified: manifest.createdAt))
-        try writer.write(manifestBytes)
-        for (file, identity) in zip(manifest.files, identities) {
-            let path = root + "/" + file.path
+        try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
+        try described.manifest.forEachChunk { try writer.write($0) }
+        let identity = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIdentity.recordSize, alignment: 8)
+        defer { identity.deallocate() }
+        var identityOffset = 0
+        try described.entries.forEach { _, file in
+            let path = described.root + "/" + file.path
             var info = ArchiveEntryInfo(path: "files/" + file.path, kind: .file, size: file.size, permissions: file.mode)
             info.timestamp = file.modified
             info.xattrs = file.xattrs
@@ -322,9 +409,13 @@ public struct BundleExporter: Sendable {
             case .file: break
             }
             try writer.begin(info)
-            guard file.type == .file else { continue }
+            guard file.type == .file else { return }
+            guard try described.identities.read(at: identityOffset, into: identity) == FileIdentity.recordSize else {
+                throw BundleError.changedDuringExport(path: path)
+            }
+            identityOffset += FileIdentity.recordSize
             var written: Int64 = 0
-            try Self.readChunks(path, expecting: identity) { chunk in
+            try Self.readChunks(path, expecting: FileIdentity(record: UnsafeRawBufferPointer(identity))) { chunk in
                 written += Int64(chunk.count)
                 guard written <= file.size else { throw BundleError.changedDuringExport(path: path) }
                 try writer.write(chunk)

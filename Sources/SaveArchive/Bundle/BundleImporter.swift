@@ -34,7 +34,8 @@ public struct BundleImporter {
         /// Bytes written per byte of the bundle (`--max-ratio`): saves compress well, but not a
         /// thousandfold. The holes of sparse files are not written, so they do not count.
         public var maxCompressionRatio: Double = 200
-        public var maxManifestBytes = 512 << 20
+        /// The manifest is spooled to a temporary file, not held: this bounds that file.
+        public var maxManifestBytes = 4 << 30
         public init() {}
     }
 
@@ -54,7 +55,8 @@ public struct BundleImporter {
     public init(createdBy: String) { self.createdBy = createdBy }
 
     public struct Outcome: Sendable {
-        public var manifest: BundleManifest
+        /// The manifest's header and totals.
+        public var summary: BundleSummary
         /// The bundle holding what the destination held before, when it held anything.
         public var previousContents: String?
         /// Files migrated on the way in (or, for a dry run, that would be).
@@ -83,9 +85,9 @@ public struct BundleImporter {
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
         let manifest = try readManifest(reader, bundle: bundle)
-        let total = manifest.byteCount
+        let total = manifest.summary.byteCount
         // The holes of sparse files are made, not written: they count toward no limit but the total.
-        let written = manifest.files.reduce(Int64(0)) { $0 + ($1.sparse ? 0 : $1.size) }
+        let written = manifest.writtenBytes
         guard total <= limits.maxTotalBytes else {
             throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
         }
@@ -96,7 +98,7 @@ public struct BundleImporter {
             throw BundleImportError.limitExceeded(
                 bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
-        var outcome = Outcome(manifest: manifest, previousContents: nil)
+        var outcome = Outcome(summary: manifest.summary, previousContents: nil)
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
             return outcome
@@ -121,127 +123,47 @@ public struct BundleImporter {
 
     // MARK: - Manifest
 
-    /// The manifest of a bundle, read from its first entry without reading the rest.
+    /// The manifest of a bundle with all its entries, read from its first entry without reading
+    /// the rest. Its entries are held in memory: for a bundle's totals alone, ``summary(of:)``.
     public func manifest(of bundle: String) throws -> BundleManifest {
-        try readManifest(try ArchiveReader(path: bundle), bundle: bundle)
+        let checked = try readManifest(try ArchiveReader(path: bundle), bundle: bundle)
+        var files: [BundleManifest.File] = []
+        try checked.entries.forEach { files.append($1) }
+        return BundleManifest(checked.summary, files: files)
     }
 
-    private func readManifest(_ reader: ArchiveReader, bundle: String) throws -> BundleManifest {
+    /// The header and totals of a bundle's manifest, its entries streamed through and checked.
+    public func summary(of bundle: String) throws -> BundleSummary {
+        try readManifest(try ArchiveReader(path: bundle), bundle: bundle).summary
+    }
+
+    /// The bundle's first entry, `manifest.json`, spooled (to a temporary file when it is
+    /// large) and checked.
+    func readManifest(_ reader: ArchiveReader, bundle: String) throws -> CheckedManifest {
         guard let first = try reader.next() else { throw BundleImportError.badManifest(bundle: bundle, reason: "the bundle is empty, expected manifest.json first") }
         guard first.path == "manifest.json", first.kind == .file else {
             throw BundleImportError.badManifest(bundle: bundle, reason: "found \(first.path) first, expected manifest.json as the first entry")
         }
-        guard let bytes = try reader.readEntry(limit: limits.maxManifestBytes) else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", limit: .totalBytes)
+        let spool = Spool()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while case let count = try reader.read(into: buffer), count > 0 {
+            try spool.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            guard spool.count <= limits.maxManifestBytes else {
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", limit: .totalBytes)
+            }
         }
-        return try Self.manifest(from: bytes, bundle: bundle, maxEntries: limits.maxEntries)
+        return try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
     }
 
-    /// Reads a manifest's bytes one entry at a time (``ManifestLayout``), checking each.
+    /// Reads a manifest's bytes one entry at a time (``ManifestReader``), checking each.
     static func manifest(from bytes: [UInt8], bundle: String, maxEntries: Int) throws -> BundleManifest {
-        func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
-        // What the layout cannot delimit, or a value that does not decode, the decoder of the
-        // whole document describes (with its line and column).
-        func malformed(_ partError: (any Error)? = nil) -> BundleImportError {
-            do {
-                _ = try JSONCodec().decode(bytes)
-            } catch {
-                return bad("\(error)")
-            }
-            return bad(partError.map { "\($0)" } ?? "not a JSON object, expected the manifest's object")
-        }
-        func decode(_ range: Range<Int>) throws -> SaveValue {
-            do { return try JSONCodec().decode(Array(bytes[range])) } catch { throw malformed(error) }
-        }
-        guard let members = ManifestLayout.members(bytes) else { throw malformed() }
-        var header: OrderedDictionary<String, SaveValue> = [:]
-        var filesRange: Range<Int>?
-        for (key, range) in members {
-            let keyValue: SaveValue
-            do { keyValue = try JSONCodec().decode(key) } catch { throw malformed(error) }
-            // A key spelled twice, once with escapes: the whole decoder names the duplicate.
-            guard case .string(let name) = keyValue, name != "files" || filesRange == nil, header[name] == nil else { throw malformed() }
-            if name == "files" { filesRange = range } else { header[name] = try decode(range) }
-        }
-        let value = SaveValue.dictionary(header)
-        guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
-        let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
-        guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
-            throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
-        }
-        guard let filesRange, bytes[filesRange.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
-        var seen = Set<String>()
-        let formatTwo = version.split(separator: ".").first == "2"
-        var entries: [BundleManifest.File] = []
-        var kinds: [String: BundleManifest.File.EntryType] = [:]
-        var index = -1
-        let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange) { range in
-            index += 1
-            guard index < maxEntries else {
-                throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
-            }
-            let file = try decode(range)
-            guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
-            if let problem = unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
-            // Swift compares strings by canonical equivalence: NFC and NFD spellings of one
-            // name collide here, as they would on a file system that normalises names.
-            guard seen.insert(path).inserted else {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "listed twice (or once more in another Unicode normalisation), expected each file once")
-            }
-            let typeName = file["type"]?.stringValue ?? "file"
-            guard let type = BundleManifest.File.EntryType(rawValue: typeName), formatTwo || type == .file else {
-                throw bad("\(path) has the type \"\(typeName)\", expected \(formatTwo ? "file, directory, symlink or hardlink" : "a file (format 1)")")
-            }
-            var size: Int64 = 0, sha256 = ""
-            if type == .file {
-                guard case .integer(let declared)? = file["size"], declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
-                guard let digest = file["sha256"]?.stringValue, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-                    throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
-                }
-                (size, sha256) = (declared, digest)
-            }
-            let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
-            let modified = file["modifiedAt"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
-            var entry = BundleManifest.File(
-                path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
-                target: file["target"]?.stringValue, codec: file["codec"]?.stringValue)
-            if type == .symlink || type == .hardlink {
-                guard let target = entry.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
-                if type == .symlink, let problem = symbolicLinkProblem(path, target) {
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
-                }
-                if type == .hardlink, kinds[target] != .file {
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "a hard link to \(target), expected a file listed before it")
-                }
-            }
-            if case .integer(let uid)? = file["uid"], case .integer(let gid)? = file["gid"], uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
-                entry.owner = (UInt32(uid), UInt32(gid))
-            }
-            for (name, value) in file["xattrs"]?.dictionaryValue ?? [:] {
-                guard let text = value.stringValue, let bytes = Data(base64Encoded: text) else { throw bad("\(path): xattr \(name), expected base64") }
-                entry.xattrs[name] = Array(bytes)
-            }
-            entry.sparse = file["sparse"] == .bool(true)
-            (entry.kind, entry.version) = (file["kind"]?.stringValue, file["version"]?.int64Value.map(Int.init))
-            kinds[path] = type
-            entries.append(entry)
-        }
-        guard delimited else { throw malformed() }
-        // Nothing lies inside a file or a link ("a" a file and "a/b"): only inside a directory.
-        for path in seen {
-            var prefix = Substring(path)
-            while let slash = prefix.lastIndex(of: "/") {
-                prefix = prefix[..<slash]
-                if let type = kinds[String(prefix)], type != .directory {
-                    let what = type == .symlink ? "a symbolic link, which an import never writes through" : "listed as a file"
-                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "inside \(prefix), \(what)")
-                }
-            }
-        }
-        return BundleManifest(
-            createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
-            createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
-            source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue, files: entries)
+        let spool = Spool()
+        try spool.append(contentsOf: bytes)
+        let checked = try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries)
+        var files: [BundleManifest.File] = []
+        try checked.entries.forEach { files.append($1) }
+        return BundleManifest(checked.summary, files: files)
     }
 
     /// Why a symbolic link at `path` could lead outside the destination, or `nil` when its target,
@@ -303,11 +225,12 @@ public struct BundleImporter {
     /// This thread decompresses, checks and migrates each entry; a second one lands them in
     /// order (the writes, the attributes), so that on two cores an import of many small saves
     /// takes about as long as the slower half rather than the sum.
-    private func extract(_ reader: ArchiveReader, manifest: BundleManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
+    private func extract(_ reader: ArchiveReader, manifest: CheckedManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
         // The archive holds the manifest's entries in the manifest's order (export writes them
         // so): each is checked against the next one listed, with no table of all the paths.
-        var next = 0
-        let formatOne = manifest.files.allSatisfy { $0.type == .file }
+        var listed = manifest.entries.makeIterator()
+        var next = try listed.next()
+        let onlyFiles = manifest.summary.fileCount == manifest.summary.entryCount
         var entryCount = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -325,17 +248,15 @@ public struct BundleImporter {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
             }
             if entry.path == "files", entry.kind == .directory { continue }
-            guard next < manifest.files.count, entry.path == "files/" + manifest.files[next].path else {
-                if entry.kind == .directory && entry.path.hasPrefix("files/") && formatOne {
-                    continue  // a format 1 bundle: its directories are made as the files need them
+            guard let file = next, entry.path == "files/" + file.path else {
+                if entry.kind == .directory && entry.path.hasPrefix("files/") && onlyFiles {
+                    continue  // a bundle of files alone: their directories are made as the files need them
                 }
-                let reason = next < manifest.files.count
-                    ? "where the manifest lists files/\(manifest.files[next].path) next, expected the entries it lists, each once, in its order"
-                    : "after every entry the manifest lists, expected only the entries it lists"
+                let reason = next.map { "where the manifest lists files/\($0.path) next, expected the entries it lists, each once, in its order" }
+                    ?? "after every entry the manifest lists, expected only the entries it lists"
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: reason)
             }
-            let file = manifest.files[next]
-            next += 1
+            next = try listed.next()
             switch (entry.kind, file.type) {
             case (.file, .file):
                 if let declared = entry.size, declared != file.size {
@@ -371,8 +292,8 @@ public struct BundleImporter {
             }
         }
         try lander.drain()
-        if next < manifest.files.count {
-            throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + manifest.files[next].path, reason: "listed in the manifest but not in the bundle")
+        if let missing = next {
+            throw BundleImportError.mismatch(bundle: bundle, entry: "files/" + missing.path, reason: "listed in the manifest but not in the bundle")
         }
         var landing = lander.landing
         if let tree = lander.tree {

@@ -72,6 +72,11 @@ public struct BundleManifest: Sendable, Equatable {
         (self.createdAt, self.createdBy, self.label, self.source, self.sourcePath, self.files) = (createdAt, createdBy, label, source, sourcePath, files)
     }
 
+    /// A manifest of `summary`'s header with these entries.
+    public init(_ summary: BundleSummary, files: [File]) {
+        self.init(createdAt: summary.createdAt, createdBy: summary.createdBy, label: summary.label, source: summary.source, sourcePath: summary.sourcePath, files: files)
+    }
+
     /// How many regular files (not directories or links) the bundle holds.
     public var fileCount: Int { files.lazy.filter { $0.type == .file }.count }
     /// The bytes of those files.
@@ -119,26 +124,37 @@ public struct BundleManifest: Sendable, Equatable {
     /// `files`, so that it is written (and can be read) an entry at a time rather than built as
     /// one value tree.
     public func encoded() throws -> [UInt8] {
-        var compact = EncodingOptions()
-        compact.pretty = false
-        let codec = JSONCodec()
-        // One line: the codec ends a document with a newline.
-        func line(_ value: SaveValue) throws -> ArraySlice<UInt8> {
-            let encoded = try codec.encode(value, options: compact)
-            return encoded.last == 0x0A ? encoded.dropLast() : encoded[...]
-        }
+        var bytes = try encodedHeader()
+        for (index, file) in files.enumerated() { bytes += try Self.encodedEntry(file, first: index == 0) }
+        return bytes + Self.encodedEnd(empty: files.isEmpty)
+    }
+
+    /// Every member but `files`, then `"files": [`.
+    func encodedHeader() throws -> [UInt8] {
         var bytes = Array("{\n".utf8)
         for (key, value) in header {
-            bytes += Array("  ".utf8) + (try line(.string(key)))
-            bytes += Array(": ".utf8) + (try line(value)) + Array(",\n".utf8)
+            bytes += Array("  ".utf8) + (try Self.line(.string(key)))
+            bytes += Array(": ".utf8) + (try Self.line(value)) + Array(",\n".utf8)
         }
-        bytes += Array("  \"files\": [".utf8)
-        for (index, file) in files.enumerated() {
-            bytes += Array((index == 0 ? "\n    " : ",\n    ").utf8)
-            bytes += try line(Self.value(of: file))
-        }
-        bytes += Array((files.isEmpty ? "]\n}\n" : "\n  ]\n}\n").utf8)
-        return bytes
+        return bytes + Array("  \"files\": [".utf8)
+    }
+
+    /// One entry of `files`, on its own line.
+    static func encodedEntry(_ file: File, first: Bool) throws -> [UInt8] {
+        Array((first ? "\n    " : ",\n    ").utf8) + (try line(value(of: file)))
+    }
+
+    /// What closes `files` and the manifest.
+    static func encodedEnd(empty: Bool) -> [UInt8] {
+        Array((empty ? "]\n}\n" : "\n  ]\n}\n").utf8)
+    }
+
+    /// A value as compact JSON, without the newline the codec ends a document with.
+    private static func line(_ value: SaveValue) throws -> ArraySlice<UInt8> {
+        var compact = EncodingOptions()
+        compact.pretty = false
+        let encoded = try JSONCodec().encode(value, options: compact)
+        return encoded.last == 0x0A ? encoded.dropLast() : encoded[...]
     }
 
     /// Four octal digits, as `ls` and `chmod` show a mode (by hand: `String(format:)` is slow

@@ -9,7 +9,7 @@
 enum ManifestLayout {
     /// The top-level members in order, each key with the byte range of its value; `nil` unless
     /// `bytes` is one object whose members can be delimited, each key once.
-    static func members(_ bytes: [UInt8]) -> [(key: [UInt8], value: Range<Int>)]? {
+    static func members<Bytes: ManifestBytes>(_ bytes: Bytes) -> [(key: [UInt8], value: Range<Int>)]? {
         var index = skipSpace(bytes, 0)
         guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
         index = skipSpace(bytes, index + 1)
@@ -19,7 +19,7 @@ enum ManifestLayout {
         }
         while true {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let keyEnd = endOfValue(bytes, from: index) else { return nil }
-            let key = Array(bytes[index..<keyEnd])
+            let key = bytes.bytes(in: index..<keyEnd)
             index = skipSpace(bytes, keyEnd)
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             let start = skipSpace(bytes, index + 1)
@@ -35,7 +35,7 @@ enum ManifestLayout {
 
     /// Calls `body` with the byte range of each element of the array at `range`; `false` when
     /// the array cannot be delimited.
-    static func forEachElement(_ bytes: [UInt8], in range: Range<Int>, _ body: (Range<Int>) throws -> Void) rethrows -> Bool {
+    static func forEachElement<Bytes: ManifestBytes>(_ bytes: Bytes, in range: Range<Int>, _ body: (Range<Int>) throws -> Void) rethrows -> Bool {
         guard !range.isEmpty, bytes[range.lowerBound] == UInt8(ascii: "["), bytes[range.upperBound - 1] == UInt8(ascii: "]") else { return false }
         var index = skipSpace(bytes, range.lowerBound + 1)
         if index == range.upperBound - 1 { return true }
@@ -49,10 +49,31 @@ enum ManifestLayout {
         }
     }
 
+    /// The elements of an array already delimited by ``forEachElement(_:in:_:)``, one at a time.
+    struct Elements<Bytes: ManifestBytes> {
+        let bytes: Bytes
+        private var index: Int
+        private let end: Int
+
+        /// `range` is the array's, brackets included.
+        init(_ bytes: Bytes, in range: Range<Int>) {
+            (self.bytes, index, end) = (bytes, range.lowerBound + 1, range.upperBound - 1)
+        }
+
+        mutating func next() -> Range<Int>? {
+            index = skipSpace(bytes, index)
+            guard index < end, let valueEnd = endOfValue(bytes, from: index) else { return nil }
+            let element = index..<valueEnd
+            index = skipSpace(bytes, valueEnd)
+            if index < end, bytes[index] == UInt8(ascii: ",") { index += 1 }
+            return element
+        }
+    }
+
     /// Where the value starting at `start` ends: after a string's closing quote, an object's or
     /// array's closing bracket (nesting counted, strings skipped), or a literal's last byte.
     /// Iterative, so a hostile nesting depth costs no stack.
-    static func endOfValue(_ bytes: [UInt8], from start: Int) -> Int? {
+    static func endOfValue<Bytes: ManifestBytes>(_ bytes: Bytes, from start: Int) -> Int? {
         guard start < bytes.count else { return nil }
         var index = start
         var depth = 0
@@ -92,9 +113,27 @@ enum ManifestLayout {
         }
     }
 
-    private static func skipSpace(_ bytes: [UInt8], _ start: Int) -> Int {
+    fileprivate static func skipSpace<Bytes: ManifestBytes>(_ bytes: Bytes, _ start: Int) -> Int {
         var index = start
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D else { break }
+            index += 1
+        }
         return index
     }
+}
+
+/// Bytes the layout can index: an array, or a spooled manifest read through a window.
+protocol ManifestBytes {
+    var count: Int { get }
+    subscript(index: Int) -> UInt8 { get }
+    func bytes(in range: Range<Int>) -> [UInt8]
+    /// The first failure to read them (a subscript cannot throw), if any.
+    var failure: (any Error)? { get }
+}
+
+extension Array: ManifestBytes where Element == UInt8 {
+    func bytes(in range: Range<Int>) -> [UInt8] { Array(self[range]) }
+    var failure: (any Error)? { nil }
 }

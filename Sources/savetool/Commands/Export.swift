@@ -50,12 +50,12 @@ struct Export: ParsableCommand {
             exporter.registry = global.registry()
             let options = global
             exporter.warn = { options.warn($0) }
-            let manifest = try exporter.export(directory: source, to: output)
+            let summary = try exporter.export(directory: source, to: output)
             if global.json {
-                try Console.outputJSON(manifest.value)
+                // The manifest as written, read back from the bundle.
+                try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value)
             } else if !global.quiet {
-                let bytes = manifest.files.reduce(Int64(0)) { $0 + $1.size }
-                Console.output("exported \(manifest.fileCount) file\(manifest.fileCount == 1 ? "" : "s") (\(bytes) bytes) from \(source) to \(output)\n")
+                Console.output("exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output)\n")
             }
         }
     }

@@ -80,7 +80,7 @@ struct Import: ParsableCommand {
             importer.restoresOwners = !noSameOwner
             if !noMigrate { importer.pipeline = try SavePipeline(kinds: try global.kinds(), registry: global.registry()) }
             let outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
-            let count = outcome.manifest.fileCount
+            let count = outcome.summary.fileCount
             for note in outcome.notes { global.warn("\(into): \(note)") }
             for warning in outcome.warnings {
                 global.warn("\(bundle): files/\(warning.path): \(warning.result.status.rawValue): \(warning.result.problem ?? ""); \(dryRun ? "would land" : "landed") as it was")

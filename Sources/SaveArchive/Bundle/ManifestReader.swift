@@ -1,0 +1,324 @@
+import Foundation
+import OrderedCollections
+import SaveKit
+
+/// A manifest read and checked as a whole, ready to be gone through in order.
+struct CheckedManifest {
+    var summary: BundleSummary
+    var formatTwo: Bool
+    /// The bytes the files' contents take once written: the holes of sparse files are made, not written.
+    var writtenBytes: Int64
+    var entries: ManifestEntries
+}
+
+/// A manifest's entries in their order: held when they are few, else decoded again from the
+/// manifest's bytes each time they are gone through (a million entries held would take most of
+/// a gigabyte; their bytes are spooled to disk).
+struct ManifestEntries {
+    fileprivate enum Storage {
+        case held([BundleManifest.File])
+        case bytes([UInt8], Range<Int>)
+        case spooled(SpoolBytes, Range<Int>)
+    }
+
+    fileprivate var storage: Storage
+    fileprivate let formatTwo: Bool
+    fileprivate let bundle: String
+
+    fileprivate init(storage: Storage, formatTwo: Bool, bundle: String) {
+        (self.storage, self.formatTwo, self.bundle) = (storage, formatTwo, bundle)
+    }
+
+    init(held files: [BundleManifest.File]) {
+        (storage, formatTwo, bundle) = (.held(files), true, "")
+    }
+
+    /// The entries of a manifest savetool has just written (and so not checked again).
+    init(unchecked spool: Spool, files range: Range<Int>) {
+        if let bytes = spool.contents {
+            storage = .bytes(bytes, range)
+        } else {
+            storage = .spooled(spool.paged, range)
+        }
+        (formatTwo, bundle) = (true, "")
+    }
+
+    /// Entries held in memory, or `nil` when they are read again from their bytes.
+    var held: [BundleManifest.File]? {
+        if case .held(let files) = storage { return files }
+        return nil
+    }
+
+    /// Calls `body` with each entry and its index, in the manifest's order.
+    func forEach(_ body: (Int, BundleManifest.File) throws -> Void) throws {
+        var iterator = makeIterator()
+        var index = 0
+        while let file = try iterator.next() {
+            try body(index, file)
+            index += 1
+        }
+    }
+
+    func makeIterator() -> Iterator {
+        switch storage {
+        case .held(let files): Iterator(files: files)
+        case .bytes(let bytes, let range): Iterator(elements: ManifestReader.elementSource(bytes, range), formatTwo: formatTwo, bundle: bundle)
+        case .spooled(let bytes, let range): Iterator(elements: ManifestReader.elementSource(bytes, range), formatTwo: formatTwo, bundle: bundle)
+        }
+    }
+
+    struct Iterator {
+        private var files: [BundleManifest.File] = []
+        private var elements: (() throws -> [UInt8]?)?
+        private var formatTwo = true
+        private var bundle = ""
+        private var index = 0
+
+        fileprivate init(files: [BundleManifest.File]) { self.files = files }
+        fileprivate init(elements: @escaping () throws -> [UInt8]?, formatTwo: Bool, bundle: String) {
+            (self.elements, self.formatTwo, self.bundle) = (elements, formatTwo, bundle)
+        }
+
+        mutating func next() throws -> BundleManifest.File? {
+            defer { index += 1 }
+            guard let elements else { return index < files.count ? files[index] : nil }
+            guard let bytes = try elements() else { return nil }
+            return try ManifestReader.entry(from: JSONCodec().decode(bytes), index: index, formatTwo: formatTwo, bundle: bundle)
+        }
+    }
+}
+
+/// Reads a bundle's `manifest.json`: its header, then every entry one at a time, each checked
+/// on its own and against the others (``ManifestChecks``), without building the whole
+/// document as values.
+enum ManifestReader {
+    /// Up to this many entries are kept in memory after the checks (about 0.7 KB each); more are
+    /// decoded again from the manifest's bytes when the archive is read.
+    static let heldEntries = 10_000
+    /// A manifest up to this size is decoded whole to describe a fault by its line and column;
+    /// past it, a fault is placed by its byte offset.
+    static let wholeDocumentLimit = 64 << 20
+
+    static func read(_ spool: Spool, bundle: String, maxEntries: Int, wholeDocumentLimit: Int = wholeDocumentLimit) throws -> CheckedManifest {
+        if let bytes = spool.contents {
+            return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit) { .bytes(bytes, $0) }
+        }
+        let paged = spool.paged
+        do {
+            let manifest = try read(paged, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit) { .spooled(paged, $0) }
+            if let failure = paged.failure { throw failure }
+            return manifest
+        } catch {
+            throw paged.failure ?? error
+        }
+    }
+
+    private static func read<Bytes: ManifestBytes>(
+        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, storage: (Range<Int>) -> ManifestEntries.Storage
+    ) throws -> CheckedManifest {
+        func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
+        // What the layout cannot delimit, or a value that does not decode, the decoder of the
+        // whole document describes (with its line and column).
+        func malformed(_ partError: (any Error)? = nil, at offset: Int? = nil) -> BundleImportError {
+            if bytes.count <= wholeDocumentLimit {
+                do { _ = try JSONCodec().decode(bytes.bytes(in: 0..<bytes.count)) } catch { return bad("\(error)") }
+            }
+            let place = offset.map { "at byte \($0): " } ?? ""
+            return bad(place + (partError.map { "\($0)" } ?? "not a JSON object, expected the manifest's object"))
+        }
+        func decode(_ range: Range<Int>) throws -> SaveValue {
+            do { return try JSONCodec().decode(bytes.bytes(in: range)) } catch { throw malformed(error, at: range.lowerBound) }
+        }
+        guard let members = ManifestLayout.members(bytes) else { throw malformed() }
+        var header: OrderedDictionary<String, SaveValue> = [:]
+        var filesRange: Range<Int>?
+        for (key, range) in members {
+            let keyValue: SaveValue
+            do { keyValue = try JSONCodec().decode(key) } catch { throw malformed(error) }
+            // A key spelled twice, once with escapes: the whole decoder names the duplicate.
+            guard case .string(let name) = keyValue, name != "files" || filesRange == nil, header[name] == nil else { throw malformed() }
+            if name == "files" { filesRange = range } else { header[name] = try decode(range) }
+        }
+        let value = SaveValue.dictionary(header)
+        guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
+        let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
+        guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
+            throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
+        }
+        guard let filesRange, bytes[filesRange.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
+        let formatTwo = version.split(separator: ".").first == "2"
+        let emptySummary = BundleSummary(
+            format: format, createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
+            createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
+            source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue)
+
+        // The checks assume the order export writes (by UTF-8 bytes), which rules out duplicates
+        // without a table of every path; a manifest in any other order is checked again with one.
+        var checks = ManifestChecks(bundle: bundle, unordered: false)
+        var summary = emptySummary, written: Int64 = 0
+        var held: [BundleManifest.File]? = []
+        while true {
+            (summary, written, held) = (emptySummary, 0, [])
+            var index = -1
+            do {
+                let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange) { range in
+                    index += 1
+                    guard index < maxEntries else {
+                        throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
+                    }
+                    let file = try entry(from: decode(range), index: index, formatTwo: formatTwo, bundle: bundle)
+                    try checks.check(file, index: index)
+                    summary.add(file)
+                    if !file.sparse { written += file.size }
+                    if held != nil { if held!.count < heldEntries { held!.append(file) } else { held = nil } }
+                }
+                guard delimited else { throw malformed() }
+                break
+            } catch is ManifestChecks.Unordered {
+                checks = ManifestChecks(bundle: bundle, unordered: true)
+            }
+        }
+        var entries = ManifestEntries(storage: held.map { .held($0) } ?? storage(filesRange), formatTwo: formatTwo, bundle: bundle)
+        if checks.needsSecondPass {
+            try entries.forEach { index, file in try checks.checkAgain(file, index: index) }
+            try checks.finish()
+        }
+        if held != nil { entries.storage = .held(held!) }
+        return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: entries)
+    }
+
+    /// The next element's bytes each time it is called, `nil` after the last.
+    static func elementSource<Bytes: ManifestBytes>(_ bytes: Bytes, _ range: Range<Int>) -> () throws -> [UInt8]? {
+        var elements = ManifestLayout.Elements(bytes, in: range)
+        return {
+            guard let element = elements.next() else { return nil }
+            let value = bytes.bytes(in: element)
+            if let failure = bytes.failure { throw failure }
+            return value
+        }
+    }
+
+    /// One entry of `files`, checked on its own: a safe relative path, a known type, a size and
+    /// digest for a file, a target for a link that stays inside.
+    static func entry(from file: SaveValue, index: Int, formatTwo: Bool, bundle: String) throws -> BundleManifest.File {
+        func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
+        guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
+        if let problem = BundleImporter.unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
+        let typeName = file["type"]?.stringValue ?? "file"
+        guard let type = BundleManifest.File.EntryType(rawValue: typeName), formatTwo || type == .file else {
+            throw bad("\(path) has the type \"\(typeName)\", expected \(formatTwo ? "file, directory, symlink or hardlink" : "a file (format 1)")")
+        }
+        var size: Int64 = 0, sha256 = ""
+        if type == .file {
+            guard case .integer(let declared)? = file["size"], declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
+            guard let digest = file["sha256"]?.stringValue, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+                throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
+            }
+            (size, sha256) = (declared, digest)
+        }
+        let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
+        let modified = file["modifiedAt"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
+        var entry = BundleManifest.File(
+            path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
+            target: file["target"]?.stringValue, codec: file["codec"]?.stringValue)
+        if type == .symlink || type == .hardlink {
+            guard let target = entry.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
+            if type == .symlink, let problem = BundleImporter.symbolicLinkProblem(path, target) {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
+            }
+        }
+        if case .integer(let uid)? = file["uid"], case .integer(let gid)? = file["gid"], uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
+            entry.owner = (UInt32(uid), UInt32(gid))
+        }
+        for (name, value) in file["xattrs"]?.dictionaryValue ?? [:] {
+            guard let text = value.stringValue, let bytes = Data(base64Encoded: text) else { throw bad("\(path): xattr \(name), expected base64") }
+            entry.xattrs[name] = Array(bytes)
+        }
+        entry.sparse = file["sparse"] == .bool(true)
+        (entry.kind, entry.version) = (file["kind"]?.stringValue, file["version"]?.int64Value.map(Int.init))
+        return entry
+    }
+}
+
+/// The checks that relate a manifest's entries to each other, made with memory that does not
+/// grow with their number when they come in export's order:
+/// - each path once, also after Unicode normalisation: in byte order a repeat is the previous
+///   path again, and only a path with a non-ASCII byte (or `K`, `;`, `` ` ``, which a non-ASCII
+///   character normalises to) can equal another spelling, so only those are remembered;
+/// - nothing inside a file or a link: the directories are remembered, and a path's parent that
+///   is not one is checked in a second pass (savetool lists every directory, so there is none);
+/// - a hard link's target is a file listed before it: checked in a second pass, when there are
+///   hard links.
+struct ManifestChecks {
+    /// Thrown when the manifest is not in byte order: the checks start again with every path remembered.
+    struct Unordered: Error {}
+
+    let bundle: String
+    let unordered: Bool
+    private var previous: String?
+    private var spellings: Set<String> = []
+    private var directories: Set<String> = []
+    /// Parents not listed as directories (when seen), each with the first path inside it.
+    private var unlistedParents: [String: String] = [:]
+    /// Each hard link's target, with the first link to it.
+    private var linkTargets: [String: (index: Int, path: String)] = [:]
+    private var targetIndexes: [String: Int] = [:]
+
+    init(bundle: String, unordered: Bool) { (self.bundle, self.unordered) = (bundle, unordered) }
+
+    var needsSecondPass: Bool { !unlistedParents.isEmpty || !linkTargets.isEmpty }
+
+    mutating func check(_ file: BundleManifest.File, index: Int) throws {
+        let path = file.path
+        if !unordered {
+            if let previous, !previous.utf8.lexicographicallyPrecedes(path.utf8) {
+                if previous.utf8.elementsEqual(path.utf8) { throw duplicate(path) }
+                throw Unordered()
+            }
+            previous = path
+        }
+        // Swift compares strings by canonical equivalence: NFC and NFD spellings of one name
+        // collide here, as they would on a file system that normalises names.
+        if unordered || Self.mayEqualAnotherSpelling(path) {
+            guard spellings.insert(path).inserted else { throw duplicate(path) }
+        }
+        if file.type == .directory { directories.insert(path) }
+        var parent = Substring(path)
+        while let slash = parent.lastIndex(of: "/") {
+            parent = parent[..<slash]
+            let name = String(parent)
+            if directories.contains(name) || unlistedParents[name] != nil { break }
+            unlistedParents[name] = path
+        }
+        if file.type == .hardlink, let target = file.target, linkTargets[target] == nil { linkTargets[target] = (index, path) }
+    }
+
+    /// The second pass, over every entry again.
+    mutating func checkAgain(_ file: BundleManifest.File, index: Int) throws {
+        // Nothing lies inside a file or a link ("a" a file and "a/b"): only inside a directory.
+        if file.type != .directory, let inside = unlistedParents[file.path] {
+            let what = file.type == .symlink ? "a symbolic link, which an import never writes through" : "listed as a file"
+            throw BundleImportError.unsafeEntry(bundle: bundle, entry: inside, reason: "inside \(file.path), \(what)")
+        }
+        if file.type == .file, linkTargets[file.path] != nil, targetIndexes[file.path] == nil { targetIndexes[file.path] = index }
+    }
+
+    func finish() throws {
+        for (target, link) in linkTargets.sorted(by: { $0.value.index < $1.value.index }) {
+            guard let at = targetIndexes[target], at < link.index else {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: link.path, reason: "a hard link to \(target), expected a file listed before it")
+            }
+        }
+    }
+
+    private func duplicate(_ path: String) -> BundleImportError {
+        .unsafeEntry(bundle: bundle, entry: path, reason: "listed twice (or once more in another Unicode normalisation), expected each file once")
+    }
+
+    /// Whether another byte sequence could be canonically equivalent to this path: one with a
+    /// non-ASCII byte, or with one of the three ASCII characters a non-ASCII character
+    /// normalises to (U+212A KELVIN SIGN is `K`, U+037E is `;`, U+1FEF is `` ` ``).
+    static func mayEqualAnotherSpelling(_ path: String) -> Bool {
+        path.utf8.contains { $0 >= 0x80 || $0 == UInt8(ascii: "K") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "`") }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+@testable import SaveArchive
+import SaveKit
+import Testing
+
+/// The manifest is read entry by entry from spooled bytes, and the checks that relate entries
+/// (each path once, nothing inside a file, hard links to earlier files) keep no table of every
+/// path when the entries come in export's order. The same manifest must give the same entries
+/// and the same refusals whether its bytes are in memory or spilled to a temporary file, and
+/// whether it is in export's order or not.
+@Suite("manifest reader")
+struct ManifestReaderTests {
+    static let digest = String(repeating: "0", count: 64)
+
+    static func manifest(_ entries: [String]) -> [UInt8] {
+        Array(("{\"format\": \"savetool.bundle/2\", \"source\": \"s\", \"files\": [\n" + entries.joined(separator: ",\n") + "\n]}\n").utf8)
+    }
+
+    static func file(_ path: String, size: Int = 1) -> String { #"{"path": "\#(path)", "size": \#(size), "sha256": "\#(digest)"}"# }
+    static func directory(_ path: String) -> String { #"{"path": "\#(path)", "type": "directory"}"# }
+    static func hardLink(_ path: String, to target: String) -> String { #"{"path": "\#(path)", "type": "hardlink", "target": "\#(target)"}"# }
+
+    /// Reads `bytes` from memory and from a spool that spills past 256 bytes.
+    static func readBothWays(_ bytes: [UInt8]) throws -> [(summary: BundleSummary, files: [BundleManifest.File], held: Bool)] {
+        try [Spool(), Spool(memoryLimit: 256)].map { spool in
+            try spool.append(contentsOf: bytes)
+            let checked = try ManifestReader.read(spool, bundle: "b.tar.gz", maxEntries: 1_000_000)
+            var files: [BundleManifest.File] = []
+            try checked.entries.forEach { index, file in
+                #expect(index == files.count)
+                files.append(file)
+            }
+            return (checked.summary, files, checked.entries.held != nil)
+        }
+    }
+
+    /// The refusal of `bytes`, the same from memory and from a spilled spool.
+    static func refusal(_ bytes: [UInt8]) -> String? {
+        let messages = [Spool(), Spool(memoryLimit: 256)].map { spool -> String? in
+            do {
+                try spool.append(contentsOf: bytes)
+                _ = try ManifestReader.read(spool, bundle: "b.tar.gz", maxEntries: 1_000_000)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(messages[0] == messages[1])
+        return messages[0]
+    }
+
+    @Test func aLargeManifestReadsTheSameFromMemoryAndFromAFile() throws {
+        // 12,000 entries in export's order: more than are held, so they are decoded again when gone through.
+        var entries: [String] = []
+        for folder in 0..<40 {
+            let name = "slot-\(folder < 10 ? "0" : "")\(folder)"
+            entries.append(Self.directory(name))
+            for index in (0..<299).map({ "save-\($0).json" }).sorted() { entries.append(Self.file("\(name)/\(index)", size: folder)) }
+        }
+        let bytes = Self.manifest(entries)
+        let readings = try Self.readBothWays(bytes)
+        #expect(readings.allSatisfy { !$0.held })
+        for reading in readings {
+            #expect(reading.summary.entryCount == 12_000 && reading.summary.fileCount == 11_960)
+            #expect(reading.summary.byteCount == Int64((0..<40).reduce(0) { $0 + $1 * 299 }))
+            #expect(reading.files.count == 12_000 && reading.files[1].path == "slot-00/save-0.json" && reading.files.last?.path == "slot-39/save-99.json")
+        }
+        #expect(readings[0].files == readings[1].files)
+        // A small manifest keeps its entries after the checks.
+        #expect(try Self.readBothWays(Self.manifest([Self.directory("a"), Self.file("a/b")])).allSatisfy { $0.held && $0.files.count == 2 })
+    }
+
+    @Test func pathsOutOfExportsOrderAreCheckedAgainstEveryPath() throws {
+        // Not in byte order: accepted, each path still checked against all the others.
+        let shuffled = Self.manifest([Self.file("b"), Self.directory("a"), Self.file("a/x"), Self.file("c")])
+        #expect(try Self.readBothWays(shuffled).allSatisfy { $0.files.map(\.path) == ["b", "a", "a/x", "c"] })
+        #expect(Self.refusal(Self.manifest([Self.file("b"), Self.file("c"), Self.file("a"), Self.file("c")]))
+            == "c: listed twice (or once more in another Unicode normalisation), expected each file once")
+    }
+
+    @Test func repeatsAndOtherSpellingsOfOneNameAreRefused() {
+        let twice = "c: listed twice (or once more in another Unicode normalisation), expected each file once"
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("c"), Self.file("c")])) == twice)
+        // NFC and NFD spellings, far apart in byte order.
+        let composed = "caf\u{E9}.json", decomposed = "cafe\u{301}.json"
+        let spellings = Self.manifest([Self.file(decomposed), Self.file("cafe-2.json"), Self.file("cafz.json"), Self.file(composed)])
+        #expect(Self.refusal(spellings)?.hasSuffix("listed twice (or once more in another Unicode normalisation), expected each file once") == true)
+        // U+212A KELVIN SIGN normalises to an ASCII K.
+        let kelvin = Self.manifest([Self.file("K.json"), Self.file("L.json"), Self.file("\u{212A}.json")])
+        #expect(Self.refusal(kelvin)?.hasSuffix("listed twice (or once more in another Unicode normalisation), expected each file once") == true)
+    }
+
+    @Test func nothingLiesInsideAFileOrALink() {
+        // `a.x` comes between `a` and `a/b` in byte order.
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a.x"), Self.file("a/b")])) == "a/b: inside a, listed as a file")
+        let link = #"{"path": "a", "type": "symlink", "target": "d"}"#
+        #expect(Self.refusal(Self.manifest([link, Self.directory("d"), Self.file("a/b")]))
+            == "a/b: inside a, a symbolic link, which an import never writes through")
+        // Parents that are not listed (format 1, or a hand-made bundle) are fine.
+        #expect(Self.refusal(Self.manifest([Self.file("a/b/c"), Self.file("a/d")])) == nil)
+    }
+
+    @Test func aHardLinkLeadsToAFileListedBeforeIt() {
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.hardLink("b", to: "a")])) == nil)
+        #expect(Self.refusal(Self.manifest([Self.hardLink("a", to: "b"), Self.file("b")]))
+            == "a: a hard link to b, expected a file listed before it")
+        #expect(Self.refusal(Self.manifest([Self.directory("a"), Self.hardLink("b", to: "a")]))
+            == "b: a hard link to a, expected a file listed before it")
+        #expect(Self.refusal(Self.manifest([Self.hardLink("b", to: "nowhere")])) == "b: a hard link to nowhere, expected a file listed before it")
+    }
+
+    @Test func aFaultInALargeManifestIsPlacedByItsByteOffset() throws {
+        var entries = (0..<20).map { Self.file("f\($0 < 10 ? "0" : "")\($0)") }
+        entries[12] = #"{"path": "f12", "size": 1,, "sha256": "x"}"#
+        let bytes = Self.manifest(entries)
+        let start = try #require(bytes.indices.first { bytes[$0...].starts(with: Array(#"{"path": "f12""#.utf8)) })
+        // Small enough to decode whole: its line and column.
+        #expect(Self.refusal(bytes)?.hasPrefix("manifest.json: 14:") == true)
+        // Too large to decode whole: the byte offset of the entry, and what is wrong inside it.
+        let spool = Spool(memoryLimit: 256)
+        try spool.append(contentsOf: bytes)
+        #expect {
+            try ManifestReader.read(spool, bundle: "b.tar.gz", maxEntries: 100, wholeDocumentLimit: 100)
+        } throws: { error in
+            "\(error)".hasPrefix("manifest.json: at byte \(start): 1:") && "\(error)".contains("expected a string key")
+        }
+    }
+}

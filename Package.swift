@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -49,11 +49,14 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
-        // The save kinds that ship inside savetool: Formats/<kind>/ folders, as resources.
-        .target(name: "BuiltInFormats", path: "Formats", resources: [
-                .copy("blocks.defaults"), .copy("blocks.gamesave"), .copy("kape.tournament"),
-                .copy("kingdom.player"), .copy("kingdom.state"), .copy("sudoku.game"),
-            ]),
+        // The save kinds that ship inside savetool: Formats/<kind>/ folders, compiled into the
+        // binary by the EmbedFormats plugin (a resource bundle would have to sit beside it).
+        .target(
+            name: "BuiltInFormats", path: "Formats",
+            exclude: ["blocks.defaults", "blocks.gamesave", "kape.tournament", "kingdom.player", "kingdom.state", "sudoku.game"],
+            plugins: ["EmbedFormats"]),
+        .executableTarget(name: "embed-formats", path: "Plugins/EmbedFormatsTool"),
+        .plugin(name: "EmbedFormats", capability: .buildTool(), dependencies: ["embed-formats"]),
         // libFuzzer targets, one per decoder (scripts/fuzz); built plainly they replay files.
         .target(name: "FuzzSupport", dependencies: ["SaveKit"], path: "Fuzz/Support"),
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/JSON"),

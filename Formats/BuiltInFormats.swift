@@ -1,10 +1,7 @@
-import Foundation
-
 /// The save kinds that ship inside savetool: each folder beside this file is one kind
-/// (`kind.json`, `migrations.json`, `schema-v<N>.json`), copied into the binary's resources.
+/// (`kind.json`, `migrations.json`, `schema-v<N>.json`), compiled into the binary by the
+/// `EmbedFormats` build plugin, so that the binary needs nothing beside it.
 public enum BuiltInFormats {
-    /// The directory holding the built-in kind folders.
-    public static var directory: URL? {
-        Bundle.module.resourceURL
-    }
+    /// Each kind folder's files, by folder name and file name.
+    public static var folders: [String: [String: String]] { embedded }
 }

@@ -14,15 +14,21 @@ struct SaveTool: ParsableCommand {
             UserDefaults writes). savetool reads them all into one value model and writes any \
             of them back without losing a type, a value or the order of keys.
 
+            Exit codes:
+              0   success
+              1   a negative answer: differences found, no such value, files that failed
+              64  usage error (unknown option, codec or kind; options that contradict each other)
+              65  bad data (unparsable, invalid for its schema, a damaged archive)
+              66  an input does not exist or cannot be read
+              73  the output cannot be created
+              74  I/O error while reading or writing (a full disk included)
+              75  temporary failure: the repository is locked by another run; try again
+              77  permission denied
+
             Examples:
               savetool convert Preferences/com.example.game.plist -o game.json
               savetool get game.json /gameSave/level
               savetool diff yesterday.plist today.plist
-
-            Exit codes: 0 success, 1 a negative answer (diff found differences, get found no \
-            value, migrate had failed files), 64 usage, 65 bad data, 66 unreadable input, \
-            73 cannot create output, 74 I/O error, 75 busy (another savetool holds the \
-            repository's lock), 77 permission denied.
             """,
         version: version,
         subcommands: [

@@ -4,6 +4,26 @@ import Testing
 
 @Suite("savetool import")
 struct ImportCommandTests {
+    /// `--into` a folder whose parents are missing makes them, as `mkdir -p`; a refused import
+    /// makes nothing.
+    @Test func missingParentsOfTheDestinationAreMadeOnlyForAnImportThatLands() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
+        let damaged = directory.appendingPathComponent("damaged.tar.gz").path
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: bundle))
+        bytes.removeLast(bytes.count / 2)
+        try bytes.write(to: URL(fileURLWithPath: damaged))
+
+        let refused = try CLI.run("import", damaged, "--into", directory.appendingPathComponent("new/deeper/kape").path)
+        #expect(refused.status == 65, "\(refused.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("new").path))
+        let landed = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("new/deeper/kape").path)
+        #expect(landed.status == 0, "\(landed.errors)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
+    }
+
     @Test func dryRunThenRestoreThenRefuseADamagedBundle() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -103,6 +103,11 @@ public struct BundleImporter {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
             return outcome
         }
+        // `--into` a folder whose parents are missing makes them (as `mkdir -p`), and takes
+        // them away again when the import fails: a refused import changes nothing.
+        let madeParents = try Self.makeParents(of: destination)
+        var swapped = false
+        defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
         try checkFreeSpace(for: written, beside: destination)
         let staging: String
         do {
@@ -110,7 +115,6 @@ public struct BundleImporter {
         } catch {
             throw BundleImportError.io(path: destination, reason: "\(error)")
         }
-        var swapped = false
         defer { if !swapped { try? FileManager.default.removeItem(atPath: staging) } }
         var existing = stat()
         chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
@@ -248,7 +252,10 @@ public struct BundleImporter {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
             }
             if entry.path == "files", entry.kind == .directory { continue }
-            guard let file = next, entry.path == "files/" + file.path else {
+            // Compared as bytes: one spelling of a name, and no Unicode comparison for every entry.
+            guard let file = next, entry.path.utf8.count == file.path.utf8.count + 6, entry.path.utf8.starts(with: "files/".utf8),
+                entry.path.utf8.dropFirst(6).elementsEqual(file.path.utf8)
+            else {
                 if entry.kind == .directory && entry.path.hasPrefix("files/") && onlyFiles {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
@@ -524,6 +531,27 @@ public struct BundleImporter {
         let available = Int64(info.f_bavail) * Int64(info.f_frsize)
         let needed = bytes + 1 << 20
         guard available >= needed else { throw BundleImportError.noSpace(destination: destination, needed: needed, available: available) }
+    }
+
+    /// Makes the missing folders above `destination`, outermost first; returns the ones it made.
+    private static func makeParents(of destination: String) throws -> [String] {
+        var missing: [String] = []
+        var parent = FileIO.parentDirectory(of: destination)
+        var info = stat()
+        while parent != "/" && !parent.isEmpty && lstat(parent, &info) != 0 && errno == ENOENT {
+            missing.append(parent)
+            parent = FileIO.parentDirectory(of: parent)
+        }
+        var made: [String] = []
+        for directory in missing.reversed() {
+            guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+                let reason = FileError.reason(errno)
+                for directory in made.reversed() { rmdir(directory) }
+                throw BundleImportError.io(path: directory, reason: "cannot create the folder to restore into: \(reason)")
+            }
+            made.append(directory)
+        }
+        return made
     }
 
     /// Saves what the destination holds as a bundle first (``OriginalsKeeper``), so that an

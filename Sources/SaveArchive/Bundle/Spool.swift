@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Bytes written once and read back, in memory while they are few and in an unlinked temporary
+/// Bytes written once and read back, in memory while they are few (up to 4 MiB) and in an unlinked temporary
 /// file past ``memoryLimit``: how a manifest of a million entries is built and read without
 /// holding it, as `sort` spills its runs.
 ///
@@ -22,7 +22,7 @@ final class Spool {
     /// Bytes not yet written to the file (writes are gathered into 1 MiB).
     private var pending: [UInt8] = []
 
-    init(memoryLimit: Int = 8 << 20) {
+    init(memoryLimit: Int = 4 << 20) {
         self.memoryLimit = memoryLimit
     }
 
@@ -59,11 +59,14 @@ final class Spool {
         var template = Array((directory + "/.savetool-spool-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard made >= 0 else { throw BundleError.cannotCreate(path: directory, reason: "a temporary file: \(FileError.reason(errno))") }
-        unlink(String(cString: template))
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         descriptor = made
         pending = memory
         memory = []
         try flush()
+        // From here on only a write's worth is kept, not the capacity the memory had grown to.
+        pending = []
+        pending.reserveCapacity(1 << 20)
     }
 
     private func flush() throws {
@@ -120,7 +123,7 @@ final class Spool {
 /// A spool's bytes by index, through a 256 KiB window (the layout walks them mostly forward).
 final class SpoolBytes: ManifestBytes {
     private let spool: Spool
-    private let window = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+    private let window = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256 << 10)
     private var windowStart = 0
     private var windowCount = 0
     /// The first read failure, reported by the caller after the walk (a subscript cannot throw).
@@ -132,19 +135,25 @@ final class SpoolBytes: ManifestBytes {
     var count: Int { spool.count }
 
     subscript(index: Int) -> UInt8 {
-        if index < windowStart || index >= windowStart + windowCount {
-            // Back a little, so a scan that steps back a few bytes stays in the window.
-            windowStart = max(0, index - 64)
-            do {
-                windowCount = try spool.read(at: windowStart, into: window)
-            } catch {
-                failure = failure ?? error
-                windowCount = 0
-                return 0
-            }
-            guard index < windowStart + windowCount else { return 0 }
+        // The layout reads every byte through here: the window's bytes without a call.
+        @inline(__always) get {
+            let offset = index &- windowStart
+            if offset >= 0 && offset < windowCount { return window[offset] }
+            return byteOutsideWindow(index)
         }
-        return window.load(fromByteOffset: index - windowStart, as: UInt8.self)
+    }
+
+    private func byteOutsideWindow(_ index: Int) -> UInt8 {
+        // Back a little, so a scan that steps back a few bytes stays in the window.
+        windowStart = max(0, index - 64)
+        do {
+            windowCount = try spool.read(at: windowStart, into: UnsafeMutableRawBufferPointer(window))
+        } catch {
+            failure = failure ?? error
+            windowCount = 0
+            return 0
+        }
+        return index < windowStart + windowCount ? window[index - windowStart] : 0
     }
 
     func bytes(in range: Range<Int>) -> [UInt8] {

@@ -22,9 +22,35 @@ public enum KindLoader {
         }
     }
 
+    /// Every kind of `folders` (file texts by folder and file name, as compiled into a binary),
+    /// sorted by name; files are named `<origin>/<folder>/<file>` in errors.
+    public static func kinds(in folders: [String: [String: String]], origin: String) throws -> [SaveKind] {
+        try folders.keys.sorted().compactMap { name in
+            let files = folders[name]!
+            guard files["kind.json"] != nil else { return nil }
+            var kind = try load(Folder(path: origin + "/" + name) { files[$0].map { Array($0.utf8) } })
+            kind.origin = origin
+            return kind
+        }
+    }
+
     public static func load(folder: String) throws -> SaveKind {
-        let kindFile = folder + "/kind.json"
-        let kind = try document(kindFile)
+        try load(Folder(path: folder) { name in
+            let file = folder + "/" + name
+            return FileManager.default.fileExists(atPath: file) ? try FileIO.read(file) : nil
+        })
+    }
+
+    /// A kind's folder: its path (for messages) and a way to read each of its files.
+    private struct Folder {
+        var path: String
+        /// A file's bytes, or `nil` when the folder has no such file.
+        var read: (String) throws -> [UInt8]?
+    }
+
+    private static func load(_ folder: Folder) throws -> SaveKind {
+        let kindFile = folder.path + "/kind.json"
+        let kind = try document("kind.json", in: folder) ?? .null
         func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
         guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else { throw fail(["format"], "expected \"savetool.kind/1\"") }
         guard let name = kind["kind"]?.stringValue, !name.isEmpty else { throw fail(["kind"], "missing, expected the kind's name") }
@@ -54,14 +80,14 @@ public enum KindLoader {
         }
         var schemas: [Int: Schema] = [:]
         for version in 1...Int(current) {
-            let file = folder + "/schema-v\(version).json"
-            guard FileManager.default.fileExists(atPath: file) else { continue }
-            schemas[version] = try naming(file) { try Schema(parsing: try document(file)) }
+            let name = "schema-v\(version).json"
+            guard let schema = try document(name, in: folder, optional: true) else { continue }
+            schemas[version] = try naming(folder.path + "/" + name) { try Schema(parsing: schema) }
         }
         var migrations: MigrationPlan?
-        let migrationsFile = folder + "/migrations.json"
-        if FileManager.default.fileExists(atPath: migrationsFile) {
-            migrations = try naming(migrationsFile) { try MigrationPlan(parsing: try document(migrationsFile)) }
+        let migrationsFile = folder.path + "/migrations.json"
+        if let plan = try document("migrations.json", in: folder, optional: true) {
+            migrations = try naming(migrationsFile) { try MigrationPlan(parsing: plan) }
             guard migrations?.kind == name else {
                 throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(migrations?.kind ?? "")\", expected \"\(name)\" as in kind.json")
             }
@@ -69,7 +95,7 @@ public enum KindLoader {
         return SaveKind(
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
-            embedded: embedded, schemas: schemas, migrations: migrations, origin: folder)
+            embedded: embedded, schemas: schemas, migrations: migrations, origin: folder.path)
     }
 
     /// Runs a parser of `file`'s contents; a mistake it finds is named with the file.
@@ -77,8 +103,17 @@ public enum KindLoader {
         do { return try parse() } catch let error as FormatDefinitionError { throw LoadError(file: file, at: error.at, message: error.message) }
     }
 
-    private static func document(_ path: String) throws -> SaveValue {
-        let bytes = try FileIO.read(path)
+    /// A file of the folder decoded as JSON; `nil` when `optional` and the folder has no such file.
+    private static func document(_ name: String, in folder: Folder, optional: Bool = false) throws -> SaveValue? {
+        let path = folder.path + "/" + name
+        let bytes: [UInt8]
+        do {
+            guard let read = try folder.read(name) else {
+                if optional { return nil }
+                throw LoadError(file: path, at: JSONPointer(), message: "missing, expected the file")
+            }
+            bytes = read
+        }
         do {
             return try JSONCodec().decode(bytes)
         } catch let error as CodecError {

@@ -19,6 +19,8 @@ struct Convert: ParsableCommand {
             (--null drop leaves such keys out), XML plist dates have no fraction of a second \
             (--round-dates rounds down). Without the flag the conversion stops, naming the value.
 
+            --to also takes plutil's names: xml1 (XML plist), binary1 (binary plist) and json.
+
             Examples:
               savetool convert com.example.game.plist -o game.json
               savetool convert game.json -o com.example.game.plist --to bplist
@@ -38,7 +40,7 @@ struct Convert: ParsableCommand {
     @Option(help: ArgumentHelp("The input codec, when sniffing would guess wrong.", valueName: "codec"))
     var from: String?
 
-    @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id.", valueName: "codec"))
+    @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id; plutil's xml1 and binary1 work too.", valueName: "codec"))
     var to: String?
 
     @Flag(help: "Plain JSON: dates as RFC 3339 strings, data as base64, uids as integers (lossy).")
@@ -93,8 +95,11 @@ struct Convert: ParsableCommand {
         }
     }
 
+    /// plutil's `-convert` names for the codecs whose ids differ (its `json` is ours already).
+    static let plutilNames = ["xml1": "plist", "binary1": "bplist"]
+
     private func outputCodec(_ registry: CodecRegistry) throws -> any SaveCodec {
-        if let to { return try registry.requireCodec(id: to) }
+        if let to { return try registry.requireCodec(id: Self.plutilNames[to] ?? to) }
         if output == "-" { return try registry.requireCodec(id: "json") }
         guard let codec = registry.codec(forPath: output) else {
             throw ValidationError("cannot tell the output codec from '\(output)', expected an extension such as .json, .plist or .bplist, or --to")

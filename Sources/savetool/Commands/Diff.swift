@@ -11,7 +11,7 @@ struct Diff: ParsableCommand {
 
             Exit 0 when the documents are the same, 1 when they differ.
 
-            Example:
+            Examples:
               savetool diff yesterday/com.example.game.plist today.json
             """
     )

@@ -20,7 +20,7 @@ struct Export: ParsableCommand {
             twins, not UTF-8) fails the export with its path. The bundle is written under a \
             temporary name and renamed into place when complete.
 
-            Example:
+            Examples:
               savetool export Library/Preferences -o prefs-backup.tar.gz --label "before update"
             """
     )

@@ -3,17 +3,34 @@ import SaveKit
 
 struct Formats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the codecs savetool knows, built in and from plugins.",
+        abstract: "List the codecs and save kinds savetool knows, built in and from plugins.",
         discussion: """
+            A codec reads and writes one file format (json, plist, bplist, archives). A save \
+            kind describes one app's save file: where it lives, how to tell its version, its \
+            schemas and migrations; migrate, validate and import use the kinds.
+
             Plugins are executables named savetool-codec-<id> on PATH or in a --plugins \
-            directory; see docs/plugins.md for the protocol.
+            directory (the protocol is in docs/plugins.md of the source repository). More save \
+            kinds come from --formats directories.
+
+            Examples:
+              savetool formats list
+              savetool formats show bplist
+              savetool formats show kape.tournament
+              savetool formats list --plugins ~/savetool-plugins --formats ~/MyFormats
             """,
         subcommands: [List.self, Show.self],
         defaultSubcommand: List.self
     )
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every codec with its extensions and origin.")
+        static let configuration = CommandConfiguration(
+            abstract: "List every codec with its extensions, and every save kind with its versions, and where each comes from.",
+            discussion: """
+                Examples:
+                  savetool formats list
+                  savetool formats list --json
+                """)
 
         @OptionGroup var global: GlobalOptions
 
@@ -44,7 +61,13 @@ struct Formats: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one codec or save kind in full.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show one codec or save kind in full.",
+            discussion: """
+                Examples:
+                  savetool formats show bplist
+                  savetool formats show kape.tournament
+                """)
 
         @OptionGroup var global: GlobalOptions
 
@@ -86,11 +109,15 @@ struct Formats: ParsableCommand {
         func run() throws {
             try Failure.reporting {
                 let registry = global.registry()
-                if registry.codec(id: id) == nil, let kind = try global.kinds().first(where: { $0.name == id }) {
-                    try show(kind)
-                    return
+                guard let codec = registry.codec(id: id) else {
+                    let kinds = try global.kinds()
+                    if let kind = kinds.first(where: { $0.name == id }) {
+                        try show(kind)
+                        return
+                    }
+                    let codecs = registry.codecs.map(\.id).joined(separator: ", ")
+                    throw SaveError(.usage, "no codec or save kind named \(id), expected a codec (\(codecs)) or a save kind (\(kinds.map(\.name).joined(separator: ", ")))")
                 }
-                let codec = try registry.requireCodec(id: id)
                 if global.json {
                     try Console.outputJSON(Formats.json(codec))
                     return

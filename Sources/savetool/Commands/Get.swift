@@ -12,6 +12,11 @@ struct Get: ParsableCommand {
             data value 'gameSave'.
 
             The value is printed as typed JSON. Exit 1 when there is no value at the path.
+
+            Examples:
+              savetool get Documents/current_tournament.json /players/0/name --raw
+              savetool get ~/Library/Preferences/com.example.blocks.plist /gameSave --decode
+              savetool get com.example.blocks.plist ''
             """
     )
 

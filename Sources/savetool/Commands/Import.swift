@@ -32,8 +32,12 @@ struct Import: ParsableCommand {
             sizes or checksums that differ, an unknown manifest format, and bundles past the \
             limits below.
 
-            Restoring a daily backup is importing its file:
-              savetool import backups/kape-2026-11-20.tar.gz --into Documents
+            Restoring a daily backup (savetool backup) is importing its file.
+
+            Examples:
+              savetool import /var/backups/saves/Documents-2026-11-20.tar.gz --into Documents
+              savetool import prefs-backup.tar.gz --into ~/Library/Preferences --dry-run
+              savetool import saves.zip --into Documents --strict --backup-repo /var/backups/saves
             """
     )
 
@@ -42,7 +46,7 @@ struct Import: ParsableCommand {
     @Argument(help: "The bundle (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).")
     var bundle: String
 
-    @Option(help: ArgumentHelp("The save directory to restore into (created if missing).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The save directory to restore into (created if missing, with its parents).", valueName: "dir"))
     var into: String
 
     @Flag(help: "Verify the whole bundle and write nothing.")

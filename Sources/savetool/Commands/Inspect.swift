@@ -10,6 +10,14 @@ struct Inspect: ParsableCommand {
             Embedded documents are values that hold a whole document of their own, such as a \
             UserDefaults plist whose gameSave key holds the bytes of a JSON document. Read one \
             with: savetool get <file> <pointer> --decode
+
+            The save kind and version are shown when a known kind recognises the file. A bundle \
+            or other archive is listed entry by entry, with what its manifest says.
+
+            Examples:
+              savetool inspect ~/Library/Preferences/com.example.blocks.plist
+              savetool inspect Documents/current_tournament.json --json
+              savetool inspect /var/backups/saves/Documents-2026-11-20.tar.gz
             """
     )
 

@@ -28,6 +28,12 @@ struct Migrate: ParsableCommand {
             The last line: N migrated, N unchanged, N skipped, N failed. --report writes one \
             JSON line per file: file, kind, from, to, status, steps, error, sha256Before, \
             sha256After.
+
+            Examples:
+              savetool migrate Documents --in-place
+              savetool migrate Documents/current_tournament.json --to 2 --out migrated
+              savetool migrate Documents --check
+              savetool migrate old-saves --kind kape.tournament --dry-run --report migrate.jsonl
             """
     )
 
@@ -36,7 +42,7 @@ struct Migrate: ParsableCommand {
     @Argument(help: "Files and directories to migrate.")
     var paths: [String]
 
-    @Option(help: ArgumentHelp("Treat every file as this kind.", valueName: "kind"))
+    @Option(help: ArgumentHelp("Treat every file as this kind (see `savetool formats list`).", valueName: "kind"))
     var kind: String?
 
     @Option(help: ArgumentHelp("The target version, or latest.", valueName: "N|latest"))

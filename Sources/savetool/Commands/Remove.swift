@@ -7,7 +7,12 @@ struct Remove: ParsableCommand {
         abstract: "Remove one value of a document in place, keeping its codec.",
         discussion: """
             Removes a key from its dictionary or an element from its array (later elements \
-            move up). Exit 1, and nothing written, when there is no value at the path.
+            move up). Exit 1, and nothing written, when there is no value at the path. The \
+            file is replaced atomically and keeps its codec.
+
+            Examples:
+              savetool remove Documents/current_tournament.json /players/2
+              savetool remove Documents/current_tournament.json /totalRounds
             """
     )
 

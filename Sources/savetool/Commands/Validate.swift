@@ -5,7 +5,15 @@ import SaveKit
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Recognise a save file's kind and version and check it against that version's schema.",
-        discussion: "Exit 0 when valid; 65 with one line per problem (its JSON Pointer) when not, or when no kind recognises the file.")
+        discussion: """
+            Exit 0 when valid; 65 with one line per problem (its JSON Pointer) when not, or when \
+            no kind recognises the file. The kinds are listed by savetool formats list.
+
+            Examples:
+              savetool validate Documents/current_tournament.json
+              savetool validate ~/Library/Preferences/com.example.blocks.plist
+              savetool validate old-save.json --kind kape.tournament --json
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions

@@ -61,12 +61,12 @@ struct GlobalOptions: ParsableArguments {
     /// is taken from the first place.
     func kinds() throws -> [SaveKind] {
         var kinds: [SaveKind] = []
-        let builtIn = BuiltInFormats.directory?.path
-        for directory in formatDirectories + (builtIn.map { [$0] } ?? []) {
-            for var kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) {
-                if directory == builtIn { kind.origin = "built-in" }
-                kinds.append(kind)
-            }
+        for directory in formatDirectories {
+            for kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) { kinds.append(kind) }
+        }
+        // Compiled into the binary: nothing to find beside it.
+        for kind in try KindLoader.kinds(in: BuiltInFormats.folders, origin: "built-in") where !kinds.contains(where: { $0.name == kind.name }) {
+            kinds.append(kind)
         }
         return kinds
     }

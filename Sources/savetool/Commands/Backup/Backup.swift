@@ -7,12 +7,25 @@ struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Daily backups of a save directory: one bundle a day, the last seven kept.",
         discussion: """
-            A repository is a directory of bundles named <name>-YYYY-MM-DD.tar.gz. Restoring \
-            one is importing it:
-              savetool import backups/kape-2026-11-20.tar.gz --into Documents
+            A repository (--repo) is a directory holding one bundle per source per day, named \
+            <name>-<YYYY-MM-DD>.tar.gz: <name> is the source directory's name unless --name \
+            gives another, and --compression changes the extension. Each bundle is an \
+            ordinary archive with a manifest of checksums; restoring one is importing it.
 
-            Only one savetool works on a repository at a time (.savetool-lock): another waits \
-            a few seconds, then exits 75. See docs/backups.md for cron, systemd and launchd.
+            create backs up today (local time), then keeps the backups of the last --keep \
+            days that have one (default 7) and deletes older ones; a backup dated after today, \
+            and any file that is not a savetool bundle, are never deleted. Run again on the \
+            same day, it replaces that day's backup when files changed and writes nothing when \
+            they did not, so it is safe to run every hour from cron, a systemd timer or launchd.
+
+            Only one savetool works on a repository at a time: each holds the lock file \
+            .savetool-lock, and another run waits three seconds, then exits 75 (try again \
+            later). More in docs/backups.md of the source repository.
+
+            Examples:
+              savetool backup create ~/Library/Preferences --repo /var/backups/saves
+              savetool backup list --repo /var/backups/saves
+              savetool import /var/backups/saves/Preferences-2026-11-20.tar.gz --into ~/Library/Preferences
             """,
         subcommands: [BackupCreate.self, BackupList.self, BackupVerify.self, BackupPrune.self]
     )

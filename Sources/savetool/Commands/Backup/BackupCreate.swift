@@ -12,7 +12,13 @@ struct BackupCreate: ParsableCommand {
             it into place; only then are backups past --keep days deleted. Run again on the same \
             day, it replaces the day's backup if files changed and writes nothing if not \
             ('unchanged'), so it is safe to run every hour. A backup dated after today is never \
-            deleted, nor is any file that is not a savetool bundle.
+            deleted, nor is any file that is not a savetool bundle. Another source already \
+            backed up under the same name is refused: give this one a --name.
+
+            Examples:
+              savetool backup create Documents --repo /var/backups/saves
+              savetool backup create ~/Library/Preferences --repo /var/backups/saves --name prefs --keep 14
+              savetool backup create Documents --repo /var/backups/saves --date 2026-11-19 -q
             """
     )
 

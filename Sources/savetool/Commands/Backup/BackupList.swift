@@ -6,7 +6,14 @@ import SaveKit
 struct BackupList: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the backups, newest first, each verified: date, size, files, status.")
+        abstract: "List the backups, newest first, each verified: date, size, files, status.",
+        discussion: """
+            Exit 65 when any backup fails to verify; 66 when the repository does not exist.
+
+            Examples:
+              savetool backup list --repo /var/backups/saves
+              savetool backup list --repo /var/backups/saves --json
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions

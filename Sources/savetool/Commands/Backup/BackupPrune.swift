@@ -6,7 +6,15 @@ import SaveKit
 struct BackupPrune: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "prune",
-        abstract: "Apply retention alone: keep the last --keep days that have a backup.")
+        abstract: "Apply retention alone: keep the last --keep days that have a backup.",
+        discussion: """
+            A day without a backup uses up no slot. A backup dated after today, and any file \
+            that is not a savetool bundle, are never deleted.
+
+            Examples:
+              savetool backup prune --repo /var/backups/saves --keep 7 --dry-run
+              savetool backup prune --repo /var/backups/saves --keep 30
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions

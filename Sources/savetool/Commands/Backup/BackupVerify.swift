@@ -7,7 +7,13 @@ struct BackupVerify: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Re-read backups and check every checksum; exit 65 naming any bad file and entry.",
-        discussion: "Without backups named, every backup in the repository is checked.")
+        discussion: """
+            Without backups named, every backup in the repository is checked.
+
+            Examples:
+              savetool backup verify --repo /var/backups/saves
+              savetool backup verify --repo /var/backups/saves Documents-2026-11-20.tar.gz
+            """)
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions

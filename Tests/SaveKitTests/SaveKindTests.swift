@@ -111,6 +111,29 @@ struct SaveKindTests {
         }
     }
 
+    /// A kind.json is read strictly: what the loader would ignore, or read as "no condition" and
+    /// so match every file, is refused with its file and place.
+    @Test(arguments: [
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detetc": []}"#, "/detetc", "an unknown key, expected one of format, kind, title, files, codec, version, detect, embedded"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "files": "Documents/*.json"}"#, "/files", "a string, expected an array of path patterns"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "files": [3]}"#, "/files/0", "an integer, expected a string"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": {"1": {}}}"#, "/detect", "a dictionary, expected an array of fingerprints"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": [{"version": 1, "when": []}]}"#, "/detect/0/when", "an unknown key, expected one of version, all"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": [{"version": 1}]}"#, "/detect/0/all", "missing or empty, expected the conditions that all hold for this version"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": [{"version": 1, "all": []}]}"#, "/detect/0/all", "missing or empty, expected the conditions that all hold for this version"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1, "pth": "/v"}}"#, "/version/pth", "an unknown key, expected one of current, path"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "embedded": {"/a": {"codec": "json", "knd": "y"}}}"#, "/embedded/~1a/knd", "an unknown key, expected one of codec, kind"),
+        (#"["not", "an", "object"]"#, "", "an array, expected the kind's object"),
+    ])
+    func malformedDefinitionsAreRefusedWithTheirPlace(_ json: String, _ pointer: String, _ message: String) throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root, kindJSON: json)
+        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: try JSONPointer(parsing: pointer), message: message)) {
+            try KindLoader.load(folder: folder.path)
+        }
+    }
+
     @Test func additionalPropertiesCheckEveryValueOfAMap() throws {
         let schema = try Schema(parsing: try Codecs.value(#"""
             {"type": "object", "properties": {"scores": {"type": "object", "properties": {"bonus": {"type": "string"}},

@@ -38,9 +38,25 @@ struct EditingCommandTests {
         #expect(diff.outputText.contains("~ /launchCount: 212 → 213"))
         #expect(diff.outputText.contains(#"+ /lastBackup: {"$date":"2026-11-21T08:00:00Z"}"#))
         #expect(diff.outputText.contains("+ /AppleLanguages/2: \"de-DE\""))
-        // The embedded document changed as a whole; the values inside are what changed.
+        // The embedded document is compared inside: the value that changed, by its full pointer.
+        #expect(diff.outputText.contains("~ /gameSave/coinBalance: 1275 → 99999\n"), "\(diff.outputText)")
+        #expect(!diff.outputText.contains("~ /gameSave:"))
         let inner = try CLI.run("diff", CLI.blocks, file, "--json")
-        #expect(inner.outputText.contains(#""path": "/gameSave""#))
+        #expect(inner.outputText.contains(#""path": "/gameSave/coinBalance""#))
+    }
+
+    /// The puzzle game's two saves (its UserDefaults, a year apart): what changed inside the
+    /// JSON save held as data, field by field.
+    @Test func diffListsTheChangedFieldsInsideAnEmbeddedSave() throws {
+        let result = try CLI.run("diff", CLI.blocks, CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"))
+        #expect(result.status == 1)
+        let lines = result.outputText.split(separator: "\n").map(String.init)
+        #expect(!lines.contains { $0.hasPrefix("~ /gameSave: ") }, "\(lines)")
+        #expect(lines.contains("- /gameSave/coinBalance: 1275"), "\(lines)")
+        #expect(lines.contains("+ /gameSave/coins: 40"), "\(lines)")
+        #expect(lines.contains("~ /launchCount: 212 → 1093"))
+        let json = try CLI.run("--json", "diff", CLI.blocks, CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"))
+        #expect(json.outputText.contains(#""path": "/gameSave/coins""#))
     }
 
     @Test func badEditsChangeNothing() throws {

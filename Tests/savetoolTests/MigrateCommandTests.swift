@@ -35,6 +35,9 @@ struct MigrateCommandTests {
         #expect(try FileManager.default.subpathsOfDirectory(atPath: out).sorted() == before)
         #expect(try CLI.run("migrate", samples, "--check").status == 1)
         #expect(try CLI.run("migrate", out, "--check").status == 0)
+        // Nothing to write: --out is never made, and that is no failure.
+        let nothing = try CLI.run("migrate", out, "--out", out + "-again")
+        #expect(nothing.status == 0 && nothing.outputText == "0 migrated, 16 unchanged, 0 skipped, 0 failed\n", "\(nothing.errors)")
     }
 
     @Test func oneBadFileIsReportedAndLeftAsItWas() throws {
@@ -72,6 +75,10 @@ struct MigrateCommandTests {
         let save = directory.appendingPathComponent("game.json")
         try Data(#"{"grid": [[5, 3, 0]], "elapsed": 61}"#.utf8).write(to: save)
         let formats = directory.appendingPathComponent("formats").path
+        // A folder that is not there is an error, not silently no kinds.
+        let missing = try CLI.run("formats", "--formats", formats + "-nope")
+        #expect(missing.status == 66 && missing.errors.contains("-nope: no such folder, expected a folder of save-kind folders"), "\(missing.errors)")
+        #expect(try CLI.run("formats", "--plugins", formats + "-nope").status == 66)
         #expect(try CLI.run("formats", "--formats", formats).outputText.contains(/sudoku\.game +Sudoku  \[versions 1–2\]  \(.*formats\/sudoku\.game\)/))
         let migrated = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")

@@ -19,6 +19,8 @@ public struct BackupEngine: Sendable {
     public var lockWait: TimeInterval = 3
     /// Told of what a backup leaves out (FIFOs, sockets, devices).
     public var warn: @Sendable (String) -> Void = { _ in }
+    /// Told of the work done by `create` and `verify`, after every entry.
+    public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
     public init(repository: BackupRepository, createdBy: String) {
         self.repository = repository
@@ -56,6 +58,7 @@ public struct BackupEngine: Sendable {
         exporter.label = "daily"
         exporter.sourcePath = sourcePath
         exporter.warn = warn
+        exporter.progress = progress
         // A repository inside the folder it backs up is left out, or it would hold itself.
         let repositoryPath = URL(fileURLWithPath: repository.directory).resolvingSymlinksInPath().standardizedFileURL.path
         if repositoryPath.hasPrefix(sourcePath + "/") { exporter.excluded = [String(repositoryPath.dropFirst(sourcePath.count + 1))] }
@@ -133,6 +136,7 @@ public struct BackupEngine: Sendable {
     /// Re-reads a backup and checks every checksum; throws naming the file and entry.
     public func verify(_ backup: String) throws -> BundleSummary {
         var importer = BundleImporter(createdBy: createdBy)
+        importer.progress = progress
         importer.limits.maxCompressionRatio = .infinity  // our own backups: verify, do not second-guess the ratio
         importer.limits.maxTotalBytes = .max
         importer.limits.maxEntries = 10_000_000

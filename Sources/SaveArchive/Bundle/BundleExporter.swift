@@ -32,6 +32,8 @@ public struct BundleExporter: Sendable {
     public var excluded: Set<String> = []
     /// Told of what a bundle cannot hold and is left out: FIFOs, sockets, devices.
     public var warn: @Sendable (String) -> Void = { _ in }
+    /// Told of the work done, after every entry (first checksumming, then writing).
+    public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
     public init(createdAt: Date, createdBy: String) {
         self.createdAt = createdAt
@@ -119,6 +121,7 @@ public struct BundleExporter: Sendable {
                 }
                 try observe(file)
             }
+            progress(WorkProgress(phase: .checksumming, entries: described.summary.entryCount, bytes: described.summary.byteCount))
         }
         let filesEnd = described.manifest.count + (described.summary.entryCount == 0 ? 1 : 4)  // past the `]`
         try described.manifest.append(contentsOf: BundleManifest.encodedEnd(empty: described.summary.entryCount == 0))
@@ -397,7 +400,11 @@ public struct BundleExporter: Sendable {
         let identity = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIdentity.recordSize, alignment: 8)
         defer { identity.deallocate() }
         var identityOffset = 0
+        var written = WorkProgress(phase: .writing, entries: 0, bytes: 0, totalEntries: described.summary.entryCount, totalBytes: described.summary.byteCount)
         try described.entries.forEach { _, file in
+            written.entries += 1
+            written.bytes += file.size
+            defer { progress(written) }
             let path = described.root + "/" + file.path
             var info = ArchiveEntryInfo(path: "files/" + file.path, kind: .file, size: file.size, permissions: file.mode)
             info.timestamp = file.modified

@@ -71,6 +71,8 @@ public struct BundleImporter {
 
     /// Restores owners (as `tar -p` does) when running as root; `false` leaves files to the importer.
     public var restoresOwners = true
+    /// Told of the work done, after every entry.
+    public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
     @discardableResult
@@ -243,6 +245,9 @@ public struct BundleImporter {
         // Whatever happens, nothing is left running against the staging tree.
         defer { lander.queue.sync {} }
         var report = Report()
+        var done = WorkProgress(
+            phase: staging == nil ? .verifying : .restoring, entries: 0, bytes: 0,
+            totalEntries: manifest.summary.entryCount, totalBytes: manifest.summary.byteCount)
         while let entry = try reader.next() {
             entryCount += 1
             guard entryCount <= limits.maxEntries + 64 else {
@@ -264,6 +269,9 @@ public struct BundleImporter {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: reason)
             }
             next = try listed.next()
+            done.entries += 1
+            done.bytes += file.size
+            defer { progress(done) }
             switch (entry.kind, file.type) {
             case (.file, .file):
                 if let declared = entry.size, declared != file.size {

@@ -3,6 +3,10 @@
 /// Dictionaries are compared by key, whatever their order; arrays element by element (an
 /// element added in the middle shows as changes from there on, as in `diff` of two lists).
 /// A change of type — the integer `1` against the real `1.0` — is a difference.
+///
+/// With a codec registry, two values that both hold a document (the `data` of a `UserDefaults`
+/// key holding a JSON-encoded save, or a string of JSON text) are compared inside, whatever
+/// their codecs: `/gameSave/coinBalance: 120 → 500` rather than two blobs.
 public struct StructuralDiff: Sendable, Equatable {
     public enum Change: Sendable, Equatable {
         case added(JSONPointer, SaveValue)
@@ -20,16 +24,16 @@ public struct StructuralDiff: Sendable, Equatable {
 
     public var isEmpty: Bool { changes.isEmpty }
 
-    public init(from old: SaveValue, to new: SaveValue) {
-        compare(old, new, at: JSONPointer())
+    public init(from old: SaveValue, to new: SaveValue, seeingThrough registry: CodecRegistry? = nil) {
+        compare(old, new, at: JSONPointer(), registry: registry)
     }
 
-    private mutating func compare(_ old: SaveValue, _ new: SaveValue, at pointer: JSONPointer) {
+    private mutating func compare(_ old: SaveValue, _ new: SaveValue, at pointer: JSONPointer, registry: CodecRegistry?) {
         switch (old, new) {
         case (.dictionary(let before), .dictionary(let after)):
             for (key, value) in before {
                 if let counterpart = after[key] {
-                    compare(value, counterpart, at: pointer.appending(key))
+                    compare(value, counterpart, at: pointer.appending(key), registry: registry)
                 } else {
                     changes.append(.removed(pointer.appending(key), value))
                 }
@@ -39,7 +43,7 @@ public struct StructuralDiff: Sendable, Equatable {
             }
         case (.array(let before), .array(let after)):
             for index in 0..<min(before.count, after.count) {
-                compare(before[index], after[index], at: pointer.appending(index))
+                compare(before[index], after[index], at: pointer.appending(index), registry: registry)
             }
             if before.count > after.count {
                 for index in after.count..<before.count { changes.append(.removed(pointer.appending(index), before[index])) }
@@ -47,7 +51,14 @@ public struct StructuralDiff: Sendable, Equatable {
                 for index in before.count..<after.count { changes.append(.added(pointer.appending(index), after[index])) }
             }
         default:
-            if old != new { changes.append(.changed(pointer, from: old, to: new)) }
+            guard old != new else { return }
+            if let registry, let before = EmbeddedDocument.bytes(of: old).flatMap({ EmbeddedDocument.decode($0, registry: registry) }),
+                let after = EmbeddedDocument.bytes(of: new).flatMap({ EmbeddedDocument.decode($0, registry: registry) })
+            {
+                compare(before.value, after.value, at: pointer, registry: registry)
+                return
+            }
+            changes.append(.changed(pointer, from: old, to: new))
         }
     }
 }

@@ -52,6 +52,7 @@ public enum KindLoader {
         let kindFile = folder.path + "/kind.json"
         let kind = try document("kind.json", in: folder) ?? .null
         func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
+        try checkShape(of: kind, fail: fail)
         guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else { throw fail(["format"], "expected \"savetool.kind/1\"") }
         guard let name = kind["kind"]?.stringValue, !name.isEmpty else { throw fail(["kind"], "missing, expected the kind's name") }
         guard case .integer(let current)? = kind["version"]?["current"], current >= 1 else {
@@ -96,6 +97,48 @@ public enum KindLoader {
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
             embedded: embedded, schemas: schemas, migrations: migrations, origin: folder.path)
+    }
+
+    /// Refuses what a kind.json must not hold, with its place: a key the loader does not read
+    /// (a typo, such as `"detetc"`, would otherwise be ignored and the kind match every file),
+    /// a value of the wrong type, a fingerprint without conditions.
+    private static func checkShape(of kind: SaveValue, fail: ([String], String) -> LoadError) throws {
+        func object(_ value: SaveValue?, at path: [String], keys: [String]) throws {
+            guard let value else { return }
+            guard let members = value.dictionaryValue else { throw fail(path, "a \(value.typeName), expected an object with \(keys.joined(separator: ", "))") }
+            for key in members.keys where !keys.contains(key) {
+                throw fail(path + [key], "an unknown key, expected one of \(keys.joined(separator: ", "))")
+            }
+        }
+        func string(_ value: SaveValue?, at path: [String]) throws {
+            guard let value, value.stringValue == nil else { return }
+            throw fail(path, "a \(value.typeName), expected a string")
+        }
+        guard kind.dictionaryValue != nil else { throw fail([], "a \(kind.typeName), expected the kind's object") }
+        try object(kind, at: [], keys: ["format", "kind", "title", "files", "codec", "version", "detect", "embedded"])
+        for key in ["format", "kind", "title", "codec"] { try string(kind[key], at: [key]) }
+        if let files = kind["files"] {
+            guard let patterns = files.arrayValue else { throw fail(["files"], "a \(files.typeName), expected an array of path patterns") }
+            for (index, pattern) in patterns.enumerated() { try string(pattern, at: ["files", String(index)]) }
+        }
+        try object(kind["version"], at: ["version"], keys: ["current", "path"])
+        try string(kind["version"]?["path"], at: ["version", "path"])
+        if let detect = kind["detect"] {
+            guard let fingerprints = detect.arrayValue else { throw fail(["detect"], "a \(detect.typeName), expected an array of fingerprints") }
+            for (index, fingerprint) in fingerprints.enumerated() {
+                let at = ["detect", String(index)]
+                try object(fingerprint, at: at, keys: ["version", "all"])
+                guard let all = fingerprint["all"]?.arrayValue, !all.isEmpty else {
+                    throw fail(at + ["all"], "missing or empty, expected the conditions that all hold for this version")
+                }
+            }
+        }
+        try object(kind["embedded"], at: ["embedded"], keys: kind["embedded"]?.dictionaryValue.map { Array($0.keys) } ?? [])
+        for (pointer, entry) in kind["embedded"]?.dictionaryValue ?? [:] {
+            try object(entry, at: ["embedded", pointer], keys: ["codec", "kind"])
+            try string(entry["codec"], at: ["embedded", pointer, "codec"])
+            try string(entry["kind"], at: ["embedded", pointer, "kind"])
+        }
     }
 
     /// Runs a parser of `file`'s contents; a mistake it finds is named with the file.

@@ -7,7 +7,9 @@ struct Diff: ParsableCommand {
         discussion: """
             Each difference is one line with a JSON Pointer: '+' added, '-' removed, '~' \
             changed. Dictionaries are compared by key (their order does not count); a change of \
-            type, such as the integer 1 against the real 1.0, does.
+            type, such as the integer 1 against the real 1.0, does. A value holding a document \
+            on both sides (a UserDefaults key whose data is a JSON save) is compared inside: \
+            its changes are listed by their full pointers, through the embedded document.
 
             Exit 0 when the documents are the same, 1 when they differ.
 
@@ -30,7 +32,7 @@ struct Diff: ParsableCommand {
             let registry = global.registry()
             let old = try LoadedDocument.load(a, registry: registry, reading: reading)
             let new = try LoadedDocument.load(b, registry: registry, reading: reading)
-            let diff = StructuralDiff(from: old.value, to: new.value)
+            let diff = StructuralDiff(from: old.value, to: new.value, seeingThrough: registry)
             if global.json {
                 try Console.outputJSON(["same": .bool(diff.isEmpty), "differences": .array(diff.changes.map(json))])
             } else if !global.quiet {

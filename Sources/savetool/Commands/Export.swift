@@ -50,7 +50,13 @@ struct Export: ParsableCommand {
             exporter.registry = global.registry()
             let options = global
             exporter.warn = { options.warn($0) }
-            let summary = try exporter.export(directory: source, to: output)
+            let bar = ProgressBar("exporting", global: global)
+            exporter.progress = bar.update
+            let summary: BundleSummary
+            do {
+                defer { bar.finish() }
+                summary = try exporter.export(directory: source, to: output)
+            }
             if global.json {
                 // The manifest as written, read back from the bundle.
                 try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value)

@@ -83,7 +83,13 @@ struct Import: ParsableCommand {
             importer.strict = strict
             importer.restoresOwners = !noSameOwner
             if !noMigrate { importer.pipeline = try SavePipeline(kinds: try global.kinds(), registry: global.registry()) }
-            let outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
+            let bar = ProgressBar(dryRun ? "verifying" : "importing", global: global)
+            importer.progress = bar.update
+            let outcome: BundleImporter.Outcome
+            do {
+                defer { bar.finish() }
+                outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
+            }
             let count = outcome.summary.fileCount
             for note in outcome.notes { global.warn("\(into): \(note)") }
             for warning in outcome.warnings {

@@ -116,7 +116,8 @@ struct Migrate: ParsableCommand {
         }
         progress.finish()
         // Everything written under --out on disk before the summary says it was written.
-        if writes, let out { try Failure.reporting { try FileIO.syncFileSystem(containing: out) } }
+        // (Nothing to flush when nothing was written and --out was never made.)
+        if writes, let out, FileManager.default.fileExists(atPath: out) { try Failure.reporting { try FileIO.syncFileSystem(containing: out) } }
         try Failure.reporting { try reportOutput?.commit() }
         if !global.json {
             Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")

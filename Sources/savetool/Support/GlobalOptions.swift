@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import BuiltInFormats
 import SaveArchive
@@ -16,6 +17,18 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
     var pluginDirectories: [String] = []
+
+    /// A `--formats` or `--plugins` folder that does not exist is an error (66), not silently
+    /// nothing: a typo would otherwise run every command without the user's kinds or plugins.
+    func validate() throws {
+        for (directory, holding) in formatDirectories.map({ ($0, "save-kind folders") }) + pluginDirectories.map({ ($0, "savetool-codec-<id> plugins") }) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                Console.error("savetool: \(directory): no such folder, expected a folder of \(holding)")
+                throw ExitCode(Failure.Code.noInput)
+            }
+        }
+    }
 
     static let flags: Set<String> = ["--json", "-q", "--quiet"]
     static let optionsWithValue: Set<String> = ["--plugins", "--formats"]

@@ -50,9 +50,15 @@ struct BackupCreate: ParsableCommand {
             var engine = options.engine()
             let printer = global
             engine.warn = { printer.warn($0) }
-            let report = try engine.create(
-                source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
-                createdAt: Export.creationTime())
+            let bar = ProgressBar("backing up", global: global)
+            engine.progress = bar.update
+            let report: BackupEngine.CreateReport
+            do {
+                defer { bar.finish() }
+                report = try engine.create(
+                    source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
+                    createdAt: Export.creationTime())
+            }
             if global.json {
                 try Console.outputJSON([
                     "backup": .string(report.backup.path), "outcome": .string("\(report.outcome)"), "files": .int(UInt64(report.files)),

@@ -22,7 +22,9 @@ struct BackupVerify: ParsableCommand {
     var backups: [String] = []
 
     func run() throws {
-        let engine = options.engine()
+        var engine = options.engine()
+        let bar = ProgressBar("verifying", global: global)
+        engine.progress = bar.update
         try Failure.reporting { try options.repository.checkExists() }
         let paths = backups.isEmpty
             ? try Failure.reporting { try options.repository.backups().map(\.path) }
@@ -30,7 +32,10 @@ struct BackupVerify: ParsableCommand {
         var failed = 0
         for path in paths {
             do {
-                let manifest = try Failure.reporting { try engine.verify(path) }
+                let manifest = try Failure.reporting {
+                    defer { bar.finish() }
+                    return try engine.verify(path)
+                }
                 if !global.quiet && !global.json { Console.output("ok: \(path) (\(manifest.fileCount) files)\n") }
             } catch {
                 failed += 1  // the message naming the file and entry is already on stderr

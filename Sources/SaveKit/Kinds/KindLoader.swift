@@ -105,26 +105,28 @@ public enum KindLoader {
     private static func checkShape(of kind: SaveValue, fail: ([String], String) -> LoadError) throws {
         func object(_ value: SaveValue?, at path: [String], keys: [String]) throws {
             guard let value else { return }
-            guard let members = value.dictionaryValue else { throw fail(path, "a \(value.typeName), expected an object with \(keys.joined(separator: ", "))") }
+            guard let members = value.dictionaryValue else { throw fail(path, "\(article(value)), expected an object with \(keys.joined(separator: ", "))") }
             for key in members.keys where !keys.contains(key) {
                 throw fail(path + [key], "an unknown key, expected one of \(keys.joined(separator: ", "))")
             }
         }
         func string(_ value: SaveValue?, at path: [String]) throws {
             guard let value, value.stringValue == nil else { return }
-            throw fail(path, "a \(value.typeName), expected a string")
+            throw fail(path, "\(article(value)), expected a string")
         }
-        guard kind.dictionaryValue != nil else { throw fail([], "a \(kind.typeName), expected the kind's object") }
+        /// "an integer", "a string".
+        func article(_ value: SaveValue) -> String { ("aeiou".contains(value.typeName.prefix(1)) ? "an " : "a ") + value.typeName }
+        guard kind.dictionaryValue != nil else { throw fail([], "\(article(kind)), expected the kind's object") }
         try object(kind, at: [], keys: ["format", "kind", "title", "files", "codec", "version", "detect", "embedded"])
         for key in ["format", "kind", "title", "codec"] { try string(kind[key], at: [key]) }
         if let files = kind["files"] {
-            guard let patterns = files.arrayValue else { throw fail(["files"], "a \(files.typeName), expected an array of path patterns") }
+            guard let patterns = files.arrayValue else { throw fail(["files"], "\(article(files)), expected an array of path patterns") }
             for (index, pattern) in patterns.enumerated() { try string(pattern, at: ["files", String(index)]) }
         }
         try object(kind["version"], at: ["version"], keys: ["current", "path"])
         try string(kind["version"]?["path"], at: ["version", "path"])
         if let detect = kind["detect"] {
-            guard let fingerprints = detect.arrayValue else { throw fail(["detect"], "a \(detect.typeName), expected an array of fingerprints") }
+            guard let fingerprints = detect.arrayValue else { throw fail(["detect"], "\(article(detect)), expected an array of fingerprints") }
             for (index, fingerprint) in fingerprints.enumerated() {
                 let at = ["detect", String(index)]
                 try object(fingerprint, at: at, keys: ["version", "all"])

@@ -47,7 +47,15 @@ struct SaveTool: ParsableCommand {
         signal(SIGXFSZ, SIG_IGN)
         let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
         do {
-            var command = try parseAsRoot(arguments)
+            var command: any ParsableCommand
+            do {
+                command = try parseAsRoot(arguments)
+            } catch {
+                // `set save.json /x -3`: a negative number read as an option. No option of
+                // savetool starts with a digit, so it is a value: parsed again after `--`.
+                guard let retried = GlobalOptions.negativeNumbersAsValues(arguments), let parsed = try? parseAsRoot(retried) else { throw error }
+                command = parsed
+            }
             try command.run()
         } catch {
             // A usage error is one line in the shape of every other error, with where to read more.

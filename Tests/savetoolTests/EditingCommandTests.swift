@@ -29,6 +29,13 @@ struct EditingCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         #expect(try CLI.run("set", file, "/gameSave/coinBalance", "99999").status == 0)
         #expect(try CLI.run("set", file, "/launchCount", "213").status == 0)
+        // A negative number is a value, not an option, with or without `--` and global flags around it.
+        #expect(try CLI.run("set", file, "/musicVolume", "-3").status == 0)
+        #expect(try CLI.run("get", file, "/musicVolume").outputText == "-3\n")
+        #expect(try CLI.run("--json", "set", file, "/musicVolume", "-0.25").status == 0)
+        #expect(try CLI.run("get", file, "/musicVolume").outputText == "-0.25\n")
+        #expect(try CLI.run("set", file, "/musicVolume", "--", "0.65").status == 0)
+        #expect(try CLI.run("set", file, "/musicVolume", "-x").status == 64)
         #expect(try CLI.run("set", file, "/lastBackup", #"{"$date": "2026-11-21T08:00:00Z"}"#).status == 0)
         #expect(try CLI.run("set", file, "/AppleLanguages/-", "de-DE", "--string").status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)).prefix(8) == Data("bplist00".utf8))
@@ -81,6 +88,21 @@ struct EditingCommandTests {
         #expect(try CLI.run("get", file, "/usedCardIds").status == 1)
         let permissions = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
         #expect(permissions == 0o600)
+    }
+
+    /// Every command that reads a document takes `--from`, which names the input's codec.
+    @Test func everyReadingCommandTakesFrom() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("blob.dat").path
+        try Data(#"{"a": 5}"#.utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try CLI.run("get", file, "/a", "--from", "json").outputText == "5\n")
+        #expect(try CLI.run("get", file, "/a", "--from", "bplist").status == 65)
+        #expect(try CLI.run("inspect", file, "--from", "json").status == 0)
+        #expect(try CLI.run("diff", file, file, "--from", "json").status == 0)
+        #expect(try CLI.run("set", file, "/a", "6", "--from", "json").status == 0)
+        #expect(try CLI.run("remove", file, "/a", "--from", "json").status == 0)
+        #expect(try CLI.run("convert", file, "--from", "json", "--compact").outputText == "{}\n")
     }
 
     @Test func diffAcrossCodecs() throws {

@@ -9,7 +9,7 @@ import Testing
 struct HelpTests {
     static let commands = [
         "", "convert", "get", "set", "remove", "diff", "inspect", "validate", "migrate", "export", "import",
-        "formats", "formats list", "formats show", "backup", "backup create", "backup list", "backup verify", "backup prune",
+        "formats", "formats list", "formats show", "formats new", "backup", "backup create", "backup list", "backup verify", "backup prune",
     ]
 
     static func help(_ command: String) throws -> String {

@@ -75,6 +75,13 @@ struct MigrateCommandTests {
         let save = directory.appendingPathComponent("game.json")
         try Data(#"{"grid": [[5, 3, 0]], "elapsed": 61}"#.utf8).write(to: save)
         let formats = directory.appendingPathComponent("formats").path
+        // A new kind's folder, scaffolded, loads at once; an existing one is never overwritten.
+        let scaffold = try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--file", "Saves/farm.json", "--directory", formats)
+        #expect(scaffold.status == 0, "\(scaffold.errors)")
+        let shown = try CLI.run("--formats", formats, "formats", "show", "starfarm.save")
+        #expect(shown.status == 0 && shown.outputText.contains("files:        Saves/farm.json"), "\(shown.outputText) \(shown.errors)")
+        #expect(try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--directory", formats).status == 73)
+        #expect(try CLI.run("formats", "new", "other.save", "--codec", "nope", "--directory", formats).status == 64)
         // A folder that is not there is an error, not silently no kinds.
         let missing = try CLI.run("formats", "--formats", formats + "-nope")
         #expect(missing.status == 66 && missing.errors.contains("-nope: no such folder, expected a folder of save-kind folders"), "\(missing.errors)")

@@ -52,6 +52,28 @@ struct PluginTests {
         #expect(failing.errors.contains("plugin savetool-codec-kv: decode failed (exit 1): line 1: no '=' in 'oops'"))
     }
 
+    /// A plugin that says what its format holds (`"holds": ["string"]`, key=value text) is
+    /// never handed a date as a marker object: the value is lowered as for a built-in codec
+    /// that holds no dates (written as its text, with a warning naming the file).
+    @Test func whatAPluginCannotHoldIsLoweredNotWrittenAsAMarker() throws {
+        let holding = Self.plugin.replacingOccurrences(of: #""decode": True, "encode": True}"#, with: #""decode": True, "encode": True, "holds": ["string"]}"#)
+        #expect(holding != Self.plugin)
+        let plugins = try install(holding, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let file = plugins.appendingPathComponent("save.kv")
+        try Data("# kv\nname=Ana\n".utf8).write(to: file)
+        let lowered = try CLI.run("set", file.path, "/when", #"{"$date": "2026-11-21T08:00:00Z"}"#, "--plugins", plugins.path)
+        #expect(lowered.status == 0, "\(lowered.errors)")
+        #expect(lowered.errors.contains(file.path + ": plain JSON: 1 date"), "\(lowered.errors)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "# kv\nname=Ana\nwhen=2026-11-21T08:00:00Z\n")
+        #expect(try CLI.run("set", file.path, "/level", "3", "--string", "--plugins", plugins.path).status == 0)
+        // An unknown type name in "holds" is the plugin's mistake, reported.
+        let wrong = Self.plugin.replacingOccurrences(of: #""encode": True}"#, with: #""encode": True, "holds": ["strings"]}"#)
+        let broken = try install(wrong, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: broken) }
+        #expect(try CLI.run("formats", "list", "--plugins", broken.path).errors.contains("\"holds\""))
+    }
+
     @Test func aHangingPluginIsStopped() throws {
         let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 60; fi\n"
         let plugins = try install(hanging, name: "savetool-codec-slow")

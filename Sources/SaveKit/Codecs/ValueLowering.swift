@@ -137,7 +137,7 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         switch scalar {
         case .null:
             guard options.nullPolicy == .drop, !positions.isEmpty else {
-                throw unrepresentable("null", "a value (plist has no null)")
+                throw unrepresentable("null", "a value (\(codecID) has no null)")
             }
             report.droppedNulls += 1
             pendingKey = nil

@@ -37,9 +37,6 @@ struct Convert: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - is standard output.", valueName: "out"))
     var output: String = "-"
 
-    @Option(help: ArgumentHelp("The input codec, when sniffing would guess wrong.", valueName: "codec"))
-    var from: String?
-
     @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id; plutil's xml1 and binary1 work too.", valueName: "codec"))
     var to: String?
 
@@ -63,7 +60,7 @@ struct Convert: ParsableCommand {
             let bytes = loaded.bytes
             loaded.bytes = []
             let inputSize = bytes.count
-            let source = try from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
+            let source = try reading.from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: bytes, path: loaded.nameForExtension)
             let target = try outputCodec(registry)
             var options = EncodingOptions()

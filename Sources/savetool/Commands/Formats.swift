@@ -19,7 +19,7 @@ struct Formats: ParsableCommand {
               savetool formats show kape.tournament
               savetool formats list --plugins ~/savetool-plugins --formats ~/MyFormats
             """,
-        subcommands: [List.self, Show.self],
+        subcommands: [List.self, Show.self, New.self],
         defaultSubcommand: List.self
     )
 

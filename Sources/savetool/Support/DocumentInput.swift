@@ -14,7 +14,7 @@ struct LoadedDocument {
     static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, reading: ReadingOptions) throws -> LoadedDocument {
         let input = try InputBytes.read(path, entry: reading.entry)
         return try Failure.reporting(file: input.displayName) {
-            let codec = try codecID.map { id throws(CodecError) in try registry.requireCodec(id: id) }
+            let codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: input.bytes, path: input.nameForExtension)
             let value = try codec.decode(input.bytes, options: reading.decoding)
             return LoadedDocument(path: path, bytes: input.bytes, codec: codec, value: value)

@@ -30,6 +30,16 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// The arguments with every negative number (`-3`, `-0.5`, `-1e3`) moved after a `--` at
+    /// the end, in order, where they are read as values; `nil` when there is none, or a `--` already.
+    static func negativeNumbersAsValues(_ arguments: [String]) -> [String]? {
+        func isNegativeNumber(_ token: String) -> Bool {
+            token.count > 1 && token.hasPrefix("-") && Double(token) != nil && token.dropFirst().first.map { $0.isNumber || $0 == "." } == true
+        }
+        guard !arguments.contains("--"), arguments.contains(where: isNegativeNumber) else { return nil }
+        return arguments.filter { !isNegativeNumber($0) } + ["--"] + arguments.filter(isNegativeNumber)
+    }
+
     static let flags: Set<String> = ["--json", "-q", "--quiet"]
     static let optionsWithValue: Set<String> = ["--plugins", "--formats"]
 
@@ -97,6 +107,9 @@ struct ReadingOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("Read this entry of an archive (such as files/Documents/save.json in a bundle) as the document.", valueName: "path"))
     var entry: String?
+
+    @Option(help: ArgumentHelp("The input codec (json, plist, bplist or a plugin's id), when sniffing and the extension would guess wrong; it may claim a file a built-in codec would also read.", valueName: "codec"))
+    var from: String?
 
     var decoding: DecodingOptions {
         var options = DecodingOptions()

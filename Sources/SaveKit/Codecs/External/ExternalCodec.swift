@@ -3,7 +3,10 @@ import Foundation
 /// A codec provided by an executable named `savetool-codec-<id>`, found on `PATH` or in a
 /// plugins directory. It speaks typed JSON on its standard input and output:
 ///
-/// - `savetool-codec-<id> describe` prints `{"id", "extensions", "magic", "decode", "encode"}`;
+/// - `savetool-codec-<id> describe` prints `{"id", "extensions", "magic", "decode", "encode"}`,
+///   and may say what its format can hold (`"holds": ["null", "date", "data"]`: the types past
+///   strings, numbers, booleans, arrays and dictionaries); values it cannot hold are then
+///   lowered or refused as for the built-in codecs, never handed to it as marker objects;
 /// - `… decode` reads the native bytes and writes typed JSON;
 /// - `… encode` reads typed JSON and writes the native bytes.
 ///
@@ -13,7 +16,8 @@ public struct ExternalCodec: SaveCodec {
     public let id: String
     public let summary: String
     public let fileExtensions: [String]
-    public let capabilities = ValueCapabilities.all
+    /// All types, unless `describe` lists what the format holds.
+    public let capabilities: ValueCapabilities
     public let executable: String
     public let canDecode: Bool
     public let canEncode: Bool
@@ -50,6 +54,29 @@ public struct ExternalCodec: SaveCodec {
         self.canDecode = description["decode"].map { $0 == .bool(true) } ?? false
         self.canEncode = description["encode"].map { $0 == .bool(true) } ?? false
         self.summary = description["summary"]?.stringValue ?? "plugin"
+        self.capabilities = try Self.capabilities(description["holds"], id: id)
+    }
+
+    /// The names `holds` may list, and what each adds; the plain JSON types are always held.
+    static let holdable: [String: ValueCapabilities] = [
+        "null": .null, "date": [.date, .subsecondDate], "date-seconds": .date, "data": .data, "uid": .uid,
+        "nonfinite-real": .nonFiniteReal, "control-characters": .controlCharacters,
+        "string": [], "integer": [], "real": [], "bool": [], "array": [], "dictionary": [],
+    ]
+
+    private static func capabilities(_ holds: SaveValue?, id: String) throws(CodecError) -> ValueCapabilities {
+        guard let holds else { return .all }
+        guard let names = holds.arrayValue else {
+            throw .plugin(id: id, message: "describe gave \"holds\" as a \(holds.typeName), expected an array of type names")
+        }
+        var capabilities: ValueCapabilities = []
+        for name in names {
+            guard let text = name.stringValue, let adds = holdable[text] else {
+                throw .plugin(id: id, message: "describe lists \(name) in \"holds\", expected one of \(holdable.keys.sorted().joined(separator: ", "))")
+            }
+            capabilities.formUnion(adds)
+        }
+        return capabilities
     }
 
     static let prefix = "savetool-codec-"

@@ -74,6 +74,21 @@ struct PluginTests {
         #expect(try CLI.run("formats", "list", "--plugins", broken.path).errors.contains("\"holds\""))
     }
 
+    /// A plugin's magic is asked before the built-in codecs: it claims its files even where a
+    /// built-in codec would read them; `--from` still names the codec to use.
+    @Test func aPluginsMagicClaimsFilesABuiltInWouldRead() throws {
+        let claiming = Self.plugin.replacingOccurrences(of: #""magic": ["IyBrdgo="]"#, with: #""magic": ["ew=="]"#)
+        #expect(claiming != Self.plugin)
+        let plugins = try install(claiming, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let file = plugins.appendingPathComponent("save.json")
+        try Data(#"{"a": 5}"#.utf8).write(to: file)
+        let claimed = try CLI.run("get", file.path, "/a", "--plugins", plugins.path)
+        #expect(claimed.status == 65 && claimed.errors.contains("plugin savetool-codec-kv: decode failed"), "\(claimed.errors)")
+        #expect(try CLI.run("get", file.path, "/a", "--plugins", plugins.path, "--from", "json").outputText == "5\n")
+        #expect(try CLI.run("get", file.path, "/a").outputText == "5\n")
+    }
+
     @Test func aHangingPluginIsStopped() throws {
         let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 60; fi\n"
         let plugins = try install(hanging, name: "savetool-codec-slow")

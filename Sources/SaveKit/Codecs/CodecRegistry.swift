@@ -43,10 +43,12 @@ public struct CodecRegistry: Sendable {
         return candidates.first { name.hasSuffix("." + $0.ext) }?.codec
     }
 
-    /// The codec whose magic matches the first bytes of a document.
+    /// The codec whose magic matches the first bytes of a document. A plugin's magic is asked
+    /// first: it was installed to claim its files, even those a built-in codec would also read
+    /// (a game's own binary plists, say).
     public func codec(sniffing bytes: [UInt8]) -> (any SaveCodec)? {
         let prefix = bytes.prefix(Self.sniffLength)
-        return codecs.first { $0.sniff(prefix) }
+        return codecs.first { $0.origin != .builtIn && $0.sniff(prefix) } ?? codecs.first { $0.origin == .builtIn && $0.sniff(prefix) }
     }
 
     /// The codec of an input: from its content first, then from its name.

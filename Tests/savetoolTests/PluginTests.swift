@@ -89,6 +89,24 @@ struct PluginTests {
         #expect(try CLI.run("get", file.path, "/a").outputText == "5\n")
     }
 
+    /// A plugin that hangs in `describe` is stopped after a short time (not the 10 s a call
+    /// may take), every plugin describes itself at once, and each problem is told once.
+    @Test func aPluginHangingInDescribeCostsLittleAndIsToldOnce() throws {
+        let hanging = "#!/bin/sh\nsleep 60\n"
+        let plugins = try install(hanging, name: "savetool-codec-stuck")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let second = plugins.appendingPathComponent("savetool-codec-stuck2")
+        try Data(hanging.utf8).write(to: second)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: second.path)
+        let file = plugins.appendingPathComponent("a.json")
+        try Data(#"{"a": 1}"#.utf8).write(to: file)
+        let result = try CLI.run("--plugins", plugins.path, "get", file.path, "/a")
+        #expect(result.status == 0 && result.outputText == "1\n", "\(result.errors)")
+        let warnings = result.errors.split(separator: "\n").filter { $0.contains("ignoring plugin") }
+        #expect(warnings.count == 2, "\(warnings)")
+        #expect(warnings.allSatisfy { $0.contains("describe ran longer than 3 s and was stopped") }, "\(warnings)")
+    }
+
     @Test func aHangingPluginIsStopped() throws {
         let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 60; fi\n"
         let plugins = try install(hanging, name: "savetool-codec-slow")

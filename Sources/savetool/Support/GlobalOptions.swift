@@ -72,12 +72,15 @@ struct GlobalOptions: ParsableArguments {
 
     /// The built-in codecs plus any plugins; problems with plugins are warned about, not fatal.
     func registry() -> CodecRegistry {
-        var (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
-        for problem in problems { warn("ignoring plugin \(problem)") }
-        for codec in ArchiveCodec.all {
-            do { try registry.register(codec) } catch { warn("\(error)") }
+        // Once per run: plugins describe themselves once, and each problem is told once.
+        RegistryOnce.shared.registry(for: pluginDirectories) {
+            var (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
+            for problem in problems { warn("ignoring plugin \(problem)") }
+            for codec in ArchiveCodec.all {
+                do { try registry.register(codec) } catch { warn("\(error)") }
+            }
+            return registry
         }
-        return registry
     }
 
     /// The save kinds of `--formats` directories, then the built-in ones; a kind name found twice
@@ -97,6 +100,22 @@ struct GlobalOptions: ParsableArguments {
     func warn(_ message: String) {
         guard !quiet else { return }
         Console.error("savetool: warning: \(message)")
+    }
+}
+
+/// The registry of this run, made the first time a command asks for it.
+final class RegistryOnce: @unchecked Sendable {
+    static let shared = RegistryOnce()
+    private let lock = NSLock()
+    private var made: (directories: [String], registry: CodecRegistry)?
+
+    func registry(for directories: [String], make: () -> CodecRegistry) -> CodecRegistry {
+        lock.withLock {
+            if let made, made.directories == directories { return made.registry }
+            let registry = make()
+            made = (directories, registry)
+            return registry
+        }
     }
 }
 

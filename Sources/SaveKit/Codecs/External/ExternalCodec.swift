@@ -27,6 +27,9 @@ public struct ExternalCodec: SaveCodec {
 
     public var origin: CodecOrigin { .plugin(path: executable) }
 
+    /// How long `describe` may take (or the call timeout, if shorter): it runs on every start.
+    public static let describeTimeout: TimeInterval = 3
+
     /// How long a plugin may run: `SAVETOOL_PLUGIN_TIMEOUT` seconds, else 10.
     public static var defaultTimeout: TimeInterval {
         ProcessInfo.processInfo.environment["SAVETOOL_PLUGIN_TIMEOUT"].flatMap(TimeInterval.init) ?? 10
@@ -167,6 +170,14 @@ public struct ExternalCodec: SaveCodec {
     }
 }
 
+/// The plugins' descriptions, gathered from the threads that asked for them.
+private final class DescribedPlugins: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var results: [Result<ExternalCodec, CodecError>?]
+    init(count: Int) { results = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ result: Result<ExternalCodec, CodecError>) { lock.withLock { results[index] = result } }
+}
+
 extension CodecRegistry {
     /// The built-in codecs followed by the plugins found in `pluginDirectories` and then on `PATH`.
     /// A plugin that fails to describe itself is reported in `problems` and left out.
@@ -179,9 +190,21 @@ extension CodecRegistry {
         if searchPath, let path = ProcessInfo.processInfo.environment["PATH"] {
             directories += path.split(separator: ":").map(String.init)
         }
-        for executable in ExternalCodec.discover(in: directories) {
+        // Every plugin describes itself at once, each within a short time: a plugin that hangs
+        // costs a command that long once, however many there are.
+        let executables = ExternalCodec.discover(in: directories)
+        let described = DescribedPlugins(count: executables.count)
+        DispatchQueue.concurrentPerform(iterations: executables.count) { index in
+            let result = Result { () throws(CodecError) -> ExternalCodec in
+                var codec = try ExternalCodec(executable: executables[index], timeout: min(ExternalCodec.defaultTimeout, ExternalCodec.describeTimeout))
+                codec.timeout = ExternalCodec.defaultTimeout
+                return codec
+            }
+            described.set(index, result)
+        }
+        for (executable, result) in zip(executables, described.results) {
             do {
-                try registry.register(try ExternalCodec(executable: executable))
+                try registry.register(try result!.get())
             } catch {
                 problems.append("\(executable): \(error)")
             }

@@ -82,6 +82,14 @@ struct MigrateCommandTests {
         #expect(shown.status == 0 && shown.outputText.contains("files:        Saves/farm.json"), "\(shown.outputText) \(shown.errors)")
         #expect(try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--directory", formats).status == 73)
         #expect(try CLI.run("formats", "new", "other.save", "--codec", "nope", "--directory", formats).status == 64)
+        // A kind whose codec no codec has is refused with its file and pointer.
+        let unknownCodec = URL(fileURLWithPath: formats + "-codec/zz.save")
+        try FileManager.default.createDirectory(at: unknownCodec, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: formats + "-codec") }
+        try Data(#"{"format": "savetool.kind/1", "kind": "zz.save", "codec": "zjson", "version": {"current": 1}}"#.utf8)
+            .write(to: unknownCodec.appendingPathComponent("kind.json"))
+        let refused = try CLI.run("--formats", formats + "-codec", "formats", "list")
+        #expect(refused.status == 65 && refused.errors.contains("zz.save/kind.json:/codec: no codec \"zjson\", expected one of"), "\(refused.errors)")
         // A folder that is not there is an error, not silently no kinds.
         let missing = try CLI.run("formats", "--formats", formats + "-nope")
         #expect(missing.status == 66 && missing.errors.contains("-nope: no such folder, expected a folder of save-kind folders"), "\(missing.errors)")

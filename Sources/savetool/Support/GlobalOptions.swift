@@ -94,6 +94,18 @@ struct GlobalOptions: ParsableArguments {
         for kind in try KindLoader.kinds(in: BuiltInFormats.folders, origin: "built-in") where !kinds.contains(where: { $0.name == kind.name }) {
             kinds.append(kind)
         }
+        // A kind's codec must be one there is (built in or a plugin found), or its files could
+        // never be read.
+        let registry = registry()
+        for kind in kinds {
+            let named = (kind.codec.map { [(JSONPointer(tokens: ["codec"]), $0)] } ?? [])
+                + kind.embedded.map { (JSONPointer(tokens: ["embedded", $0.key.description, "codec"]), $0.value.codec) }
+            for (pointer, codec) in named where registry.codec(id: codec) == nil {
+                throw KindLoader.LoadError(
+                    file: kind.origin + "/kind.json", at: pointer,
+                    message: "no codec \"\(codec)\", expected one of \(registry.codecs.map(\.id).joined(separator: ", ")) (or a plugin's id, with --plugins)")
+            }
+        }
         return kinds
     }
 

@@ -53,7 +53,9 @@ struct SaveTool: ParsableCommand {
             } catch {
                 // `set save.json /x -3`: a negative number read as an option. No option of
                 // savetool starts with a digit, so it is a value: parsed again after `--`.
-                guard let retried = GlobalOptions.negativeNumbersAsValues(arguments), let parsed = try? parseAsRoot(retried) else { throw error }
+                // (Not after a validation that has already spoken and chosen its exit code.)
+                guard !(error is ExitCode), let retried = GlobalOptions.negativeNumbersAsValues(arguments), let parsed = try? parseAsRoot(retried)
+                else { throw error }
                 command = parsed
             }
             try command.run()

@@ -124,6 +124,8 @@ struct SaveKindTests {
         (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1, "pth": "/v"}}"#, "/version/pth", "an unknown key, expected one of current, path"),
         (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "embedded": {"/a": {"codec": "json", "knd": "y"}}}"#, "/embedded/~1a/knd", "an unknown key, expected one of codec, kind"),
         (#"["not", "an", "object"]"#, "", "an array, expected the kind's object"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": "2"}}"#, "/version/current", "a string, expected an integer"),
+        (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": [{"version": "1", "all": [{"has": "/a"}]}]}"#, "/detect/0/version", "a string, expected an integer"),
     ])
     func malformedDefinitionsAreRefusedWithTheirPlace(_ json: String, _ pointer: String, _ message: String) throws {
         let root = try Processes.temporaryDirectory("kinds")

@@ -105,6 +105,18 @@ struct EditingCommandTests {
         #expect(try CLI.run("convert", file, "--from", "json", "--compact").outputText == "{}\n")
     }
 
+    /// A holder that changed how it holds a document (data to text) is itself a change, even
+    /// when the document inside is the same.
+    @Test func aHolderThatChangedKindIsAChange() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let asData = directory.appendingPathComponent("a.json").path, asText = directory.appendingPathComponent("b.json").path
+        try Data(#"{"save": {"$data": "eyJhIjogMX0="}}"#.utf8).write(to: URL(fileURLWithPath: asData))
+        try Data(#"{"save": "{\"a\": 1}"}"#.utf8).write(to: URL(fileURLWithPath: asText))
+        let result = try CLI.run("diff", asData, asText)
+        #expect(result.status == 1 && result.outputText.hasPrefix("~ /save: "), "\(result.outputText)")
+    }
+
     @Test func diffAcrossCodecs() throws {
         let same = try CLI.run("diff", CLI.kingdoms, CLI.sample("kingdom/Library/Preferences/com.example.kingdoms.xml.plist"))
         #expect(same.status == 0)

@@ -113,6 +113,26 @@ struct HostileArchiveTests {
         #expect(!FileManager.default.fileExists(atPath: mark.path), "an external program was started")
     }
 
+    /// A manifest padded with whitespace (valid JSON) compresses a thousandfold: a small bundle
+    /// must not fill the temporary directory. Past the bundle's size times --max-ratio (at least
+    /// 64 MiB) it is refused, before anything else is read.
+    @Test func aPaddedManifestIsBoundedByTheBundlesSize() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("padded.tar.gz").path
+        let script = """
+            import io, sys, tarfile
+            manifest = b'{"format": "savetool.bundle/2", "files": [' + b' ' * (70 << 20) + b']}'
+            with tarfile.open(sys.argv[1], "w:gz", compresslevel=1) as tar:
+                info = tarfile.TarInfo("manifest.json"); info.size = len(manifest)
+                tar.addfile(info, io.BytesIO(manifest))
+            """
+        #expect(try Processes.run(["python3", "-c", script, bundle]).status == 0)
+        let result = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("out").path)
+        #expect(result.status == 65 && result.errors.contains("manifest.json is larger than 67108864 bytes"), "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out").path))
+    }
+
     @Test func specificAnswers() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

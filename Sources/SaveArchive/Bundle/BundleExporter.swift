@@ -421,13 +421,17 @@ public struct BundleExporter: Sendable {
                 throw BundleError.changedDuringExport(path: path)
             }
             identityOffset += FileIdentity.recordSize
-            var written: Int64 = 0
+            var copied: Int64 = 0
             try Self.readChunks(path, expecting: FileIdentity(record: UnsafeRawBufferPointer(identity))) { chunk in
-                written += Int64(chunk.count)
-                guard written <= file.size else { throw BundleError.changedDuringExport(path: path) }
+                copied += Int64(chunk.count)
+                guard copied <= file.size else { throw BundleError.changedDuringExport(path: path) }
                 try writer.write(chunk)
             }
-            guard written == file.size else { throw BundleError.changedDuringExport(path: path) }
+            guard copied == file.size else { throw BundleError.changedDuringExport(path: path) }
+        }
+        // Every entry described went in: a bundle is never shorter than its manifest.
+        guard written.entries == described.summary.entryCount, identityOffset == described.identities.count else {
+            throw BundleError.ioFailure(path: destination, reason: "wrote \(written.entries) of the \(described.summary.entryCount) entries described")
         }
         try writer.close()
         guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {

@@ -153,10 +153,15 @@ public struct BundleImporter {
         let spool = Spool()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
+        // A manifest expands no further than the files do (a few MB of padded JSON must not fill
+        // the temporary directory): the compression ratio bounds it too, above 64 MiB.
+        let bundleSize = (try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)?.doubleValue ?? 0
+        let ratioBound = limits.maxCompressionRatio * bundleSize
+        let limit = Int(min(Double(limits.maxManifestBytes), max(Double(64 << 20), ratioBound.isFinite ? ratioBound : .greatestFiniteMagnitude)))
         while case let count = try reader.read(into: buffer), count > 0 {
             try spool.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            guard spool.count <= limits.maxManifestBytes else {
-                throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limits.maxManifestBytes) bytes", limit: .totalBytes)
+            guard spool.count <= limit else {
+                throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limit) bytes (the bundle's size times the compression ratio limit, or 4 GiB)", limit: .compressionRatio)
             }
         }
         return try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
@@ -552,12 +557,13 @@ public struct BundleImporter {
         }
         var made: [String] = []
         for directory in missing.reversed() {
-            guard mkdir(directory, 0o755) == 0 || errno == EEXIST else {
+            if mkdir(directory, 0o755) == 0 {
+                made.append(directory)  // only what this import made is taken away again
+            } else if errno != EEXIST {
                 let reason = FileError.reason(errno)
                 for directory in made.reversed() { rmdir(directory) }
                 throw BundleImportError.io(path: directory, reason: "cannot create the folder to restore into: \(reason)")
             }
-            made.append(directory)
         }
         return made
     }

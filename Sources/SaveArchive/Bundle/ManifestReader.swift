@@ -191,7 +191,11 @@ enum ManifestReader {
     static func elementSource<Bytes: ManifestBytes>(_ bytes: Bytes, _ range: Range<Int>) -> () throws -> [UInt8]? {
         var elements = ManifestLayout.Elements(bytes, in: range)
         return {
-            guard let element = elements.next() else { return nil }
+            guard let element = elements.next() else {
+                // The end, or a read of the spooled bytes that failed: never a short list.
+                if let failure = bytes.failure { throw failure }
+                return nil
+            }
             let value = bytes.bytes(in: element)
             if let failure = bytes.failure { throw failure }
             return value
@@ -260,9 +264,9 @@ struct ManifestChecks {
     private var directories: Set<String> = []
     /// Parents not listed as directories (when seen), each with the first path inside it.
     private var unlistedParents: [String: String] = [:]
-    /// Each hard link's target, with the first link to it.
-    private var linkTargets: [String: (index: Int, path: String)] = [:]
-    private var targetIndexes: [String: Int] = [:]
+    /// Each hard link's target (by its bytes: the link is made with that exact name), with the first link to it.
+    private var linkTargets: [[UInt8]: (index: Int, path: String)] = [:]
+    private var targetIndexes: [[UInt8]: Int] = [:]
 
     init(bundle: String, unordered: Bool) { (self.bundle, self.unordered) = (bundle, unordered) }
 
@@ -290,7 +294,7 @@ struct ManifestChecks {
             if directories.contains(name) || unlistedParents[name] != nil { break }
             unlistedParents[name] = path
         }
-        if file.type == .hardlink, let target = file.target, linkTargets[target] == nil { linkTargets[target] = (index, path) }
+        if file.type == .hardlink, let target = file.target, linkTargets[Array(target.utf8)] == nil { linkTargets[Array(target.utf8)] = (index, path) }
     }
 
     /// The second pass, over every entry again.
@@ -300,13 +304,16 @@ struct ManifestChecks {
             let what = file.type == .symlink ? "a symbolic link, which an import never writes through" : "listed as a file"
             throw BundleImportError.unsafeEntry(bundle: bundle, entry: inside, reason: "inside \(file.path), \(what)")
         }
-        if file.type == .file, linkTargets[file.path] != nil, targetIndexes[file.path] == nil { targetIndexes[file.path] = index }
+        if file.type == .file, !linkTargets.isEmpty, case let bytes = Array(file.path.utf8), linkTargets[bytes] != nil, targetIndexes[bytes] == nil {
+            targetIndexes[bytes] = index
+        }
     }
 
     func finish() throws {
         for (target, link) in linkTargets.sorted(by: { $0.value.index < $1.value.index }) {
             guard let at = targetIndexes[target], at < link.index else {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: link.path, reason: "a hard link to \(target), expected a file listed before it")
+                throw BundleImportError.unsafeEntry(
+                    bundle: bundle, entry: link.path, reason: "a hard link to \(String(decoding: target, as: UTF8.self)), expected a file listed before it")
             }
         }
     }

@@ -57,8 +57,10 @@ final class Spool {
     private func spill() throws {
         let directory = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         var template = Array((directory + "/.savetool-spool-XXXXXX").utf8CString)
+        // Close-on-exec: plugins started during an import's migration do not inherit it.
         let made = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard made >= 0 else { throw BundleError.cannotCreate(path: directory, reason: "a temporary file: \(FileError.reason(errno))") }
+        _ = fcntl(made, F_SETFD, FD_CLOEXEC)
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         descriptor = made
         pending = memory

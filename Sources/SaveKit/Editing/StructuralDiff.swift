@@ -52,10 +52,17 @@ public struct StructuralDiff: Sendable, Equatable {
             }
         default:
             guard old != new else { return }
-            if let registry, let before = EmbeddedDocument.bytes(of: old).flatMap({ EmbeddedDocument.decode($0, registry: registry) }),
-                let after = EmbeddedDocument.bytes(of: new).flatMap({ EmbeddedDocument.decode($0, registry: registry) })
+            // Inside only when both hold a document the same way (data and data, text and
+            // text) in the same codec; a holder that changed kind or codec is itself the change.
+            if let registry, old.typeName == new.typeName,
+                let before = EmbeddedDocument.bytes(of: old).flatMap({ EmbeddedDocument.decode($0, registry: registry) }),
+                let after = EmbeddedDocument.bytes(of: new).flatMap({ EmbeddedDocument.decode($0, registry: registry) }),
+                before.codec.id == after.codec.id, before.value.typeName == after.value.typeName
             {
+                let count = changes.count
                 compare(before.value, after.value, at: pointer, registry: registry)
+                // Equal inside but not byte for byte (keys reordered, re-encoded): still a change.
+                if changes.count == count { changes.append(.changed(pointer, from: old, to: new)) }
                 return
             }
             changes.append(.changed(pointer, from: old, to: new))

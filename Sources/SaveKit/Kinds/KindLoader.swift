@@ -124,12 +124,19 @@ public enum KindLoader {
             for (index, pattern) in patterns.enumerated() { try string(pattern, at: ["files", String(index)]) }
         }
         try object(kind["version"], at: ["version"], keys: ["current", "path"])
+        func integer(_ value: SaveValue?, at path: [String]) throws {
+            guard let value else { return }
+            if case .integer = value { return }
+            throw fail(path, "\(article(value)), expected an integer")
+        }
+        try integer(kind["version"]?["current"], at: ["version", "current"])
         try string(kind["version"]?["path"], at: ["version", "path"])
         if let detect = kind["detect"] {
             guard let fingerprints = detect.arrayValue else { throw fail(["detect"], "\(article(detect)), expected an array of fingerprints") }
             for (index, fingerprint) in fingerprints.enumerated() {
                 let at = ["detect", String(index)]
                 try object(fingerprint, at: at, keys: ["version", "all"])
+                try integer(fingerprint["version"], at: at + ["version"])
                 guard let all = fingerprint["all"]?.arrayValue, !all.isEmpty else {
                     throw fail(at + ["all"], "missing or empty, expected the conditions that all hold for this version")
                 }

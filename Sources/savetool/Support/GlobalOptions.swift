@@ -102,7 +102,7 @@ struct GlobalOptions: ParsableArguments {
                 + kind.embedded.map { (JSONPointer(tokens: ["embedded", $0.key.description, "codec"]), $0.value.codec) }
             for (pointer, codec) in named where registry.codec(id: codec) == nil {
                 throw KindLoader.LoadError(
-                    file: kind.origin + "/kind.json", at: pointer,
+                    file: (kind.origin == "built-in" ? "built-in/\(kind.name)" : kind.origin) + "/kind.json", at: pointer,
                     message: "no codec \"\(codec)\", expected one of \(registry.codecs.map(\.id).joined(separator: ", ")) (or a plugin's id, with --plugins)")
             }
         }
@@ -111,6 +111,7 @@ struct GlobalOptions: ParsableArguments {
 
     func warn(_ message: String) {
         guard !quiet else { return }
+        ProgressBar.active?.erase()
         Console.error("savetool: warning: \(message)")
     }
 }

@@ -29,11 +29,15 @@ final class ProgressBar: @unchecked Sendable {
         { [self] progress in self.show(progress) }
     }
 
+    /// The bar on the screen now, if any: a warning erases it first (the next update redraws it).
+    nonisolated(unsafe) static var active: ProgressBar?
+
     private func show(_ progress: WorkProgress) {
         guard visible else { return }
-        let now = DispatchTime.now().uptimeNanoseconds
         lock.withLock {
-            guard now - lastDrawn >= 100_000_000 else { return }
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard lastDrawn == 0 || now >= lastDrawn &+ 100_000_000 else { return }
+            Self.active = self
             lastDrawn = now
             drawn = true
             FileHandle.standardError.write(Data(("\r" + Self.line(label, progress, seconds: Double(now - start) / 1e9) + "\u{1B}[K").utf8))
@@ -42,10 +46,23 @@ final class ProgressBar: @unchecked Sendable {
 
     /// Erases the line.
     func finish() {
-        lock.withLock { if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) } }
+        lock.withLock {
+            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            drawn = false
+            if Self.active === self { Self.active = nil }
+        }
     }
 
-    /// `exporting: 12,345 of 100,000 files, 45.6 of 120.0 MB, 12.3 MB/s, 0:07 left`
+    /// Erases the line so that a warning starts at the left margin; the next update draws it again.
+    func erase() {
+        lock.withLock {
+            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            drawn = false
+            lastDrawn = 0
+        }
+    }
+
+    /// `exporting: 12,345 of 100,000 entries, 45.6 of 120.0 MB, 12.3 MB/s, 0:07 left`
     static func line(_ label: String, _ progress: WorkProgress, seconds: Double) -> String {
         var parts: [String] = []
         let phase = progress.phase == .checksumming ? "checksumming " : ""

@@ -194,14 +194,21 @@ extension CodecRegistry {
         // costs a command that long once, however many there are.
         let executables = ExternalCodec.discover(in: directories)
         let described = DescribedPlugins(count: executables.count)
-        DispatchQueue.concurrentPerform(iterations: executables.count) { index in
-            let result = Result { () throws(CodecError) -> ExternalCodec in
-                var codec = try ExternalCodec(executable: executables[index], timeout: min(ExternalCodec.defaultTimeout, ExternalCodec.describeTimeout))
-                codec.timeout = ExternalCodec.defaultTimeout
-                return codec
+        // A thread each (not a pool sized to the cores): each mostly waits for its process.
+        let group = DispatchGroup()
+        for (index, executable) in executables.enumerated() {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let result = Result { () throws(CodecError) -> ExternalCodec in
+                    var codec = try ExternalCodec(executable: executable, timeout: min(ExternalCodec.defaultTimeout, ExternalCodec.describeTimeout))
+                    codec.timeout = ExternalCodec.defaultTimeout
+                    return codec
+                }
+                described.set(index, result)
             }
-            described.set(index, result)
         }
+        group.wait()
         for (executable, result) in zip(executables, described.results) {
             do {
                 try registry.register(try result!.get())

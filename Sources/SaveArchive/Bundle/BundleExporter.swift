@@ -187,14 +187,19 @@ public struct BundleExporter: Sendable {
             var items: [(key: [UInt8], item: Item)] = []
             var seen = Set<String>()  // Swift compares canonically: an NFC and an NFD name collide here
             var info = stat()
-            for name in try BundleExporter.names(in: directory) {
+            for (name, direntType) in try BundleExporter.names(in: directory) {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
                 guard seen.insert(name).inserted else {
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart")
                 }
-                guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+                // The type readdir gave saves an lstat per file; describing checks it again.
+                switch direntType {
+                case UInt8(DT_REG): info.st_mode = S_IFREG
+                case UInt8(DT_DIR): info.st_mode = S_IFDIR
+                default: guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+                }
                 switch info.st_mode & S_IFMT {
                 case S_IFREG: items.append((Array(name.utf8), .entry(Walked(relative: child, type: .file))))
                 case S_IFDIR:
@@ -227,12 +232,13 @@ public struct BundleExporter: Sendable {
         return String(validating: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The names in a directory, as the bytes the file system holds; one that is not UTF-8 is
+    /// The names in a directory, as the bytes the file system holds, with the type `readdir`
+    /// gives (`DT_UNKNOWN` where the file system does not say); one that is not UTF-8 is
     /// refused with its path (its bytes shown escaped), since a manifest names files in UTF-8.
-    static func names(in directory: String) throws -> [String] {
+    static func names(in directory: String) throws -> [(name: String, type: UInt8)] {
         guard let stream = opendir(directory) else { throw BundleError.unreadable(path: directory, reason: FileError.reason(errno)) }
         defer { closedir(stream) }
-        var names: [String] = []
+        var names: [(name: String, type: UInt8)] = []
         while let entry = readdir(stream) {
             let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
@@ -240,7 +246,7 @@ public struct BundleExporter: Sendable {
                 let shown = bytes.map { $0 < 0x80 && $0 >= 0x20 ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
                 throw BundleError.unsupportedEntry(path: directory + "/" + shown, kind: "a name that is not UTF-8, expected UTF-8 names (rename it; a manifest names files in UTF-8)")
             }
-            names.append(name)
+            names.append((name, entry.pointee.d_type))
         }
         return names
     }
@@ -333,7 +339,9 @@ public struct BundleExporter: Sendable {
         var size: Int64 = 0
         var head: [UInt8] = []
         var sparse = false
-        try Self.readChunks(path, opened: { descriptor in sparse = savetool_has_holes(descriptor, Int64(info.st_size)) == 1 }) { chunk in
+        // Only a file with fewer blocks than its size can have holes: no seek for the others.
+        let mayHaveHoles = Int64(info.st_blocks) * 512 < Int64(info.st_size)
+        try Self.readChunks(path, opened: { descriptor in sparse = mayHaveHoles && savetool_has_holes(descriptor, Int64(info.st_size)) == 1 }) { chunk in
             hasher.update(bufferPointer: chunk)
             if head.count < CodecRegistry.sniffLength { head.append(contentsOf: chunk.prefix(CodecRegistry.sniffLength - head.count)) }
             size += Int64(chunk.count)

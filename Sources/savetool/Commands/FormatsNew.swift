@@ -60,13 +60,19 @@ extension Formats {
                 guard mkdir(folder.path, 0o755) == 0 else {
                     throw SaveError(.cannotCreate, file: folder.path, errno == EEXIST ? "already exists, expected a new folder (nothing is overwritten)" : FileError.reason(errno))
                 }
-                for (name, value) in [("kind.json", kindFile), ("schema-v1.json", schema)] {
-                    let output = try AtomicFileOutput(path: folder.appendingPathComponent(name).path)
-                    try JSONCodec().encode(value).withUnsafeBytes { try output.write($0) }
-                    try output.commit()
+                do {
+                    for (name, value) in [("kind.json", kindFile), ("schema-v1.json", schema)] {
+                        let output = try AtomicFileOutput(path: folder.appendingPathComponent(name).path)
+                        try JSONCodec().encode(value).withUnsafeBytes { try output.write($0) }
+                        try output.commit()
+                    }
+                    // What it wrote loads: the same checks as any kind folder.
+                    _ = try KindLoader.load(folder: folder.path)
+                } catch {
+                    // No half-written folder left to block the next try.
+                    try? FileManager.default.removeItem(at: folder)
+                    throw error
                 }
-                // What it wrote loads: the same checks as any kind folder.
-                _ = try KindLoader.load(folder: folder.path)
                 if !global.quiet && !global.json {
                     Console.output("""
                         created \(folder.path)/kind.json and schema-v1.json

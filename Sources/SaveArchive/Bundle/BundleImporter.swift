@@ -132,10 +132,7 @@ public struct BundleImporter {
     /// The manifest of a bundle with all its entries, read from its first entry without reading
     /// the rest. Its entries are held in memory: for a bundle's totals alone, ``summary(of:)``.
     public func manifest(of bundle: String) throws -> BundleManifest {
-        let checked = try readManifest(try ArchiveReader(path: bundle), bundle: bundle)
-        var files: [BundleManifest.File] = []
-        try checked.entries.forEach { files.append($1) }
-        return BundleManifest(checked.summary, files: files)
+        try readManifest(try ArchiveReader(path: bundle), bundle: bundle).whole()
     }
 
     /// The header and totals of a bundle's manifest, its entries streamed through and checked.
@@ -171,10 +168,7 @@ public struct BundleImporter {
     static func manifest(from bytes: [UInt8], bundle: String, maxEntries: Int) throws -> BundleManifest {
         let spool = Spool()
         try spool.append(contentsOf: bytes)
-        let checked = try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries)
-        var files: [BundleManifest.File] = []
-        try checked.entries.forEach { files.append($1) }
-        return BundleManifest(checked.summary, files: files)
+        return try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries).whole()
     }
 
     /// Why a symbolic link at `path` could lead outside the destination, or `nil` when its target,

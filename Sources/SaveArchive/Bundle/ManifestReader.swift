@@ -9,6 +9,13 @@ struct CheckedManifest {
     /// The bytes the files' contents take once written: the holes of sparse files are made, not written.
     var writtenBytes: Int64
     var entries: ManifestEntries
+
+    /// The manifest with every entry held (for callers that want them all, not for streaming).
+    func whole() throws -> BundleManifest {
+        var files: [BundleManifest.File] = []
+        try entries.forEach { files.append($1) }
+        return BundleManifest(summary, files: files)
+    }
 }
 
 /// A manifest's entries in their order: held when they are few, else decoded again from the

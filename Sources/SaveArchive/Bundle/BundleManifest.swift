@@ -196,14 +196,8 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     /// Reads what ``description`` writes (and any RFC 3339 time, to the nanosecond).
     public init?(parsing text: String) {
-        var whole = text, nanoseconds: Int32 = 0
-        if let dot = text.firstIndex(of: "."), text.hasSuffix("Z") {
-            let digits = text[text.index(after: dot)..<text.index(before: text.endIndex)]
-            guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy(\.isASCII), let value = Int32(digits) else { return nil }
-            nanoseconds = value * Int32(pow(10, Double(9 - digits.count)))
-            whole = String(text[..<dot]) + "Z"
-        }
-        guard let date = RFC3339.parse(whole) else { return nil }
-        self.init(seconds: Int64(date.timeIntervalSince1970.rounded(.down)), nanoseconds: nanoseconds)
+        guard let (seconds, nanoseconds) = RFC3339.parseUnixTime(text) else { return nil }
+        self.init(seconds: seconds, nanoseconds: nanoseconds)
     }
+
 }

@@ -31,13 +31,14 @@ final class StagingTree {
 
     /// The descriptor of `relative`'s parent directory (made, 0700, where missing) and its last name.
     func parent(of relative: String) throws -> (descriptor: Int32, name: String) {
-        let components = relative.split(separator: "/").map(String.init)
-        let name = components.last ?? relative
-        let parentPath = components.dropLast().joined(separator: "/")
-        if parentPath.isEmpty { return (rootDescriptor, name) }
+        // Paths here are checked manifest paths (no empty, `.` or `..` components), so the last
+        // slash separates the parent; the components are only split out when a folder is new.
+        guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (rootDescriptor, relative) }
+        let name = String(relative[relative.utf8.index(after: slash)...])
+        let parentPath = String(relative[..<slash])
         if let cached, cached.path == parentPath { return (cached.descriptor, name) }
         var descriptor = rootDescriptor
-        for component in components.dropLast() {
+        for component in parentPath.split(separator: "/").map(String.init) {
             if mkdirat(descriptor, component, 0o700) != 0 && errno != EEXIST {
                 let failure = errno
                 if descriptor != rootDescriptor { close(descriptor) }

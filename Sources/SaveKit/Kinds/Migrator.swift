@@ -2,9 +2,19 @@ import Foundation
 
 /// Recognises documents among a set of save kinds and migrates them to a target version.
 public struct Migrator: Sendable {
-    public var kinds: [SaveKind]
+    public var kinds: [SaveKind] { didSet { claims = Self.claims(of: kinds) } }
+    /// Every kind's `files` patterns, with the `*/` form that matches a path's end spelled out
+    /// once here instead of for every path asked about (imports ask for every file).
+    private var claims: [(kind: Int, pattern: String, anywhere: String)]
 
-    public init(kinds: [SaveKind]) { self.kinds = kinds }
+    public init(kinds: [SaveKind]) {
+        self.kinds = kinds
+        self.claims = Self.claims(of: kinds)
+    }
+
+    private static func claims(of kinds: [SaveKind]) -> [(kind: Int, pattern: String, anywhere: String)] {
+        kinds.indices.flatMap { index in kinds[index].files.map { (index, $0, "*/" + $0) } }
+    }
 
     public enum Outcome: Sendable {
         case migrated(kind: String, from: Int, to: Int, steps: [String], value: SaveValue)
@@ -46,8 +56,10 @@ public struct Migrator: Sendable {
     /// The first kind whose `files` patterns claim `path`, with the pattern.
     public func claim(path: String?) -> (kind: SaveKind, pattern: String)? {
         guard let path else { return nil }
-        for kind in kinds { if let pattern = kind.pattern(claiming: path) { return (kind, pattern) } }
-        return nil
+        return path.withCString { path in
+            claims.first { claim in fnmatch(claim.pattern, path, FNM_PATHNAME) == 0 || fnmatch(claim.anywhere, path, 0) == 0 }
+                .map { (kinds[$0.kind], $0.pattern) }
+        }
     }
 
     public func kind(named name: String) -> SaveKind? { kinds.first { $0.name == name } }

@@ -66,54 +66,74 @@ public enum RFC3339 {
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.
     public static func parse(_ text: String) -> Date? {
-        var bytes = Array(text.utf8)
+        guard let (unix, fraction) = fields(Array(text.utf8)) else { return nil }
+        var seconds = Double(unix - unixToReference)
+        if !fraction.isEmpty, let value = Double("0." + String(decoding: fraction, as: UTF8.self)) { seconds += value }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    /// The same text as ``parse(_:)`` as whole seconds since 1970 and nanoseconds, exactly (no
+    /// `Double` in between); `nil` also when the fraction has more than nine digits.
+    public static func parseUnixTime(_ text: String) -> (seconds: Int64, nanoseconds: Int32)? {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let (unix, fraction) = fields(bytes), fraction.count <= 9 else { return nil }
+            var nanoseconds: Int32 = 0
+            for digit in fraction { nanoseconds = nanoseconds * 10 + Int32(digit - 48) }
+            for _ in fraction.count..<9 { nanoseconds *= 10 }
+            return (unix, nanoseconds)
+        }
+    }
+
+    /// The seconds since 1970 and the fraction's digits; works on bytes because it runs for
+    /// every timestamp of a manifest.
+    private static func fields<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> (unix: Int64, fraction: Bytes.SubSequence)?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        let base = bytes.startIndex
         guard bytes.count >= 20 else { return nil }
+        func byte(_ offset: Int) -> UInt8 { bytes[base + offset] }
         func number(_ start: Int, _ count: Int) -> Int? {
             var value = 0
-            for index in start..<(start + count) {
-                let digit = Int(bytes[index]) - 48
+            for offset in start..<(start + count) {
+                let digit = Int(byte(offset)) - 48
                 guard digit >= 0 && digit <= 9 else { return nil }
                 value = value * 10 + digit
             }
             return value
         }
-        bytes[10] |= 0x20  // 't' and 'T' alike
-        guard bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x74, bytes[13] == 0x3A, bytes[16] == 0x3A,
+        guard byte(4) == 0x2D, byte(7) == 0x2D, byte(10) | 0x20 == 0x74, byte(13) == 0x3A, byte(16) == 0x3A,  // 't' and 'T' alike
             let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
             let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
             (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
             hour < 24, minute < 60, second < 60
         else { return nil }
-        var index = 19
-        var fractionText = ""
-        if bytes[index] == 0x2E {
-            index += 1
-            let start = index
-            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
-            guard index > start else { return nil }
-            fractionText = "0." + String(decoding: bytes[start..<index], as: UTF8.self)
+        var offset = 19
+        var fraction = bytes[(base + 19)..<(base + 19)]
+        if byte(offset) == 0x2E {
+            offset += 1
+            let start = offset
+            while offset < bytes.count, byte(offset) >= 0x30, byte(offset) <= 0x39 { offset += 1 }
+            guard offset > start else { return nil }
+            fraction = bytes[(base + start)..<(base + offset)]
         }
-        guard index < bytes.count else { return nil }
-        var offset = 0
-        switch bytes[index] | 0x20 {
+        guard offset < bytes.count else { return nil }
+        var zone = 0
+        switch byte(offset) | 0x20 {
         case 0x7A:  // z
-            index += 1
+            offset += 1
         case 0x2B | 0x20, 0x2D | 0x20:  // + -
-            guard bytes.count == index + 6, bytes[index + 3] == 0x3A,
-                let offsetHours = number(index + 1, 2), let offsetMinutes = number(index + 4, 2),
-                offsetHours < 24, offsetMinutes < 60
+            guard bytes.count == offset + 6, byte(offset + 3) == 0x3A,
+                let zoneHours = number(offset + 1, 2), let zoneMinutes = number(offset + 4, 2),
+                zoneHours < 24, zoneMinutes < 60
             else { return nil }
-            offset = (offsetHours * 3600 + offsetMinutes * 60) * (bytes[index] == 0x2D ? -1 : 1)
-            index += 6
+            zone = (zoneHours * 3600 + zoneMinutes * 60) * (byte(offset) == 0x2D ? -1 : 1)
+            offset += 6
         default:
             return nil
         }
-        guard index == bytes.count else { return nil }
+        guard offset == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        let unix = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offset)
-        var seconds = Double(unix - unixToReference)
-        if !fractionText.isEmpty, let fraction = Double(fractionText) { seconds += fraction }
-        return Date(timeIntervalSinceReferenceDate: seconds)
+        return (days * 86_400 + Int64(hour * 3600 + minute * 60 + second - zone), fraction)
     }
 
     // MARK: - Calendar arithmetic (proleptic Gregorian; H. Hinnant's days-from-civil algorithms)

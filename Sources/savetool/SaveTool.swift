@@ -32,7 +32,7 @@ struct SaveTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Backup.self, Migrate.self, Validate.self, Formats.self,
+            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Backup.self, Migrate.self, Merge.self, Validate.self, Formats.self,
         ]
     )
 

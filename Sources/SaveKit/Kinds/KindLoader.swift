@@ -93,10 +93,18 @@ public enum KindLoader {
                 throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(migrations?.kind ?? "")\", expected \"\(name)\" as in kind.json")
             }
         }
+        var merge: MergeRules?
+        let mergeFile = folder.path + "/merge.json"
+        if let rules = try document("merge.json", in: folder, optional: true) {
+            merge = try naming(mergeFile) { try MergeRules(parsing: rules) }
+            guard merge?.kind == name else {
+                throw LoadError(file: mergeFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(merge?.kind ?? "")\", expected \"\(name)\" as in kind.json")
+            }
+        }
         return SaveKind(
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
-            embedded: embedded, schemas: schemas, migrations: migrations, origin: folder.path)
+            embedded: embedded, schemas: schemas, migrations: migrations, merge: merge, origin: folder.path)
     }
 
     /// Refuses what a kind.json must not hold, with its place: a key the loader does not read

@@ -22,6 +22,9 @@ public struct SaveKind: Sendable {
     public var embedded: [JSONPointer: Embedded]
     public var schemas: [Int: Schema]
     public var migrations: MigrationPlan?
+    /// How two copies are merged (`merge.json`); `nil` when the kind has none, and every
+    /// difference on both sides is then a conflict.
+    public var merge: MergeRules? = nil
     /// The folder the kind was loaded from.
     public var origin: String
 

@@ -72,6 +72,22 @@ extension SaveValue {
         (name.first.map { "aeio".contains($0) } ?? false ? "an " : "a ") + name
     }
 
+    /// An integer or a real.
+    public var isNumber: Bool {
+        switch self {
+        case .integer, .unsignedInteger, .real: true
+        default: false
+        }
+    }
+
+    /// The value as one line of typed JSON, for messages and reports: `12`, `"Zoë"`, `{"$date": …}`.
+    public var compactText: String {
+        var options = EncodingOptions()
+        options.pretty = false
+        guard let bytes = try? JSONCodec().encode(self, options: options) else { return typeName }
+        return String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self)
+    }
+
     public var isContainer: Bool {
         switch self {
         case .array, .dictionary: true

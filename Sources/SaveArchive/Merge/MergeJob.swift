@@ -1,0 +1,177 @@
+import Foundation
+import SaveKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `savetool merge` from start to end: two copies of a save (files, folders or bundles) and
+/// their base, merged by ``TreeMerger`` and ``SaveMerger``, and the result written only when no
+/// conflict is left open.
+///
+/// What the result replaces is kept first (``OriginalsKeeper``): a merge never destroys the
+/// losing copy. A folder's result is staged beside its destination and put in place at the end;
+/// a file's is written atomically.
+public struct MergeJob: Sendable {
+    public var tree: TreeMerger
+    public var createdBy: String
+    /// Keep what the result replaces in a bundle beside it (off for a git merge driver, whose
+    /// inputs git keeps).
+    public var keepsOriginals = true
+    public var dryRun = false
+    /// The path kinds' `files` patterns see for a single file (git's `%P`); else the file's own path.
+    public var recognitionPath: String?
+
+    public init(tree: TreeMerger, createdBy: String) { (self.tree, self.createdBy) = (tree, createdBy) }
+
+    public struct Outcome: Sendable {
+        public var conflicts = 0
+        public var files = 0
+        /// Files whose result differs from the local copy.
+        public var changed = 0
+        /// Whether the result was written to the output.
+        public var wrote = false
+        /// The bundle holding what the result replaced, when anything was.
+        public var keptOriginals: String?
+    }
+
+    /// Merges and, unless ``dryRun`` or a conflict is left, writes `output`; `each` sees every
+    /// file's outcome as it is decided.
+    public func run(base: String?, local: String, remote: String, output: String, each: (TreeMerger.FileOutcome) throws -> Void) throws -> Outcome {
+        var outcome = Outcome()
+        func count(_ file: TreeMerger.FileOutcome) throws {
+            outcome.files += 1
+            outcome.conflicts += file.conflicts.count
+            if file.changesLocal { outcome.changed += 1 }
+            try each(file)
+        }
+        let inputs = [base, local, remote].compactMap { $0 }
+        for input in inputs where !FileManager.default.fileExists(atPath: input) {
+            throw SaveError(.notFound, file: input, "no such file or folder, expected a copy of the save")
+        }
+        if !Self.isFolder(local) && !BackupRepository.isBundle(local) {
+            let file = try mergeFile(base: base, local: local, remote: remote, output: output)
+            try count(file.outcome)
+            guard !dryRun, outcome.conflicts == 0, file.writes else { return outcome }
+            outcome.keptOriginals = try write(file.bytes, to: output)
+            outcome.wrote = true
+            return outcome
+        }
+        var extracted: [String] = []
+        defer { for folder in extracted { try? FileManager.default.removeItem(atPath: folder) } }
+        func folder(_ input: String) throws -> String {
+            if Self.isFolder(input) { return input }
+            guard BackupRepository.isBundle(input) else {
+                throw SaveError(.usage, file: input, "a file, expected a folder or a bundle like the local copy \(local)")
+            }
+            let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/merge")
+            extracted.append(scratch)
+            var importer = BundleImporter(createdBy: createdBy)
+            importer.backupDirectory = scratch
+            try importer.restore(input, into: scratch + "/files")
+            return scratch + "/files"
+        }
+        let (baseFolder, localFolder, remoteFolder) = (try base.map(folder), try folder(local), try folder(remote))
+        let toBundle = Self.looksLikeBundle(output)
+        let inPlace = !toBundle && Self.samePlace(output, local)
+        if !dryRun, !inPlace, FileManager.default.fileExists(atPath: output) {
+            throw SaveError(.cannotCreate, file: output, "exists, expected a new folder (or bundle) for the merged copy, or the local folder itself")
+        }
+        let staging = dryRun ? nil : try FileIO.makeTemporaryDirectory(beside: toBundle ? output : inPlace ? local : output)
+        defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
+        var changed: [(path: String, present: Bool)] = []
+        try tree.merge(base: baseFolder, local: localFolder, remote: remoteFolder, into: staging) { file in
+            if file.changesLocal { changed.append((file.path, file.isPresent)) }
+            try count(file)
+        }
+        guard let staging, outcome.conflicts == 0 else { return outcome }
+        if toBundle {
+            var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
+            exporter.label = "merged"
+            _ = try exporter.export(directory: staging, to: output, replacing: false)
+        } else if inPlace {
+            guard !changed.isEmpty else { return outcome }
+            if keepsOriginals {
+                let existing = changed.map(\.path).filter { FileManager.default.fileExists(atPath: local + "/" + $0) }
+                outcome.keptOriginals = try OriginalsKeeper(createdBy: createdBy, purpose: "merge")
+                    .keep(existing, under: local, in: FileIO.parentDirectory(of: Self.absolute(local)), name: Self.name(of: local))
+            }
+            try Self.flush(staging)
+            for (path, present) in changed {
+                let target = local + "/" + path
+                if present {
+                    try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: target), withIntermediateDirectories: true)
+                    guard rename(staging + "/" + path, target) == 0 else { throw SaveError(.io, file: target, FileError.reason(errno)) }
+                } else if unlink(target) != 0 && errno != ENOENT {
+                    throw SaveError(.io, file: target, "cannot be removed: \(FileError.reason(errno))")
+                }
+            }
+            try Self.flush(local)
+        } else {
+            try Self.flush(staging)
+            guard rename(staging, output) == 0 else { throw SaveError(.cannotCreate, file: output, FileError.reason(errno)) }
+            FileIO.syncDirectory(FileIO.parentDirectory(of: Self.absolute(output)))
+        }
+        outcome.wrote = true
+        return outcome
+    }
+
+    /// One file's merge: its outcome, the merged bytes, and whether they need writing.
+    private func mergeFile(base: String?, local: String, remote: String, output: String) throws -> (outcome: TreeMerger.FileOutcome, bytes: [UInt8], writes: Bool) {
+        for input in [base, remote].compactMap({ $0 }) where Self.isFolder(input) {
+            throw SaveError(.usage, file: input, "a folder, expected a file like the local copy \(local)")
+        }
+        func copy(_ path: String) throws -> SaveMerger.Copy {
+            do { return SaveMerger.Copy(bytes: try FileIO.read(path), path: recognitionPath ?? path, name: path) } catch {
+                throw SaveError(error.category, file: path, error.description, cause: error)
+            }
+        }
+        var merger = tree.merger
+        let name = recognitionPath ?? Self.name(of: local)
+        if let resolve = tree.resolve { merger.resolve = { resolve(name, $0) } }
+        let result = try merger.merge(base: try base.map(copy), local: try copy(local), remote: try copy(remote))
+        let outcome = TreeMerger.FileOutcome(path: name, kind: result.kind, decisions: result.decisions, isPresent: true, changesLocal: result.changesLocal)
+        return (outcome, result.output, result.changesLocal || !FileManager.default.fileExists(atPath: output) || !Self.samePlace(output, local))
+    }
+
+    /// Writes a merged file over `output`, keeping what was there first; returns where it is kept.
+    private func write(_ bytes: [UInt8], to output: String) throws -> String? {
+        var kept: String?
+        if keepsOriginals, FileManager.default.fileExists(atPath: output) {
+            let folder = FileIO.parentDirectory(of: Self.absolute(output))
+            kept = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
+        }
+        do { try FileIO.writeAtomically(bytes, to: output) } catch {
+            throw SaveError(error.category, file: output, error.description, cause: error)
+        }
+        return kept
+    }
+
+    // MARK: - Paths
+
+    static func isFolder(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    static func looksLikeBundle(_ path: String) -> Bool {
+        [".tar.gz", ".tgz", ".tar.zst", ".tar.xz", ".tar", ".zip"].contains { path.hasSuffix($0) }
+    }
+
+    static func absolute(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
+    static func name(of path: String) -> String { URL(fileURLWithPath: absolute(path)).lastPathComponent }
+
+    /// Whether two paths name the same file or folder (through links and `..`).
+    static func samePlace(_ a: String, _ b: String) -> Bool {
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return absolute(a) == absolute(b) }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
+    /// Everything written under `folder` on disk, before the rename that makes it count.
+    static func flush(_ folder: String) throws {
+        do { try FileIO.syncFileSystem(containing: folder) } catch { throw SaveError(error.category, file: folder, error.description, cause: error) }
+    }
+}

@@ -1,0 +1,58 @@
+/// Answers to a merge's conflicts, given ahead (`--answers A.json`), so that a merge that
+/// stopped on conflicts can be run again unattended:
+///
+/// ```json
+/// {"format": "savetool.merge-answers/1",
+///  "answers": [
+///    {"file": "Library/Preferences/com.example.blocks.plist", "path": "/gameSave/coins", "take": "remote"},
+///    {"path": "/player_name", "value": "Zoë"}]}
+/// ```
+///
+/// `take` is `local`, `remote` or `base`; `value` gives the value itself (typed JSON). An answer
+/// without `file` applies to that path in every file; `path` `""` is the whole file.
+public struct MergeAnswers: Sendable {
+    public struct Answer: Sendable {
+        public var file: String?
+        public var path: JSONPointer
+        public var resolution: ConflictResolution
+    }
+
+    public var answers: [Answer]
+
+    public init(answers: [Answer]) { self.answers = answers }
+
+    /// The answer for `path` in `file`: one naming the file first, then one for every file.
+    public func resolution(file: String?, path: JSONPointer) -> ConflictResolution? {
+        answers.first { $0.file != nil && $0.file == file && $0.path == path }?.resolution
+            ?? answers.first { $0.file == nil && $0.path == path }?.resolution
+    }
+
+    /// Parses an answers document; errors name the place in it.
+    public init(parsing document: SaveValue) throws(FormatDefinitionError) {
+        func fail(_ path: [String], _ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
+        guard document["format"]?.stringValue == "savetool.merge-answers/1" else { throw fail(["format"], "expected \"savetool.merge-answers/1\"") }
+        guard let list = document["answers"]?.arrayValue else { throw fail(["answers"], "missing, expected an array of answers") }
+        var answers: [Answer] = []
+        for (index, item) in list.enumerated() {
+            let at = ["answers", String(index)]
+            guard let entry = item.dictionaryValue else { throw fail(at, "\(item.typeNameWithArticle), expected {\"path\", \"take\" or \"value\"}") }
+            for key in entry.keys where !["file", "path", "take", "value"].contains(key) {
+                throw fail(at + [key], "an unknown key, expected one of file, path, take, value")
+            }
+            guard let text = entry["path"]?.stringValue else { throw fail(at + ["path"], "missing, expected the JSON Pointer of the conflict") }
+            let path: JSONPointer
+            do { path = try JSONPointer(parsing: text) } catch { throw fail(at + ["path"], "\(error)") }
+            let resolution: ConflictResolution
+            switch (entry["take"], entry["value"]) {
+            case (let take?, nil):
+                guard let side = take.stringValue.flatMap(MergeSide.init(rawValue:)) else { throw fail(at + ["take"], "expected \"local\", \"remote\" or \"base\"") }
+                resolution = .take(side)
+            case (nil, let value?): resolution = .value(value)
+            default: throw fail(at, "expected one of \"take\" and \"value\"")
+            }
+            if let file = entry["file"], file.stringValue == nil { throw fail(at + ["file"], "\(file.typeNameWithArticle), expected the file's path") }
+            answers.append(Answer(file: entry["file"]?.stringValue, path: path, resolution: resolution))
+        }
+        self.init(answers: answers)
+    }
+}

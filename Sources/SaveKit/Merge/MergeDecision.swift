@@ -1,0 +1,39 @@
+/// One of the two copies being merged, or their common ancestor.
+public enum MergeSide: String, Sendable, CaseIterable {
+    case local, remote, base
+}
+
+/// What the merge did at one place of a document, and why: the lines of `savetool merge`'s
+/// output and the entries of its `--report`.
+public struct MergeDecision: Sendable {
+    /// Where, in the document (through embedded documents, as `get` reads them).
+    public var path: JSONPointer
+    /// The policy that decided (`counter`, `pickSide` …), or how the value was taken without one:
+    /// `changedOnOneSide`, `onOneSideOnly`, `answer`.
+    public var policy: String
+    /// `nil` where a side has no value (absent, or no base at all).
+    public var base: SaveValue?
+    public var local: SaveValue?
+    public var remote: SaveValue?
+    /// `nil` when the value is left out of the result.
+    public var result: SaveValue?
+    public var why: String
+    /// Not settled: no rule, answer or preference decided it, so nothing is written.
+    public var isConflict: Bool
+}
+
+/// A place the policies could not decide, as handed to a ``ValueMerger/Resolver``.
+public struct MergeConflict: Sendable {
+    public var path: JSONPointer
+    public var base: SaveValue?
+    public var local: SaveValue?
+    public var remote: SaveValue?
+    /// Why no policy decided, for people: "changed on both sides and the rule is ask".
+    public var reason: String
+}
+
+/// How a conflict is settled: one side's value (absent if that side has none), or a value given.
+public enum ConflictResolution: Sendable, Equatable {
+    case take(MergeSide)
+    case value(SaveValue)
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// Merges two copies of a save file (and their base, when known): decodes each in its own
+/// codec, recognises the kind, migrates all of them to the kind's current version, merges the
+/// documents embedded in it with their own kind's rules, then the document by its kind's rules
+/// (``ValueMerger``), and writes the result in the local copy's codec and key order.
+///
+/// ```swift
+/// let merger = try SaveMerger(kinds: kinds, registry: .builtIn)
+/// let result = try merger.merge(base: base, local: .init(bytes: phone, name: "phone/save.json"),
+///                               remote: .init(bytes: tablet, name: "tablet/save.json"))
+/// if result.conflicts.isEmpty { try write(result.output) }
+/// ```
+public struct SaveMerger: Sendable {
+    public var registry: CodecRegistry
+    /// The kind to merge as (`--kind`); else each file's kind is recognised (formats.md).
+    public var kind: String?
+    public var resolve: ValueMerger.Resolver?
+    let migrator: Migrator
+
+    public init(kinds: [SaveKind], registry: CodecRegistry, kind: String? = nil, resolve: ValueMerger.Resolver? = nil) throws(SaveError) {
+        if let kind, !kinds.contains(where: { $0.name == kind }) {
+            throw SaveError(.usage, "unknown kind \"\(kind)\", expected one of \(kinds.map(\.name).joined(separator: ", "))")
+        }
+        (self.registry, self.kind, self.resolve, self.migrator) = (registry, kind, resolve, Migrator(kinds: kinds))
+    }
+
+    /// One copy: its bytes, the path kinds' `files` patterns are matched against (relative to
+    /// the save folder), and the name errors give.
+    public struct Copy: Sendable {
+        public var bytes: [UInt8]
+        public var path: String?
+        public var name: String
+        public init(bytes: [UInt8], path: String? = nil, name: String) { (self.bytes, self.path, self.name) = (bytes, path, name) }
+    }
+
+    public struct Result: Sendable {
+        /// What to write: the local bytes themselves when the merge changes nothing there.
+        public var output: [UInt8]
+        public var kind: String?
+        public var decisions: [MergeDecision]
+        public var conflicts: [MergeDecision] { decisions.filter(\.isConflict) }
+        /// Whether `output` differs from the local copy.
+        public var changesLocal: Bool
+    }
+
+    public func merge(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
+        if local.bytes == remote.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
+        // One side's change, byte for byte, when both are in the same codec (a re-encoding could
+        // only lose the file's own layout).
+        if let base, registry.codec(sniffing: local.bytes)?.id == registry.codec(sniffing: remote.bytes)?.id {
+            if base.bytes == local.bytes { return whole(.remote, base: base, local: local, remote: remote, why: "changed on the remote side only") }
+            if base.bytes == remote.bytes { return whole(.local, base: base, local: local, remote: remote, why: "changed on the local side only") }
+        }
+        let (localCodec, localValue) = try decode(local)
+        let (_, remoteValue) = try decode(remote)
+        let baseValue = try base.map { copy throws(SaveError) in try decode(copy).1 }
+        guard let found = migrator.match(localValue, path: local.path, named: kind) ?? migrator.match(remoteValue, path: remote.path, named: kind) else {
+            return try unrecognised(base: base, local: local, remote: remote)
+        }
+        let kind = found.kind
+        let sides = try [(local, localValue), (remote, remoteValue)].map { copy, value throws(SaveError) in try current(value, of: kind, copy: copy) }
+        let baseCurrent = try base.map { copy throws(SaveError) in try current(baseValue!, of: kind, copy: copy) }
+        var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
+        if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
+        var options = EncodingOptions()
+        options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.bytes.contains(0x0A) : true
+        do {
+            let output = try localCodec.encode(merged, options: options)
+            return Result(output: output, kind: kind.name, decisions: decisions, changesLocal: output != local.bytes)
+        } catch {
+            decisions.removeAll()
+            merged = .null
+            throw SaveError(.badData, file: local.name, "the merged save cannot be written as \(localCodec.id): \(error)", cause: error)
+        }
+    }
+
+    /// A document of `kind`, its embedded documents merged first with their own kinds' rules.
+    func mergeDocument(kind: SaveKind?, base: SaveValue?, local: SaveValue, remote: SaveValue, at prefix: JSONPointer) -> (SaveValue, [MergeDecision]) {
+        var (base, local, remote) = (base, local, remote)
+        var decisions: [MergeDecision] = []
+        if let kind {
+            for found in migrator.embeddedDocuments(in: local, of: kind, registry: registry) {
+                let pointer = found.pointer
+                guard let innerLocal = found.value, let innerRemote = remote.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap({ try? found.codec.decode($0) })
+                else { continue }  // not a document on one side: the holder's own rules decide
+                let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0) }
+                let (merged, inner) = mergeDocument(
+                    kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: JSONPointer(tokens: prefix.tokens + pointer.tokens))
+                decisions += inner
+                var replacement = local.value(at: pointer)!
+                if merged != innerLocal {
+                    var options = EncodingOptions()
+                    options.pretty = found.bytes.contains(0x0A)
+                    guard let encoded = try? found.codec.encode(merged, options: options) else { continue }
+                    let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
+                    replacement = found.heldAsText ? .string(String(decoding: trimmed, as: UTF8.self)) : .data(Data(trimmed))
+                }
+                // The holder's merge then sees one value here on every side.
+                try? local.setValue(replacement, at: pointer)
+                try? remote.setValue(replacement, at: pointer)
+                if base != nil { try? base!.setValue(replacement, at: pointer) }
+            }
+        }
+        let outcome = ValueMerger(rules: kind?.merge, resolve: resolve).merge(base: base, local: local, remote: remote, at: prefix)
+        return (outcome.value, decisions + outcome.decisions)
+    }
+
+    private func decode(_ copy: Copy) throws(SaveError) -> (any SaveCodec, SaveValue) {
+        let codec: any SaveCodec
+        do {
+            codec = try registry.detect(bytes: copy.bytes, path: copy.path ?? copy.name)
+        } catch {
+            throw SaveError(.badData, file: copy.name, "cannot tell its format: \(error)", hint: .nameTheCodec, cause: error)
+        }
+        do {
+            return (codec, try codec.decode(copy.bytes))
+        } catch {
+            throw SaveError(.badData, file: copy.name, "\(error)", cause: error)
+        }
+    }
+
+    /// The document at `kind`'s current version: every side is merged at the same version.
+    private func current(_ value: SaveValue, of kind: SaveKind, copy: Copy) throws(SaveError) -> SaveValue {
+        let found = Migrator.Match(kind: kind, recognition: kind.recognise(value), evidence: .named)
+        switch migrator.migrate(value, as: found, registry: registry) {
+        case .migrated(_, _, _, _, let migrated): return migrated
+        case .unchanged: return value
+        case .unrecognized: throw SaveError(.badData, file: copy.name, "no version field or fingerprint of \(kind.name) matches, expected a \(kind.name) save")
+        case .ambiguous(_, let versions): throw SaveError(.badData, file: copy.name, "matches the fingerprints of \(kind.name) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
+        case .future(_, let version): throw SaveError(.badData, file: copy.name, "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows; expected at most \(kind.currentVersion)")
+        case .invalid(_, let version, let violations):
+            throw SaveError(.badData, file: copy.name, location: violations.first?.at.displayText, "not a valid \(kind.name) version \(version): \(violations.first?.message ?? "")")
+        case .failed(_, _, let error): throw SaveError(.badData, file: copy.name, "cannot be migrated to \(kind.name) version \(kind.currentVersion): \(error)")
+        }
+    }
+
+    /// Two different files no kind claims: nothing tells how to merge them, so one is taken
+    /// whole only when the base shows the other unchanged, or an answer says which.
+    private func unrecognised(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
+        if let base, base.bytes == local.bytes { return whole(.remote, base: base, local: local, remote: remote, why: "changed on the remote side only") }
+        if let base, base.bytes == remote.bytes { return whole(.local, base: base, local: local, remote: remote, why: "changed on the local side only") }
+        let reason = "no save kind recognises it and the two copies differ, so it cannot be merged value by value"
+        let conflict = MergeConflict(path: .root, base: nil, local: nil, remote: nil, reason: reason)
+        if let (resolution, by) = resolve?(conflict), case .take(let side) = resolution, side != .base || base != nil {
+            let chosen = side == .local ? local : side == .remote ? remote : base!
+            return Result(
+                output: chosen.bytes, kind: nil,
+                decisions: [MergeDecision(path: .root, policy: "answer", result: nil, why: "\(reason); the \(side.rawValue) copy, settled by \(by)", isConflict: false)],
+                changesLocal: chosen.bytes != local.bytes)
+        }
+        return Result(output: local.bytes, kind: nil, decisions: [MergeDecision(path: .root, policy: "wholeFile", result: nil, why: reason, isConflict: true)], changesLocal: false)
+    }
+
+    private func whole(_ side: MergeSide, base: Copy, local: Copy, remote: Copy, why: String) -> Result {
+        let chosen = side == .local ? local : remote
+        return Result(
+            output: chosen.bytes, kind: nil, decisions: [MergeDecision(path: .root, policy: "changedOnOneSide", result: nil, why: why, isConflict: false)],
+            changesLocal: side == .remote)
+    }
+}
+
+extension MergeDecision {
+    /// A decision about a whole file, whose values are its bytes rather than shown.
+    init(path: JSONPointer, policy: String, result: SaveValue?, why: String, isConflict: Bool) {
+        self.init(path: path, policy: policy, base: nil, local: nil, remote: nil, result: result, why: why, isConflict: isConflict)
+    }
+}

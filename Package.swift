@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         // `swift package generate-documentation` for the DocC catalog of SaveKit.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // Property tests of the merge engine (generated documents, shrinking).
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
         // The core: value model, codecs, editing. No archive or CLI dependency.
@@ -68,7 +70,10 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["SaveKit"], path: "Tests/TestSupport"),
         .testTarget(
             name: "SaveKitTests",
-            dependencies: ["SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections")],
+            dependencies: [
+                "SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             resources: [.copy("Oracles"), .copy("Regressions")]
         ),
         .testTarget(

@@ -8,7 +8,7 @@ import Testing
 @Suite("help")
 struct HelpTests {
     static let commands = [
-        "", "convert", "get", "set", "remove", "diff", "inspect", "validate", "migrate", "export", "import",
+        "", "convert", "get", "set", "remove", "diff", "inspect", "validate", "migrate", "merge", "export", "import",
         "formats", "formats list", "formats show", "formats new", "backup", "backup create", "backup list", "backup verify", "backup prune",
     ]
 

@@ -35,7 +35,7 @@ struct Merge: ParsableCommand {
             and exits 0, or exits 1 on conflicts (see docs/merge.md).
 
             Examples:
-              savetool merge --local phone/Documents --remote tablet/Documents --base backups/Documents-2026-11-22.tar.gz -o merged
+              savetool merge --local phone --remote tablet --base backups/phone-2026-11-22.tar.gz -o merged
               savetool merge --local save.plist --remote other/save.plist -o save.plist --prefer local
               savetool merge --local a.json --remote b.json --base old.json --dry-run --report merge.json
             """
@@ -97,7 +97,10 @@ struct Merge: ParsableCommand {
         let outcome = try Failure.reporting {
             let (baseCopy, localCopy, remoteCopy) = git ? (gitFiles[0], gitFiles[1], gitFiles[2]) : (base, local!, remote!)
             let given = try answers.map { path in
-                let document = try LoadedDocument.load(path, registry: .builtIn, reading: ReadingOptions()).value
+                let document: SaveValue
+                do { document = try JSONCodec().decode(try FileIO.read(path)) } catch let error as CodecError {
+                    throw SaveError(.badData, file: path, error.description, cause: error)
+                }
                 do { return try MergeAnswers(parsing: document) } catch let error as FormatDefinitionError { throw SaveError(.badData, file: path, location: error.at.displayText, error.message) }
             }
             let asks = given == nil && prefer == nil && !git && !global.json && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1

@@ -1,0 +1,240 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// The merge engine on the built-in kinds' own merge.json: the traps that break naive merges,
+/// and each policy's decisions.
+@Suite("Merge")
+struct MergeTests {
+    static let kinds = (try? KindLoader.kinds(in: Corpus.packageRoot.appendingPathComponent("Formats").path)) ?? []
+
+    static func merger(kind: String? = nil) throws -> SaveMerger {
+        try SaveMerger(kinds: kinds, registry: .builtIn, kind: kind)
+    }
+
+    static func copy(_ json: String, _ name: String, path: String? = nil) -> SaveMerger.Copy {
+        SaveMerger.Copy(bytes: Array(json.utf8), path: path, name: name)
+    }
+
+    /// Merges typed JSON documents as `kind`; returns the result as a value.
+    static func merge(_ kind: String, base: String?, local: String, remote: String) throws -> (value: SaveValue, result: SaveMerger.Result) {
+        let result = try merger(kind: kind).merge(
+            base: base.map { copy($0, "base.json") }, local: copy(local, "local.json"), remote: copy(remote, "remote.json"))
+        return (try Codecs.json.decode(result.output), result)
+    }
+
+    @Test func everyBuiltInKindHasMergeRules() {
+        #expect(Self.kinds.count == 6)
+        for kind in Self.kinds { #expect(kind.merge != nil, "\(kind.name) has a merge.json") }
+    }
+
+    // MARK: - The five traps
+
+    /// A counter without a base is never summed and never silently maxed: coins are a conflict,
+    /// and statistics take their stated fallback (the larger).
+    @Test func counterWithoutBaseIsAConflictOrItsStatedFallback() throws {
+        let local = #"{"saveVersion": 2, "player": {"level": 3, "xp": 10}, "coins": 120, "unlockedThemes": [], "statistics": {"gamesPlayed": 40}, "lastSaved": "2026-11-20T10:00:00Z"}"#
+        let remote = #"{"saveVersion": 2, "player": {"level": 3, "xp": 10}, "coins": 90, "unlockedThemes": [], "statistics": {"gamesPlayed": 55}, "lastSaved": "2026-11-20T10:00:00Z"}"#
+        let (value, result) = try Self.merge("blocks.gamesave", base: nil, local: local, remote: remote)
+        #expect(result.conflicts.map(\.path.description) == ["/coins"])
+        #expect(result.conflicts.first?.why.contains("without a base") == true)
+        #expect(value["statistics"]?["gamesPlayed"] == 55, "the noBase fallback: the larger count, not 95")
+        // With a base the same counter is the base plus both changes.
+        let base = local.replacingOccurrences(of: #""coins": 120"#, with: #""coins": 100"#).replacingOccurrences(of: #""gamesPlayed": 40"#, with: #""gamesPlayed": 30"#)
+        let (merged, withBase) = try Self.merge("blocks.gamesave", base: base, local: local, remote: remote)
+        #expect(withBase.conflicts.isEmpty)
+        #expect(merged["coins"] == 110, "100 + 20 − 10")
+        #expect(merged["statistics"]?["gamesPlayed"] == 65, "30 + 10 + 25")
+    }
+
+    /// Buildings reordered on one device and upgraded on the other: the upgrade is kept, in the
+    /// new order, and no building is duplicated.
+    @Test func keyedArrayReorderedOnOneSideAndEditedOnTheOther() throws {
+        func state(_ buildings: String) -> String {
+            #"{"stateVersion": 2, "savedAt": "2026-11-20T10:00:00Z", "kingdoms": {"Aurel": {"ruler": "Zoë", "treasury": {"gold": 50}, "contracts": [], "buildings": \#(buildings)}}}"#
+        }
+        let base = state(#"[{"type": "farm", "level": 1}, {"type": "mill", "level": 2}, {"type": "wall", "level": 1}]"#)
+        let reordered = state(#"[{"type": "wall", "level": 1}, {"type": "farm", "level": 1}, {"type": "mill", "level": 2}]"#)
+        let upgraded = state(#"[{"type": "farm", "level": 1}, {"type": "mill", "level": 3}, {"type": "wall", "level": 1}]"#)
+        for (local, remote) in [(reordered, upgraded), (upgraded, reordered)] {
+            let (value, result) = try Self.merge("kingdom.state", base: base, local: local, remote: remote)
+            #expect(result.conflicts.isEmpty)
+            let buildings = value["kingdoms"]?["Aurel"]?["buildings"]?.arrayValue ?? []
+            #expect(buildings.compactMap { $0["type"]?.stringValue } == ["wall", "farm", "mill"], "the reordering is kept")
+            #expect(buildings.first { $0["type"] == "mill" }?["level"] == 3, "the upgrade is kept")
+        }
+    }
+
+    /// A level removed on one device and improved on the other is a conflict, not a silent
+    /// deletion or resurrection.
+    @Test func deleteAgainstEditIsAConflict() throws {
+        func save(_ progress: String) -> String {
+            #"{"saveVersion": 2, "player": {"level": 3, "xp": 10}, "coins": 5, "unlockedThemes": [], "levelProgress": \#(progress), "lastSaved": "2026-11-20T10:00:00Z"}"#
+        }
+        let base = save(#"{"1": {"stars": 1, "bestScore": 100, "completed": true}, "2": {"stars": 0, "bestScore": 0, "completed": false}}"#)
+        let removed = save(#"{"1": {"stars": 1, "bestScore": 100, "completed": true}}"#)
+        let edited = save(#"{"1": {"stars": 1, "bestScore": 100, "completed": true}, "2": {"stars": 2, "bestScore": 700, "completed": true}}"#)
+        let (_, result) = try Self.merge("blocks.gamesave", base: base, local: edited, remote: removed)
+        #expect(result.conflicts.map(\.path.description) == ["/levelProgress/2"])
+        #expect(result.conflicts.first?.why == "removed on the remote side and changed on the local side")
+        // Removed on one side and left alone on the other: removed.
+        let (value, clean) = try Self.merge("blocks.gamesave", base: base, local: base, remote: removed)
+        #expect(clean.conflicts.isEmpty)
+        #expect(value["levelProgress"]?["2"] == nil)
+    }
+
+    /// A device whose clock runs hours ahead wins nothing by it: `latest` follows the clock
+    /// stored in the save, and a sudoku in progress is judged by its timer, not by times.
+    @Test func aSkewedWallClockDoesNotDecide() throws {
+        // The rule of merge.json: `latest` on a save counter, with wall-clock times that lie.
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "", "policy": "latest", "clock": "/saveCount"}]}"#))
+        let phone = try Codecs.value(#"{"saveCount": 41, "savedAt": "2026-11-20T23:50:00Z", "gold": 7}"#)
+        let tablet = try Codecs.value(#"{"saveCount": 42, "savedAt": "2026-11-20T18:10:00Z", "gold": 9}"#)  // clock 5 h behind, saved later
+        let base = try Codecs.value(#"{"saveCount": 40, "savedAt": "2026-11-20T17:00:00Z", "gold": 1}"#)
+        let outcome = ValueMerger(rules: rules).merge(base: base, local: phone, remote: tablet)
+        #expect(outcome.value == tablet)
+        #expect(outcome.decisions.first?.why.contains("clock /saveCount is later (42 against 41)") == true)
+        let tied = ValueMerger(rules: rules).merge(base: base, local: phone, remote: try Codecs.value(#"{"saveCount": 41, "savedAt": "2026-11-21T09:00:00Z", "gold": 3}"#))
+        #expect(tied.conflicts.count == 1, "equal clocks are a conflict, whatever savedAt says")
+        // The built-in sudoku: the copy played longer wins, though the other was saved "later".
+        let played = #"{"version": 2, "puzzleId": "p", "board": "1", "timer": {"elapsedSeconds": 900, "paused": true}, "completed": false, "pencilMarks": {"3": [1]}}"#
+        let skewed = #"{"version": 2, "puzzleId": "p", "board": "2", "timer": {"elapsedSeconds": 300, "paused": true}, "completed": false}"#
+        let start = #"{"version": 2, "puzzleId": "p", "board": "0", "timer": {"elapsedSeconds": 100, "paused": true}, "completed": false}"#
+        let (value, result) = try Self.merge("sudoku.game", base: start, local: skewed, remote: played)
+        #expect(result.conflicts.isEmpty)
+        #expect(value == (try Codecs.value(played)), "the remote copy, pencil marks included")
+    }
+
+    /// A completed game against a later copy still in progress: the completed one whole, and no
+    /// field of the other (pencil marks, its timer) leaks in.
+    @Test func aCompletedSudokuWinsWhole() throws {
+        let base = #"{"version": 2, "puzzleId": "daily", "board": "500", "timer": {"elapsedSeconds": 60, "paused": false}, "completed": false}"#
+        let completed = #"{"version": 2, "puzzleId": "daily", "board": "534", "timer": {"elapsedSeconds": 400, "paused": true}, "completed": true, "completedAt": "2026-11-20T08:00:00Z"}"#
+        let later = #"{"version": 2, "puzzleId": "daily", "board": "530", "timer": {"elapsedSeconds": 9000, "paused": false}, "completed": false, "pencilMarks": {"7": [2, 4]}}"#
+        for (local, remote) in [(later, completed), (completed, later)] {
+            for base in [base, nil] {
+                let (value, result) = try Self.merge("sudoku.game", base: base, local: local, remote: remote)
+                #expect(result.conflicts.isEmpty)
+                #expect(value == (try Codecs.value(completed)))
+                #expect(value["pencilMarks"] == nil)
+            }
+        }
+    }
+
+    // MARK: - Policies
+
+    @Test func aGroupIsTakenWholeFromOneSide() throws {
+        let save = { (level: Int, xp: Int) in #"{"saveVersion": 2, "player": {"level": \#(level), "xp": \#(xp)}, "coins": 0, "unlockedThemes": [], "lastSaved": "x"}"# }
+        let (value, result) = try Self.merge("blocks.gamesave", base: save(5, 100), local: save(6, 10), remote: save(5, 900))
+        #expect(value["player"] == ["level": 6, "xp": 10], "level 6 with its own XP, never level 6 with 900 XP")
+        #expect(result.decisions.contains { $0.policy == "lexMax" && $0.path.description == "/player" })
+    }
+
+    @Test func unionKeepsEveryUnlock() throws {
+        let save = { (themes: String) in #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": 0, "unlockedThemes": \#(themes), "lastSaved": "x"}"# }
+        let (value, _) = try Self.merge("blocks.gamesave", base: save(#"["classic"]"#), local: save(#"["classic", "neon"]"#), remote: save(#"["classic", "ocean"]"#))
+        #expect(value["unlockedThemes"] == ["classic", "neon", "ocean"])
+    }
+
+    @Test func aKingdomOnOneSideIsKeptAndAKnownOneKeepsItsLocalState() throws {
+        func state(_ kingdoms: String) -> String { #"{"stateVersion": 2, "savedAt": "2026-11-20T10:00:00Z", "kingdoms": \#(kingdoms)}"# }
+        let aurel = { (ruler: String) in #""Aurel": {"ruler": "\#(ruler)", "treasury": {"gold": 5}, "contracts": [], "buildings": []}"# }
+        let local = state("{\(aurel("Zoë (local)"))}")
+        let remote = state(#"{\#(aurel("Zoë (map data)")), "Brisa": {"ruler": "Ada", "treasury": {"gold": 1}, "contracts": [], "buildings": []}}"#)
+        let (value, result) = try Self.merge("kingdom.state", base: nil, local: local, remote: remote)
+        #expect(result.conflicts.isEmpty)
+        #expect(value["kingdoms"]?["Aurel"]?["ruler"] == "Zoë (local)")
+        #expect(value["kingdoms"]?["Brisa"]?["ruler"] == "Ada")
+    }
+
+    @Test func theTournamentFurtherAlongWinsWhole() throws {
+        let tournament = { (round: Int, scores: [Int]) in
+            #"{"schemaVersion": 3, "players": [\#(scores.enumerated().map { #"{"name": "P\#($0.offset)", "score": \#($0.element)}"# }.joined(separator: ", "))], "round": \#(round), "activePlayerIndex": 0, "status": "playing", "deckId": "classic"}"#
+        }
+        let (further, _) = try Self.merge("kape.tournament", base: nil, local: tournament(2, [9, 9]), remote: tournament(3, [0, 1]))
+        #expect(further["round"] == 3)
+        let (scored, _) = try Self.merge("kape.tournament", base: nil, local: tournament(3, [2, 2]), remote: tournament(3, [2, 3]))
+        #expect(scored.value(at: try JSONPointer(parsing: "/players/1/score")) == 3)
+    }
+
+    /// Both sides are migrated to the current version first: a v1 tournament merges with a v3 one.
+    @Test func sidesAreMigratedToOneVersionFirst() throws {
+        let old = #"{"players": ["Ana"], "scores": {"Ana": 4}, "roundIndex": 4, "currentPlayerIndex": 0, "deckId": "classic"}"#
+        let current = #"{"schemaVersion": 3, "players": [{"name": "Ana", "score": 1}], "round": 2, "activePlayerIndex": 0, "status": "playing", "deckId": "classic"}"#
+        let (value, result) = try Self.merge("kape.tournament", base: nil, local: current, remote: old)
+        #expect(result.conflicts.isEmpty)
+        #expect(value["schemaVersion"] == 3)
+        #expect(value["round"] == 4)
+    }
+
+    /// The holder's kind and the embedded document's kind each merge their own values, and the
+    /// embedded JSON goes back as data, in the holder's binary plist.
+    @Test func anEmbeddedSaveIsMergedByItsOwnKind() throws {
+        let blocks = Array(try Data(contentsOf: Corpus.packageRoot.appendingPathComponent("samples/blocks-2026/Library/Preferences/com.example.blocks.plist")))
+        var local = try Codecs.binary.decode(blocks), remote = local
+        func setGameSave(_ document: inout SaveValue, _ change: (inout SaveValue) throws -> Void) throws {
+            var inner = try Codecs.json.decode(EmbeddedDocument.bytes(of: document["gameSave"]!)!)
+            try change(&inner)
+            var options = EncodingOptions()
+            options.pretty = false
+            try document.setValue(.data(Data(try Codecs.json.encode(inner, options: options).dropLast())), at: JSONPointer(parsing: "/gameSave"))
+        }
+        try setGameSave(&local) { try $0.setValue(55, at: JSONPointer(parsing: "/coins")) }
+        try setGameSave(&remote) { try $0.setValue(.array(["classic", "lava"]), at: JSONPointer(parsing: "/unlockedThemes")) }
+        try remote.setValue(1100, at: JSONPointer(parsing: "/launchCount"))
+        let result = try Self.merger().merge(
+            base: SaveMerger.Copy(bytes: blocks, path: "Library/Preferences/com.example.blocks.plist", name: "base"),
+            local: SaveMerger.Copy(bytes: try Codecs.binary.encode(local), path: "Library/Preferences/com.example.blocks.plist", name: "local"),
+            remote: SaveMerger.Copy(bytes: try Codecs.binary.encode(remote), path: "Library/Preferences/com.example.blocks.plist", name: "remote"))
+        #expect(result.kind == "blocks.defaults")
+        #expect(result.output.starts(with: Array("bplist00".utf8)), "the local copy's codec")
+        let merged = try Codecs.binary.decode(result.output)
+        guard case .data(let held)? = merged["gameSave"] else { Issue.record("gameSave is still data"); return }
+        let inner = try Codecs.json.decode(Array(held))
+        #expect(inner["coins"] == 55)
+        #expect(inner["unlockedThemes"]?.arrayValue?.contains("lava") == true)
+        #expect(merged["launchCount"] == 1100)
+        #expect(result.decisions.map(\.path.description).contains("/gameSave/coins"))
+    }
+
+    @Test func answersAndPreferencesSettleConflicts() throws {
+        let local = #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": 120, "unlockedThemes": [], "lastSaved": "x"}"#
+        let remote = #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": 90, "unlockedThemes": [], "lastSaved": "x"}"#
+        let answers = try MergeAnswers(parsing: Codecs.value(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/coins", "value": 100}]}"#))
+        var merger = try Self.merger(kind: "blocks.gamesave")
+        merger.resolve = { conflict in answers.resolution(file: nil, path: conflict.path).map { ($0, "an answer") } }
+        let result = try merger.merge(base: nil, local: Self.copy(local, "l"), remote: Self.copy(remote, "r"))
+        #expect(result.conflicts.isEmpty)
+        #expect(try Codecs.json.decode(result.output)["coins"] == 100)
+        #expect(result.decisions.first { $0.path.description == "/coins" }?.why.hasSuffix("settled by an answer") == true)
+    }
+
+    @Test func twoDifferentUnrecognisedFilesAreAConflict() throws {
+        let result = try Self.merger().merge(base: nil, local: Self.copy(#"{"a": 1}"#, "l.json"), remote: Self.copy(#"{"a": 2}"#, "r.json"))
+        #expect(result.conflicts.count == 1)
+        #expect(result.output == Array(#"{"a": 1}"#.utf8))
+    }
+
+    @Test func badInputNamesTheFileAndThePlace() throws {
+        #expect {
+            try Self.merger().merge(base: nil, local: Self.copy(#"{"a": 1}"#, "l.json"), remote: Self.copy("{\"a\": 1,\n  oops}", "r.json"))
+        } throws: { error in
+            let error = error as? SaveError
+            return error?.category == .badData && error?.description.hasPrefix("r.json: 2:3: ") == true
+        }
+    }
+
+    @Test func mergeRulesAreCheckedWithTheirPlace() throws {
+        #expect {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/a", "policy": "maximum"}]}"#))
+        } throws: { error in
+            (error as? FormatDefinitionError)?.description.hasPrefix("/rules/0/policy: \"maximum\", expected one of preferLocal") == true
+        }
+        #expect {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/a", "policy": "keyed"}]}"#))
+        } throws: { error in
+            (error as? FormatDefinitionError)?.description == "/rules/0/key: missing, expected a JSON Pointer for \"keyed\""
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// `savetool merge` as users run it: two device folders against a backup, a file merged in
+/// place, conflicts that stop it, and git calling it as a merge driver.
+@Suite("savetool merge")
+struct MergeCommandTests {
+    /// A device's save folder: the blocks defaults (a JSON save inside a binary plist), a sudoku
+    /// game, a tournament and a file no kind knows.
+    struct Device {
+        let root: URL
+        var path: String { root.path }
+
+        init(_ root: URL) throws {
+            self.root = root
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("Library/Preferences"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("Documents/games"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"), toPath: file("Library/Preferences/com.example.blocks.plist"))
+            try FileManager.default.copyItem(atPath: CLI.sample("sudoku/Documents/games/v2-in-progress.json"), toPath: file("Documents/games/daily.json"))
+            try FileManager.default.copyItem(atPath: CLI.tournament, toPath: file("Documents/current_tournament.json"))
+            try Data("volume=3\n".utf8).write(to: root.appendingPathComponent("Documents/notes.txt"))
+        }
+
+        func file(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+        func set(_ relative: String, _ pointer: String, _ value: String) throws {
+            let result = try CLI.run("set", file(relative), pointer, value)
+            #expect(result.status == 0, "\(result.errors)")
+        }
+
+        func get(_ relative: String, _ pointer: String) throws -> String {
+            try CLI.run("get", file(relative), pointer).outputText.trimmingCharacters(in: .newlines)
+        }
+    }
+
+    @Test func twoDeviceFoldersWithABackupAsBase() throws {
+        let root = try Processes.temporaryDirectory("merge-trees")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let base = try Device(root.appendingPathComponent("base"))
+        let backup = root.appendingPathComponent("base.tar.gz").path
+        #expect(try CLI.run("export", base.path, "-o", backup).status == 0)
+        let phone = try Device(root.appendingPathComponent("phone")), tablet = try Device(root.appendingPathComponent("tablet"))
+        let blocks = "Library/Preferences/com.example.blocks.plist"
+        try phone.set(blocks, "/gameSave/coins", "70")  // 40 → 70
+        try tablet.set(blocks, "/gameSave/coins", "25")  // 40 → 25
+        try tablet.set(blocks, "/gameSave/unlockedThemes/-", #""lava""#)
+        try phone.set("Documents/games/daily.json", "/timer/elapsedSeconds", "400")
+        try tablet.set("Documents/games/daily.json", "/completed", "true")
+        try tablet.set("Documents/games/daily.json", "/timer/elapsedSeconds", "200")
+        try Data("volume=5\n".utf8).write(to: tablet.root.appendingPathComponent("Documents/notes.txt"))
+        try Data("new\n".utf8).write(to: phone.root.appendingPathComponent("Documents/phone-only.txt"))
+
+        let merged = root.appendingPathComponent("merged").path, report = root.appendingPathComponent("report.json").path
+        let result = try CLI.run("merge", "--local", phone.path, "--remote", tablet.path, "--base", backup, "-o", merged, "--report", report)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.outputText.contains("/gameSave/coins: counter → 55, the base plus both sides' changes"))
+        #expect(result.outputText.hasSuffix("5 files merged, 3 different from the local copy, 0 conflicts; written to \(merged)\n"))
+        let out = try Device.existing(URL(fileURLWithPath: merged))
+        #expect(try out.get(blocks, "/gameSave/coins") == "55")
+        #expect(try out.get(blocks, "/gameSave/unlockedThemes/4") == #""lava""#)
+        #expect(try out.get("Documents/games/daily.json", "/completed") == "true", "the completed game wins whole")
+        #expect(try out.get("Documents/games/daily.json", "/timer/elapsedSeconds") == "200")
+        #expect(try String(contentsOfFile: out.file("Documents/notes.txt"), encoding: .utf8) == "volume=5\n", "changed on one side only")
+        #expect(FileManager.default.fileExists(atPath: out.file("Documents/phone-only.txt")))
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: out.file(blocks))).prefix(8)) == Array("bplist00".utf8))
+
+        // The report lists every decision, with the file, the place, the policy and why.
+        let document = try Codecs.json.decode(Array(try Data(contentsOf: URL(fileURLWithPath: report))))
+        #expect(document["format"] == "savetool.merge-report/1")
+        #expect(document["conflicts"] == 0)
+        let decisions = document["decisions"]?.arrayValue ?? []
+        let summary = decisions.map { "\($0["file"]?.stringValue ?? "") \($0["path"]?.stringValue ?? "") \($0["policy"]?.stringValue ?? "")" }
+        #expect(summary == [
+            "Documents/games/daily.json  pickSide",
+            "Documents/notes.txt  changedOnOneSide",
+            "Documents/phone-only.txt  onOneSideOnly",
+            "Library/Preferences/com.example.blocks.plist /gameSave/coins counter",
+            "Library/Preferences/com.example.blocks.plist /gameSave/unlockedThemes changedOnOneSide",
+        ])
+        let coins = decisions.first { $0["path"] == "/gameSave/coins" }
+        #expect(coins?["base"] == 40 && coins?["local"] == 70 && coins?["remote"] == 25 && coins?["result"] == 55)
+        #expect(decisions.allSatisfy { ($0["why"]?.stringValue?.isEmpty ?? true) == false })
+    }
+
+    @Test func conflictsStopTheMergeUntilAnswered() throws {
+        let root = try Processes.temporaryDirectory("merge-conflict")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let phone = try Device(root.appendingPathComponent("phone")), tablet = try Device(root.appendingPathComponent("tablet"))
+        let blocks = "Library/Preferences/com.example.blocks.plist"
+        try phone.set(blocks, "/gameSave/coins", "70")
+        try tablet.set(blocks, "/gameSave/coins", "25")
+        let before = try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks)))
+        // No base: a counter changed on both sides cannot be added. Nothing is written.
+        let stopped = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "-o", phone.file(blocks))
+        #expect(stopped.status == 1)
+        #expect(stopped.outputText.contains("conflict at /gameSave/coins: a counter changed on both sides, but without a base the two changes cannot be added (local 70, remote 25)"))
+        #expect(stopped.errors.contains("1 conflict left, nothing written; settle them with --answers"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: phone.file("Library/Preferences")) == ["com.example.blocks.plist"])
+
+        // Answered: the file is merged in place, and the copy it replaces is kept in a bundle.
+        let answers = root.appendingPathComponent("answers.json").path
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coins", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let answered = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "-o", phone.file(blocks), "--answers", answers)
+        #expect(answered.status == 0, "\(answered.errors)")
+        #expect(try phone.get(blocks, "/gameSave/coins") == "25")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: phone.file("Library/Preferences")).filter { $0.contains("-before-merge-") }
+        try #require(kept.count == 1)
+        #expect(answered.errors.contains("the copy it replaced is kept in "))
+        let restored = root.appendingPathComponent("restored").path
+        #expect(try CLI.run("import", phone.file("Library/Preferences/" + kept[0]), "--into", restored, "--no-migrate").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/com.example.blocks.plist")) == before, "the losing copy is never destroyed")
+
+        // --prefer settles whatever is left.
+        try tablet.set(blocks, "/gameSave/coins", "10")
+        let preferred = try CLI.run("merge", "--local", tablet.file(blocks), "--remote", phone.file(blocks), "-o", root.appendingPathComponent("p.plist").path, "--prefer", "local")
+        #expect(preferred.status == 0, "\(preferred.errors)")
+        #expect(preferred.outputText.contains("settled by --prefer local"))
+    }
+
+    @Test func badInputIsNamedAndNothingIsWritten() throws {
+        let root = try Processes.temporaryDirectory("merge-bad")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let good = root.appendingPathComponent("good.json").path, bad = root.appendingPathComponent("bad.json").path
+        try Data(#"{"a": 1}"#.utf8).write(to: URL(fileURLWithPath: good))
+        try Data("{\"a\": 1,\n  oops}".utf8).write(to: URL(fileURLWithPath: bad))
+        let out = root.appendingPathComponent("out.json").path
+        let malformed = try CLI.run("merge", "--local", good, "--remote", bad, "-o", out)
+        #expect(malformed.status == 65)
+        #expect(malformed.errors.hasPrefix("savetool: \(bad): 2:3: "))
+        let missing = try CLI.run("merge", "--local", good, "--remote", root.appendingPathComponent("nope.json").path, "-o", out)
+        #expect(missing.status == 66)
+        #expect(try CLI.run("merge", "--local", good, "--remote", good).status == 64, "no output and no --dry-run")
+        let folders = try CLI.run("merge", "--local", root.path, "--remote", root.path, "-o", good)
+        #expect(folders.status == 73, "an existing output other than the local copy is never replaced")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// git calls the driver on a binary plist save changed on two branches; the result is the
+    /// merge of both, still a binary plist, and `git diff` shows it as typed JSON (textconv).
+    @Test func asAGitMergeDriver() throws {
+        let repository = try Processes.temporaryDirectory("merge-git")
+        defer { try? FileManager.default.removeItem(at: repository) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["GIT_CONFIG_GLOBAL"] = "/dev/null"
+        environment["GIT_CONFIG_NOSYSTEM"] = "1"
+        for (key, value) in ["GIT_AUTHOR_NAME": "QA", "GIT_AUTHOR_EMAIL": "qa@example.com", "GIT_COMMITTER_NAME": "QA", "GIT_COMMITTER_EMAIL": "qa@example.com"] {
+            environment[key] = value
+        }
+        func git(_ arguments: String...) throws -> ProcessResult {
+            let result = try Processes.run(["git"] + arguments, directory: repository, environment: environment)
+            #expect(result.status == 0, "git \(arguments.joined(separator: " ")): \(result.errors)")
+            return result
+        }
+        let save = "Library/Preferences/com.example.blocks.plist"
+        let device = try Device(repository)
+        _ = try git("init", "-q", "-b", "main")
+        _ = try git("config", "merge.savetool.driver", "\(CLI.executable) merge --git %O %A %B %P")
+        _ = try git("config", "diff.savetool.textconv", "\(CLI.executable) convert --to json")
+        try Data("*.plist merge=savetool diff=savetool\n".utf8).write(to: repository.appendingPathComponent(".gitattributes"))
+        _ = try git("add", "-A")
+        _ = try git("commit", "-q", "-m", "base")
+        _ = try git("checkout", "-q", "-b", "tablet")
+        try device.set(save, "/gameSave/coins", "25")
+        try device.set(save, "/gameSave/unlockedThemes/-", #""lava""#)
+        _ = try git("commit", "-q", "-am", "tablet")
+        _ = try git("checkout", "-q", "main")
+        try device.set(save, "/gameSave/coins", "70")
+        _ = try git("commit", "-q", "-am", "phone")
+        let merge = try git("merge", "-q", "--no-edit", "tablet")
+        #expect(merge.status == 0)
+        #expect(try device.get(save, "/gameSave/coins") == "55", "40 + 30 − 15")
+        #expect(try device.get(save, "/gameSave/unlockedThemes/4") == #""lava""#)
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: device.file(save))).prefix(8)) == Array("bplist00".utf8))
+        let diff = try git("diff", "HEAD~1", "--", save).outputText
+        #expect(diff.contains(#"-  "gameSave": {"$data": "#) && diff.contains(#"+  "gameSave": {"$data": "#), "typed JSON through textconv:\n\(diff)")
+        #expect(!diff.contains("Binary files"))
+    }
+}
+
+extension MergeCommandTests.Device {
+    /// A folder that already exists (a merge's output).
+    static func existing(_ root: URL) throws -> Self { Self(existingRoot: root) }
+    private init(existingRoot: URL) { root = existingRoot }
+}

@@ -236,17 +236,18 @@ public struct BundleExporter: Sendable {
     /// gives (`DT_UNKNOWN` where the file system does not say); one that is not UTF-8 is
     /// refused with its path (its bytes shown escaped), since a manifest names files in UTF-8.
     static func names(in directory: String) throws -> [(name: String, type: UInt8)] {
-        guard let stream = opendir(directory) else { throw BundleError.unreadable(path: directory, reason: FileError.reason(errno)) }
-        defer { closedir(stream) }
+        let entries: [(bytes: [UInt8], type: UInt8)]
+        do { entries = try FileIO.entries(in: directory) } catch {
+            guard case .unreadable(_, let reason) = error else { throw error }
+            throw BundleError.unreadable(path: directory, reason: reason)
+        }
         var names: [(name: String, type: UInt8)] = []
-        while let entry = readdir(stream) {
-            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+        for (bytes, type) in entries {
             guard let name = String(validating: bytes, as: UTF8.self) else {
                 let shown = bytes.map { $0 < 0x80 && $0 >= 0x20 ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
                 throw BundleError.unsupportedEntry(path: directory + "/" + shown, kind: "a name that is not UTF-8, expected UTF-8 names (rename it; a manifest names files in UTF-8)")
             }
-            names.append((name, entry.pointee.d_type))
+            names.append((name, type))
         }
         return names
     }
@@ -256,28 +257,10 @@ public struct BundleExporter: Sendable {
     /// Checksums the files on every core: the manifest comes first in the bundle, so all of
     /// them are read once before any is written, and that pass is worth sharing out.
     private func describeInParallel(_ paths: [Walked], root: String) throws -> [(file: BundleManifest.File, identity: FileIdentity?)] {
-        final class Results: @unchecked Sendable {
-            var files: [(file: BundleManifest.File, identity: FileIdentity?)?]
-            var failure: (any Error)?
-            let lock = NSLock()
-            init(count: Int) { files = Array(repeating: nil, count: count) }
-        }
-        let results = Results(count: paths.count)
-        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, paths.count))
         let exporter = self
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for index in stride(from: worker, to: paths.count, by: workers) {
-                do {
-                    let file = try exporter.describe(root + "/" + paths[index].relative, as: paths[index])
-                    results.lock.withLock { results.files[index] = file }
-                } catch {
-                    results.lock.withLock { if results.failure == nil { results.failure = error } }
-                    return
-                }
-            }
+        return try paths.parallelMap(jobs: Swift.min(ProcessInfo.processInfo.activeProcessorCount, 8)) { walked in
+            try exporter.describe(root + "/" + walked.relative, as: walked)
         }
-        if let failure = results.failure { throw failure }
-        return results.files.map { $0! }
     }
 
     /// What identifies one version of a file: a write changes the size, the modification or

@@ -102,6 +102,9 @@ public struct MergeJob: Sendable {
                 let target = local + "/" + path
                 if present {
                     try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: target), withIntermediateDirectories: true)
+                    // The merged file keeps the mode of the one it replaces (a private save stays private).
+                    var replaced = stat()
+                    if lstat(target, &replaced) == 0 { chmod(staging + "/" + path, replaced.st_mode & 0o7777) }
                     guard rename(staging + "/" + path, target) == 0 else { throw SaveError(.io, file: target, FileError.reason(errno)) }
                 } else if unlink(target) != 0 && errno != ENOENT {
                     throw SaveError(.io, file: target, "cannot be removed: \(FileError.reason(errno))")

@@ -139,6 +139,21 @@ public enum FileIO {
         close(descriptor)
     }
 
+    /// The names in a directory as the bytes the file system holds (`.` and `..` left out), with
+    /// the type `readdir` gives: `DT_UNKNOWN` where the file system does not say, so that a
+    /// walk needs an `lstat` only for those, not for every file.
+    public static func entries(in directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
+        guard let stream = opendir(directory) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
+        defer { closedir(stream) }
+        var entries: [(bytes: [UInt8], type: UInt8)] = []
+        while let entry = readdir(stream) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if bytes == [0x2E] || bytes == [0x2E, 0x2E] { continue }
+            entries.append((bytes, entry.pointee.d_type))
+        }
+        return entries
+    }
+
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])

@@ -17,7 +17,9 @@ import OrderedCollections
 public struct MergeRules: Sendable {
     public var kind: String
     public var defaultPolicy: MergePolicy
-    public var rules: [Rule]
+    public var rules: [Rule] { didSet { split() } }
+    /// `rules` split once: every value of a merge asks for its rule and its groups.
+    private var valueRules: [Rule] = [], groupRules: [Rule] = []
 
     public struct Rule: Sendable {
         /// Where the rule applies; for a group, the object that holds all its members.
@@ -33,12 +35,18 @@ public struct MergeRules: Sendable {
 
     public init(kind: String, defaultPolicy: MergePolicy = .ask, rules: [Rule]) {
         (self.kind, self.defaultPolicy, self.rules) = (kind, defaultPolicy, rules)
+        split()
+    }
+
+    private mutating func split() {
+        valueRules = rules.filter { $0.members.isEmpty }
+        groupRules = rules.filter { !$0.members.isEmpty }
     }
 
     /// The most specific single-value rule whose path matches `pointer`.
     public func rule(at pointer: JSONPointer) -> Rule? {
         var best: Rule?
-        for rule in rules where rule.members.isEmpty && rule.path.matches(pointer) {
+        for rule in valueRules where rule.path.matches(pointer) {
             if best == nil || rule.path.isMoreSpecific(than: best!.path) { best = rule }
         }
         return best
@@ -46,7 +54,7 @@ public struct MergeRules: Sendable {
 
     /// The group rules held by the object at `pointer`.
     public func groups(at pointer: JSONPointer) -> [Rule] {
-        rules.filter { !$0.members.isEmpty && $0.path.matches(pointer) }
+        groupRules.isEmpty ? [] : groupRules.filter { $0.path.matches(pointer) }
     }
 }
 

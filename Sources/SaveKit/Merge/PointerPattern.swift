@@ -9,7 +9,9 @@ public struct PointerPattern: Sendable, Hashable, CustomStringConvertible {
     public init(tokens: [String]) { self.tokens = tokens }
 
     public func matches(_ pointer: JSONPointer) -> Bool {
-        pointer.tokens.count == tokens.count && zip(tokens, pointer.tokens).allSatisfy { $0 == "*" || $0 == $1 }
+        guard pointer.tokens.count == tokens.count else { return false }
+        for index in tokens.indices where tokens[index] != "*" && tokens[index] != pointer.tokens[index] { return false }
+        return true
     }
 
     /// Orders rules by how exactly they name a place: deeper first, then fewer wildcards, then

@@ -111,7 +111,9 @@ struct Merge: ParsableCommand {
                 return asks ? Self.ask(file: file, conflict) : nil
             }
             let merger = try SaveMerger(kinds: global.kinds(), registry: global.registry(), kind: kind)
-            var job = MergeJob(tree: TreeMerger(merger: merger, resolve: resolve), createdBy: "savetool \(SaveTool.version)")
+            var tree = TreeMerger(merger: merger, resolve: resolve)
+            if asks { tree.jobs = 1 }  // one question at a time
+            var job = MergeJob(tree: tree, createdBy: "savetool \(SaveTool.version)")
             job.dryRun = dryRun
             job.keepsOriginals = !git
             if git, gitFiles.count == 4 { job.recognitionPath = gitFiles[3] }

@@ -145,16 +145,8 @@ struct Migrate: ParsableCommand {
         if !batch.isEmpty { try body(batch) }
     }
 
-    private static func parallelMap<T>(_ items: [FileWalk.File], jobs: Int, _ transform: @escaping @Sendable (FileWalk.File) -> T) -> [T] {
-        let results = ParallelResults<T>(items.count)
-        let workers = max(1, min(jobs, items.count))
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for index in stride(from: worker, to: items.count, by: workers) {
-                let value = transform(items[index])
-                results.lock.withLock { results.values[index] = value }
-            }
-        }
-        return results.values.map { $0! }
+    private static func parallelMap<T: Sendable>(_ items: [FileWalk.File], jobs: Int, _ transform: @escaping @Sendable (FileWalk.File) -> T) -> [T] {
+        (try? items.parallelMap(jobs: jobs, transform)) ?? []  // the transform cannot throw
     }
 
     /// The first pass of `--in-place`: finds the files that will change and saves them. Returns
@@ -248,25 +240,6 @@ struct Migrate: ParsableCommand {
             lines.append(String(decoding: try JSONCodec().encode(.dictionary(line), options: compact), as: UTF8.self))
         }
         return lines.joined()
-    }
-}
-
-/// The results of a parallel map, each written once by the worker that computed it.
-private final class ParallelResults<T>: @unchecked Sendable {
-    var values: [T?]
-    let lock = NSLock()
-    init(_ count: Int) { values = Array(repeating: nil, count: count) }
-}
-
-/// Output directories made once each, whichever worker needs one first.
-final class DirectoryMaker: @unchecked Sendable {
-    private var made = Set<String>()
-    private let lock = NSLock()
-
-    func make(_ path: String) throws {
-        if lock.withLock({ made.contains(path) }) { return }
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        lock.withLock { _ = made.insert(path) }
     }
 }
 

@@ -1,0 +1,17 @@
+import Foundation
+
+/// Output folders made once each, whichever worker needs one first: a batch writing thousands
+/// of files into a hundred folders asks the file system a hundred times, not thousands.
+public final class DirectoryMaker: @unchecked Sendable {
+    private var made = Set<String>()
+    private let lock = NSLock()
+
+    public init() {}
+
+    /// Makes `path` and its missing parents, unless this maker already has.
+    public func make(_ path: String) throws {
+        if lock.withLock({ made.contains(path) }) { return }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        lock.withLock { _ = made.insert(path) }
+    }
+}

@@ -210,6 +210,15 @@ struct MergeTests {
         #expect(result.decisions.first { $0.path.description == "/coins" }?.why.hasSuffix("settled by an answer") == true)
     }
 
+    /// An answer taking the base where a merge has none settles nothing (and never crashes).
+    @Test func anAnswerForAMissingBaseLeavesTheConflictOpen() throws {
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/a", "/b"], "policy": "lexMax"}]}"#))
+        let merger = ValueMerger(rules: rules) { _ in (.take(.base), "an answer") }
+        let outcome = merger.merge(base: nil, local: try Codecs.value(#"{"a": 1, "b": "x"}"#), remote: try Codecs.value(#"{"a": "one", "b": "y"}"#))
+        #expect(outcome.conflicts.count == 1)
+        #expect(outcome.conflicts.first?.why.hasSuffix("the answer takes the base, but this merge has none") == true)
+    }
+
     @Test func twoDifferentUnrecognisedFilesAreAConflict() throws {
         let result = try Self.merger().merge(base: nil, local: Self.copy(#"{"a": 1}"#, "l.json"), remote: Self.copy(#"{"a": 2}"#, "r.json"))
         #expect(result.conflicts.count == 1)

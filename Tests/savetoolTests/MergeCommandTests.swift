@@ -135,6 +135,11 @@ struct MergeCommandTests {
         #expect(try CLI.run("merge", "--local", good, "--remote", good).status == 64, "no output and no --dry-run")
         let folders = try CLI.run("merge", "--local", root.path, "--remote", root.path, "-o", good)
         #expect(folders.status == 73, "an existing output other than the local copy is never replaced")
+        let other = root.appendingPathComponent("other.json").path
+        try Data(#"{"a": 2}"#.utf8).write(to: URL(fileURLWithPath: other))
+        #expect(try CLI.run("merge", "--local", good, "--remote", other, "-o", other, "--prefer", "local").status == 73)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == Data(#"{"a": 2}"#.utf8))
+        #expect(try CLI.run("merge", "--git", root.path, root.path, root.path).status == 64, "git gives a driver files")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 

@@ -22,6 +22,9 @@ public struct MergeJob: Sendable {
     public var dryRun = false
     /// The path kinds' `files` patterns see for a single file (git's `%P`); else the file's own path.
     public var recognitionPath: String?
+    /// Run by git as a merge driver: three files, and an empty base means the file has none
+    /// (added on both branches).
+    public var isGitDriver = false
 
     public init(tree: TreeMerger, createdBy: String) { (self.tree, self.createdBy) = (tree, createdBy) }
 
@@ -50,7 +53,14 @@ public struct MergeJob: Sendable {
         for input in inputs where !FileManager.default.fileExists(atPath: input) {
             throw SaveError(.notFound, file: input, "no such file or folder, expected a copy of the save")
         }
-        if !Self.isFolder(local) && !BackupRepository.isBundle(local) {
+        let singleFile = !Self.isFolder(local) && !BackupRepository.isBundle(local)
+        if isGitDriver, let folder = inputs.first(where: { Self.isFolder($0) || BackupRepository.isBundle($0) }) {
+            throw SaveError(.usage, file: folder, "a folder or bundle, expected the three files git gives a merge driver")
+        }
+        if singleFile && !dryRun && !Self.samePlace(output, local) && FileManager.default.fileExists(atPath: output) {
+            throw SaveError(.cannotCreate, file: output, "exists, expected a new file for the merged copy, or the local copy itself")
+        }
+        if singleFile {
             let file = try mergeFile(base: base, local: local, remote: remote, output: output)
             try count(file.outcome)
             guard !dryRun, outcome.conflicts == 0, file.writes else { return outcome }
@@ -70,8 +80,10 @@ public struct MergeJob: Sendable {
             var importer = BundleImporter(createdBy: createdBy)
             importer.backupDirectory = scratch
             try importer.restore(input, into: scratch + "/files")
+            tree.labels[scratch + "/files"] = input
             return scratch + "/files"
         }
+        var tree = self.tree
         let (baseFolder, localFolder, remoteFolder) = (try base.map(folder), try folder(local), try folder(remote))
         let toBundle = Self.looksLikeBundle(output)
         let inPlace = !toBundle && Self.samePlace(output, local)
@@ -80,9 +92,11 @@ public struct MergeJob: Sendable {
         }
         let staging = dryRun ? nil : try FileIO.makeTemporaryDirectory(beside: toBundle ? output : inPlace ? local : output)
         defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
+        // In place, only what changes is staged and remembered; a new output gets every file.
         var changed: [(path: String, present: Bool)] = []
+        tree.writesUnchanged = !inPlace
         try tree.merge(base: baseFolder, local: localFolder, remote: remoteFolder, into: staging) { file in
-            if file.changesLocal { changed.append((file.path, file.isPresent)) }
+            if inPlace && file.changesLocal { changed.append((file.path, file.isPresent)) }
             try count(file)
         }
         guard let staging, outcome.conflicts == 0 else { return outcome }
@@ -98,16 +112,21 @@ public struct MergeJob: Sendable {
                     .keep(existing, under: local, in: FileIO.parentDirectory(of: Self.absolute(local)), name: Self.name(of: local))
             }
             try Self.flush(staging)
+            // File by file: a failure part way leaves some files merged, and says where the
+            // copies they replaced are kept.
+            let kept = outcome.keptOriginals.map { "; what it replaced is kept in \($0)" } ?? ""
             for (path, present) in changed {
                 let target = local + "/" + path
                 if present {
-                    try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: target), withIntermediateDirectories: true)
+                    do { try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: target), withIntermediateDirectories: true) } catch {
+                        throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: target), "cannot be created: \(error.localizedDescription)\(kept)")
+                    }
                     // The merged file keeps the mode of the one it replaces (a private save stays private).
                     var replaced = stat()
                     if lstat(target, &replaced) == 0 { chmod(staging + "/" + path, replaced.st_mode & 0o7777) }
-                    guard rename(staging + "/" + path, target) == 0 else { throw SaveError(.io, file: target, FileError.reason(errno)) }
+                    guard rename(staging + "/" + path, target) == 0 else { throw SaveError(.io, file: target, FileError.reason(errno) + kept) }
                 } else if unlink(target) != 0 && errno != ENOENT {
-                    throw SaveError(.io, file: target, "cannot be removed: \(FileError.reason(errno))")
+                    throw SaveError(.io, file: target, "cannot be removed: \(FileError.reason(errno))\(kept)")
                 }
             }
             try Self.flush(local)
@@ -133,7 +152,9 @@ public struct MergeJob: Sendable {
         var merger = tree.merger
         let name = recognitionPath ?? Self.name(of: local)
         if let resolve = tree.resolve { merger.resolve = { resolve(name, $0) } }
-        let result = try merger.merge(base: try base.map(copy), local: try copy(local), remote: try copy(remote))
+        // git gives an empty base when the file was added on both branches: no base, then.
+        let baseCopy = try base.map(copy).flatMap { isGitDriver && $0.bytes.isEmpty ? nil : $0 }
+        let result = try merger.merge(base: baseCopy, local: try copy(local), remote: try copy(remote))
         let outcome = TreeMerger.FileOutcome(path: name, kind: result.kind, decisions: result.decisions, isPresent: true, changesLocal: result.changesLocal)
         return (outcome, result.output, result.changesLocal || !FileManager.default.fileExists(atPath: output) || !Self.samePlace(output, local))
     }

@@ -10,8 +10,11 @@ public final class DirectoryMaker: @unchecked Sendable {
 
     /// Makes `path` and its missing parents, unless this maker already has.
     public func make(_ path: String) throws {
-        if lock.withLock({ made.contains(path) }) { return }
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        lock.withLock { _ = made.insert(path) }
+        // Under the lock: two threads making folders with a shared parent never race on it.
+        try lock.withLock {
+            guard !made.contains(path) else { return }
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            made.insert(path)
+        }
     }
 }

@@ -19,7 +19,8 @@ public indirect enum MergePolicy: Sendable, Equatable {
     case lexMax
     /// A count changed on both sides: base + both deltas. Without a base: `noBase`, else a conflict.
     case counter(noBase: MergePolicy?)
-    /// Every element of both arrays, the local order first; nothing is ever dropped.
+    /// Every element of both arrays, the local order first: when both sides changed the array,
+    /// no element of either is dropped.
     case union
     /// Arrays whose elements are objects identified by `key`, merged element by element.
     case keyed(key: JSONPointer)

@@ -119,6 +119,10 @@ extension MergeRules {
         let names = ["preferLocal", "preferRemote", "latest", "max", "min", "lexMax", "counter", "union", "keyed", "pickSide", "ask"]
         guard let name = value.stringValue else { throw fail(path, "\(value.typeNameWithArticle), expected one of \(names.joined(separator: ", "))") }
         let base = Array(path.dropLast())
+        // `default`, `noBase` and `otherwise` name a policy alone: one with parameters cannot be one.
+        if rule.isEmpty, ["latest", "keyed", "pickSide", "lexMax"].contains(name) {
+            throw fail(path, "\"\(name)\" needs a rule of its own, expected one of preferLocal, preferRemote, max, min, counter, union, ask")
+        }
         func pointer(_ key: String) throws(FormatDefinitionError) -> JSONPointer {
             guard let text = rule[key]?.stringValue else { throw fail(base + [key], "missing, expected a JSON Pointer for \"\(name)\"") }
             do { return try JSONPointer(parsing: text) } catch { throw fail(base + [key], "\(error)") }

@@ -61,7 +61,7 @@ public struct SaveMerger: Sendable {
         let kind = found.kind
         let sides = try [(local, localValue), (remote, remoteValue)].map { copy, value throws(SaveError) in try current(value, of: kind, copy: copy) }
         let baseCurrent = try base.map { copy throws(SaveError) in try current(baseValue!, of: kind, copy: copy) }
-        var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
+        let (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         var options = EncodingOptions()
         options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.bytes.contains(0x0A) : true
@@ -69,8 +69,6 @@ public struct SaveMerger: Sendable {
             let output = try localCodec.encode(merged, options: options)
             return Result(output: output, kind: kind.name, decisions: decisions, changesLocal: output != local.bytes)
         } catch {
-            decisions.removeAll()
-            merged = .null
             throw SaveError(.badData, file: local.name, "the merged save cannot be written as \(localCodec.id): \(error)", cause: error)
         }
     }

@@ -59,20 +59,29 @@ public struct ValueMerger: Sendable {
 
         /// A place nothing decided: settled by the resolver, or left open (the local value stands in).
         mutating func conflict(_ path: JSONPointer, _ policy: String, _ base: SaveValue?, _ local: SaveValue?, _ remote: SaveValue?, _ reason: String) -> SaveValue? {
+            settle(path, policy, base, local, remote, reason).value
+        }
+
+        /// A conflict settled by the resolver (the side taken, when one was), or left open with the
+        /// local value standing in. An answer taking the base where there is none settles nothing.
+        mutating func settle(_ path: JSONPointer, _ policy: String, _ base: SaveValue?, _ local: SaveValue?, _ remote: SaveValue?, _ reason: String) -> (value: SaveValue?, side: MergeSide?) {
             let full = JSONPointer(tokens: prefix.tokens + path.tokens)
+            var why = reason
             if let (resolution, by) = merger.resolve?(MergeConflict(path: full, base: base, local: local, remote: remote, reason: reason)) {
-                let value: SaveValue?
                 switch resolution {
-                case .take(.local): value = local
-                case .take(.remote): value = remote
-                case .take(.base): value = base
-                case .value(let given): value = given
+                case .take(.base) where !threeWay:
+                    why += "; the answer takes the base, but this merge has none"
+                case .take(let side):
+                    let value = side == .local ? local : side == .remote ? remote : base
+                    record(path, policy, base, local, remote, value, "\(reason); settled by \(by)")
+                    return (value, side)
+                case .value(let given):
+                    record(path, policy, base, local, remote, given, "\(reason); settled by \(by)")
+                    return (given, nil)
                 }
-                record(path, policy, base, local, remote, value, "\(reason); settled by \(by)")
-                return value
             }
-            decisions.append(MergeDecision(path: full, policy: policy, base: base, local: local, remote: remote, result: local, why: reason, isConflict: true))
-            return local
+            decisions.append(MergeDecision(path: full, policy: policy, base: base, local: local, remote: remote, result: local, why: why, isConflict: true))
+            return (local, .local)
         }
 
         mutating func node(_ path: JSONPointer, base: SaveValue?, local: SaveValue?, remote: SaveValue?) -> SaveValue? {
@@ -97,9 +106,10 @@ public struct ValueMerger: Sendable {
                 }
                 // Removed on one side and changed on the other: only a rule that takes one side decides.
                 let rule = merger.rules?.rule(at: path)
-                switch rule?.policy {
-                case .preferLocal?: record(path, "preferLocal", base, local, remote, local, "removed on one side, changed on the other; the rule takes the local side"); return local
-                case .preferRemote?: record(path, "preferRemote", base, local, remote, remote, "removed on one side, changed on the other; the rule takes the remote side"); return remote
+                let policy = rule?.policy ?? defaultPolicy, source = rule == nil ? "the default policy" : "the rule"
+                switch policy {
+                case .preferLocal: record(path, "preferLocal", base, local, remote, local, "removed on one side, changed on the other; \(source) takes the local side"); return local
+                case .preferRemote: record(path, "preferRemote", base, local, remote, remote, "removed on one side, changed on the other; \(source) takes the remote side"); return remote
                 default: break
                 }
                 let edited = local == nil ? "remote" : "local"
@@ -122,11 +132,18 @@ public struct ValueMerger: Sendable {
         mutating func mergeEntries(
             _ path: JSONPointer, base: OrderedDictionary<String, SaveValue>?, local: OrderedDictionary<String, SaveValue>, remote: OrderedDictionary<String, SaveValue>
         ) -> OrderedDictionary<String, SaveValue> {
-            var merged = OrderedDictionary<String, SaveValue>()
-            var keys = Array(local.keys)
-            keys.append(contentsOf: remote.keys.filter { local[$0] == nil })
-            for key in keys {
-                if let value = node(path.appending(key), base: base?[key], local: local[key], remote: remote[key]) { merged[key] = value }
+            var merged = OrderedDictionary<String, SaveValue>(minimumCapacity: local.count)
+            for (key, value) in local {
+                let other = remote[key]
+                // Most keys hold the same value on both sides: kept without building their path.
+                if value == other {
+                    merged[key] = value
+                } else if let result = node(path.appending(key), base: base?[key], local: value, remote: other) {
+                    merged[key] = result
+                }
+            }
+            for (key, value) in remote where local[key] == nil {
+                if let result = node(path.appending(key), base: base?[key], local: nil, remote: value) { merged[key] = result }
             }
             return merged
         }
@@ -142,17 +159,23 @@ public struct ValueMerger: Sendable {
             }
             let names = group.members.map(\.description).joined(separator: ", ")
             let groupValue = { (tuple: [SaveValue?]) -> SaveValue in .array(tuple.map { $0 ?? .null }) }
-            let winner: MergeSide
-            switch Self.compareTuples(localTuple, remoteTuple) {
-            case .some(let order) where order != 0: winner = order > 0 ? .local : .remote
-            default:
+            let winning: [SaveValue?]
+            if let order = Self.compareTuples(localTuple, remoteTuple), order != 0 {
+                winning = order > 0 ? localTuple : remoteTuple
+                record(path, "lexMax", threeWay ? groupValue(group.members.map { base?.value(at: $0) }) : nil, groupValue(localTuple), groupValue(remoteTuple), groupValue(winning),
+                       "the group \(names) compared as a tuple: the \(order > 0 ? "local" : "remote") side's is higher")
+            } else {
                 let baseTuple = threeWay ? group.members.map { base?.value(at: $0) } : nil
-                let chosen = conflict(path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)")
-                winner = chosen == groupValue(remoteTuple) ? .remote : .local
-            }
-            let winning = winner == .local ? localTuple : remoteTuple
-            if winner == .local || winner == .remote {
-                record(path, "lexMax", nil, groupValue(localTuple), groupValue(remoteTuple), groupValue(winning), "the group \(names) compared as a tuple: the \(winner.rawValue) side's is higher")
+                let settled = settle(path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)")
+                switch settled.side {
+                case .remote?: winning = remoteTuple
+                case .base?: winning = baseTuple ?? localTuple
+                case .local?: winning = localTuple
+                case nil:
+                    // A value given for the group: an array with one entry per member.
+                    guard let given = settled.value?.arrayValue, given.count == group.members.count else { winning = localTuple; break }
+                    winning = given.map { $0 == .null ? nil : $0 }
+                }
             }
             for (member, value) in zip(group.members, winning) {
                 if let value {
@@ -244,7 +267,8 @@ public struct ValueMerger: Sendable {
                 var seen = Set<String>(), order: [String] = []
                 for item in items {
                     guard let identity = item.value(at: key), !identity.isContainer else { return nil }
-                    let text = identity.typeName + ":" + identity.compactText
+                    // 1 and 1.0 are one identity (a JSON copy against a plist copy).
+                    let text = identity.numberValue.map { "number:\($0)" } ?? identity.typeName + ":" + identity.compactText
                     guard seen.insert(text).inserted else { return nil }
                     order.append(text)
                 }
@@ -254,6 +278,9 @@ public struct ValueMerger: Sendable {
                 return conflict(path, "keyed", base.map(SaveValue.array), .array(local), .array(remote), "elements without a unique \(key.displayText), expected one identity per element")
             }
             let baseOrder = base.flatMap(identities)
+            if base != nil && baseOrder == nil {
+                return conflict(path, "keyed", base.map(SaveValue.array), .array(local), .array(remote), "the base's elements have no unique \(key.displayText), so removals cannot be told from additions")
+            }
             let byIdentity = { (items: [SaveValue], order: [String]) in Dictionary(uniqueKeysWithValues: zip(order, items)) }
             let localItems = byIdentity(local, localOrder), remoteItems = byIdentity(remote, remoteOrder)
             let baseItems = zip(baseOrder ?? [], base ?? []).reduce(into: [String: SaveValue]()) { $0[$1.0] = $1.1 }
@@ -269,9 +296,15 @@ public struct ValueMerger: Sendable {
                 order.insert(identity, at: after.flatMap { order.firstIndex(of: $0) }.map { $0 + 1 } ?? 0)
                 placed.insert(identity)
             }
+            // Each element is reported at its own index on the side that has it, so that two
+            // places never share a path (an answer settles exactly one).
+            let localIndex = Dictionary(uniqueKeysWithValues: localOrder.enumerated().map { ($1, $0) })
+            let remoteIndex = Dictionary(uniqueKeysWithValues: remoteOrder.enumerated().map { ($1, $0) })
+            let baseIndex = Dictionary(uniqueKeysWithValues: (baseOrder ?? []).enumerated().map { ($1, $0) })
             var items: [SaveValue] = []
             for identity in order {
-                if let value = node(path.appending(items.count), base: baseItems[identity], local: localItems[identity], remote: remoteItems[identity]) {
+                let index = localIndex[identity] ?? remoteIndex[identity] ?? baseIndex[identity] ?? items.count
+                if let value = node(path.appending(index), base: baseItems[identity], local: localItems[identity], remote: remoteItems[identity]) {
                     items.append(value)
                 }
             }

@@ -116,6 +116,7 @@ struct Merge: ParsableCommand {
             var job = MergeJob(tree: tree, createdBy: "savetool \(SaveTool.version)")
             job.dryRun = dryRun
             job.keepsOriginals = !git
+            job.isGitDriver = git
             if git, gitFiles.count == 4 { job.recognitionPath = gitFiles[3] }
             var collected = MergeReport()
             let printing = !global.quiet && !global.json

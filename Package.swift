@@ -44,6 +44,10 @@ let package = Package(
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
+        // Where backup repositories keep their objects: the storage protocol and a local folder.
+        .target(name: "SaveStorage", dependencies: ["SaveKit"]),
+        // S3-compatible object storage behind the same protocol: SigV4 and the AWS environment.
+        .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", .product(name: "Crypto", package: "swift-crypto")]),
         // The command-line tool: argument parsing and output only; the work is in SaveKit.
         .executableTarget(
             name: "savetool",
@@ -81,6 +85,8 @@ let package = Package(
             dependencies: ["SaveArchive", "SaveKit", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
+        // The storage seam, against a local folder and a real S3-compatible server (moto).
+        .testTarget(name: "SaveStorageTests", dependencies: ["SaveStorage", "SaveStorageS3", "SaveKit", "TestSupport"]),
         // Runs the built savetool binary: exit codes, messages, files on disk.
         .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"], exclude: ["Fixtures"]),
     ]

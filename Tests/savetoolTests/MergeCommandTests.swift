@@ -143,6 +143,42 @@ struct MergeCommandTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// On a terminal, without answers, each conflict is asked (run under a pseudo-terminal).
+    @Test func aConflictIsAskedOnATerminal() throws {
+        let root = try Processes.temporaryDirectory("merge-ask")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let save = { (coins: Int) in #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": \#(coins), "unlockedThemes": [], "lastSaved": "x"}"# }
+        try Data(save(70).utf8).write(to: root.appendingPathComponent("phone.json"))
+        try Data(save(25).utf8).write(to: root.appendingPathComponent("tablet.json"))
+        let command = "\(CLI.executable) merge --kind blocks.gamesave --local phone.json --remote tablet.json -o merged.json"
+        let asked = try Processes.run(["script", "-qefc", command, "/dev/null"], input: Array("r\n".utf8), directory: root)
+        #expect(asked.status == 0, "\(asked.outputText)")
+        #expect(asked.outputText.contains("phone.json: conflict at /coins: a counter changed on both sides"))
+        #expect(asked.outputText.contains("Keep which? [l]ocal, [r]emote, or Enter to leave it"))
+        #expect(asked.outputText.contains("/coins: counter → 25, a counter changed on both sides, but without a base the two changes cannot be added; settled by the answer on the terminal"))
+        let merged = try Codecs.json.decode(Array(try Data(contentsOf: root.appendingPathComponent("merged.json"))))
+        #expect(merged["coins"] == 25)
+    }
+
+    /// Two bundles merged into a third: a backup of each device, and a bundle as the result.
+    @Test func bundlesInABundleOut() throws {
+        let root = try Processes.temporaryDirectory("merge-bundles")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let phone = try Device(root.appendingPathComponent("phone")), tablet = try Device(root.appendingPathComponent("tablet"))
+        try tablet.set("Documents/games/daily.json", "/completed", "true")
+        for device in ["phone", "tablet"] {
+            #expect(try CLI.run("export", root.appendingPathComponent(device).path, "-o", root.appendingPathComponent("\(device).tar.gz").path).status == 0)
+        }
+        _ = phone
+        let merged = root.appendingPathComponent("merged.tar.zst").path
+        let result = try CLI.run("merge", "--local", root.appendingPathComponent("phone.tar.gz").path, "--remote", root.appendingPathComponent("tablet.tar.gz").path, "-o", merged)
+        #expect(result.status == 0, "\(result.errors)")
+        let restored = root.appendingPathComponent("restored").path
+        #expect(try CLI.run("import", merged, "--into", restored).status == 0)
+        #expect(try CLI.run("get", restored + "/Documents/games/daily.json", "/completed").outputText == "true\n")
+        #expect(Files.regularFiles(under: restored).count == 4)
+    }
+
     /// git calls the driver on a binary plist save changed on two branches; the result is the
     /// merge of both, still a binary plist, and `git diff` shows it as typed JSON (textconv).
     @Test func asAGitMergeDriver() throws {

@@ -1,0 +1,111 @@
+import Foundation
+import SaveKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A ``SaveStorage`` in a folder of the local file system. Objects are files directly in it;
+/// an `ifAbsent` write is a temporary file linked to its name (`link` fails when the name is
+/// taken), so a reader never sees half an object and two writers never both win.
+public struct LocalFolderStorage: SaveStorage {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    public var location: String { directory }
+
+    public func list() throws -> [StoredObject] {
+        let entries: [(bytes: [UInt8], type: UInt8)]
+        do { entries = try FileIO.entries(in: directory) } catch { throw SaveError(.notFound, file: directory, error.description, cause: error) }
+        var objects: [StoredObject] = []
+        for (bytes, _) in entries {
+            guard let name = String(validating: bytes, as: UTF8.self), !FileIO.isTemporaryName(name) else { continue }
+            var info = stat()
+            guard lstat(directory + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            objects.append(StoredObject(name: name, size: Int64(info.st_size), modified: Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))))
+        }
+        return objects.sorted { $0.name < $1.name }
+    }
+
+    public func read(_ name: String) throws -> [UInt8] {
+        let path = try self.path(of: name)
+        do { return try FileIO.read(path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
+    }
+
+    public func write(_ bytes: [UInt8], to name: String, ifAbsent: Bool) throws {
+        let path = try self.path(of: name)
+        let (descriptor, temporary) = try temporaryFile(beside: path)
+        defer { unlink(temporary) }
+        let failure = bytes.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
+        let flushed = failure == 0 && fsync(descriptor) == 0
+        close(descriptor)
+        guard flushed else { throw SaveError(.io, file: path, FileError.reason(failure != 0 ? failure : errno)) }
+        try place(temporary, at: path, ifAbsent: ifAbsent)
+    }
+
+    public func upload(file: String, to name: String, ifAbsent: Bool) throws {
+        let path = try self.path(of: name)
+        let (descriptor, temporary) = try temporaryFile(beside: path)
+        defer { unlink(temporary) }
+        do {
+            defer { close(descriptor) }
+            let source = open(file, O_RDONLY | O_CLOEXEC)
+            guard source >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
+            defer { close(source) }
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
+                guard count >= 0 else { throw SaveError(.io, file: file, FileError.reason(errno)) }
+                if count == 0 { break }
+                let failure = buffer.withUnsafeBytes { FileIO.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: descriptor) }
+                guard failure == 0 else { throw SaveError(.io, file: path, FileError.reason(failure)) }
+            }
+            guard fsync(descriptor) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
+        }
+        try place(temporary, at: path, ifAbsent: ifAbsent)
+    }
+
+    public func download(_ name: String, to file: String) throws {
+        let path = try self.path(of: name)
+        guard access(path, F_OK) == 0 else { throw SaveError(.notFound, file: path, "no such object in \(directory)") }
+        do { try FileManager.default.copyItem(atPath: path, toPath: file) } catch {
+            throw SaveError(.cannotCreate, file: file, error.localizedDescription)
+        }
+    }
+
+    public func delete(_ name: String) throws {
+        let path = try self.path(of: name)
+        guard unlink(path) == 0 || errno == ENOENT else { throw SaveError(.io, file: path, "cannot be removed: \(FileError.reason(errno))") }
+        FileIO.syncDirectory(directory)
+    }
+
+    // MARK: -
+
+    /// An object's file; names are single path components (no folder, no `..`).
+    private func path(of name: String) throws -> String {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw SaveError(.usage, file: directory, "the object name \"\(name)\", expected a file name without a folder")
+        }
+        return directory + "/" + name
+    }
+
+    private func temporaryFile(beside path: String) throws -> (Int32, String) {
+        do { return try FileIO.makeTemporaryFile(beside: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
+    }
+
+    /// Gives the complete temporary file its name: exclusively (a hard link, which fails when the
+    /// name is taken) or replacing (a rename); then flushes the folder.
+    private func place(_ temporary: String, at path: String, ifAbsent: Bool) throws {
+        if ifAbsent {
+            guard link(temporary, path) == 0 else {
+                if errno == EEXIST { throw SaveError(.conflict, file: path, "exists already, expected a new object") }
+                throw SaveError(.io, file: path, FileError.reason(errno))
+            }
+        } else {
+            guard rename(temporary, path) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
+        }
+        FileIO.syncDirectory(directory)
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Where a backup repository keeps its objects: a local folder, or a bucket and prefix of an
+/// S3-compatible object store. The one storage seam: the repository is written against this
+/// protocol, and neither it nor SaveKit knows which one it has.
+///
+/// Object stores have no rename, so the protocol has none: what must appear whole is written
+/// under its final name with `ifAbsent` (a local folder does that with an exclusive rename,
+/// an object store with `If-None-Match: *`), and a repository marks complete what is complete
+/// by a second object written last.
+///
+/// Errors are ``SaveKit/SaveError``s with the categories the command line maps to exit codes:
+/// `notFound` (no such object or bucket), `permissionDenied` (credentials refused), `busy`
+/// (the store did not answer in time), `io`, and `conflict` for an `ifAbsent` write that found
+/// the name taken.
+public protocol SaveStorage: Sendable {
+    /// For messages: `backups` or `s3://bucket/prefix`.
+    var location: String { get }
+
+    /// Every object, sorted by name. Throws when the listing fails: never a quiet empty list,
+    /// which a retention pass would take for "nothing to keep".
+    func list() throws -> [StoredObject]
+
+    /// A small object's bytes (a marker, a lock), whole.
+    func read(_ name: String) throws -> [UInt8]
+
+    /// Writes a small object; with `ifAbsent`, only when no object has that name.
+    func write(_ bytes: [UInt8], to name: String, ifAbsent: Bool) throws
+
+    /// Copies a local file into an object, a piece at a time (memory does not grow with its size).
+    func upload(file: String, to name: String, ifAbsent: Bool) throws
+
+    /// Copies an object into a new local file, a piece at a time.
+    func download(_ name: String, to file: String) throws
+
+    /// Removes an object; removing one that is not there is not an error.
+    func delete(_ name: String) throws
+}
+
+/// One object of a ``SaveStorage``.
+public struct StoredObject: Sendable, Equatable {
+    /// Relative to the repository: `kape-2026-11-20.tar.gz`.
+    public var name: String
+    public var size: Int64
+    public var modified: Date?
+
+    public init(name: String, size: Int64, modified: Date?) {
+        (self.name, self.size, self.modified) = (name, size, modified)
+    }
+}

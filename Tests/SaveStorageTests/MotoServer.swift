@@ -1,0 +1,133 @@
+import Foundation
+import SaveStorageS3
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real S3-compatible server for the tests: moto's server (PyPI `moto[server]`, pinned and
+/// installed by `scripts/setup` into `.tools/moto`), started on 127.0.0.1 on a free port with
+/// signature checking on, and an IAM user whose key the tests sign with.
+///
+/// Started once for the whole test run and stopped when it ends. A test that needs it fails
+/// (never skips) when it cannot start.
+final class MotoServer: @unchecked Sendable {
+    let port: Int
+    let accessKey: String
+    let secretKey: String
+    private let process: Process
+
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    func environment(secret: String? = nil) -> AWSEnvironment {
+        AWSEnvironment(accessKey: accessKey, secretKey: secret ?? secretKey, region: "us-east-1", endpoint: endpoint)
+    }
+
+    /// The variables a `savetool` process reads.
+    var variables: [String: String] {
+        var variables = ProcessInfo.processInfo.environment
+        variables["AWS_ACCESS_KEY_ID"] = accessKey
+        variables["AWS_SECRET_ACCESS_KEY"] = secretKey
+        variables["AWS_REGION"] = "us-east-1"
+        variables["AWS_ENDPOINT_URL"] = endpoint.absoluteString
+        return variables
+    }
+
+    static let tools = Corpus.packageRoot.appendingPathComponent(".tools/moto/bin")
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var running: MotoServer?
+
+    /// The shared server, started on first use.
+    static func shared() throws -> MotoServer {
+        try lock.withLock {
+            if let running { return running }
+            let server = try MotoServer()
+            running = server
+            return server
+        }
+    }
+
+    private init() throws {
+        let binary = Self.tools.appendingPathComponent("moto_server").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ServerError("moto's server is not installed at \(binary); run scripts/setup")
+        }
+        port = try Self.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
+        var variables = ProcessInfo.processInfo.environment
+        // The first four calls (making the user, its policy and key) need no signature; every
+        // later one is checked, so a wrong secret is refused as S3 refuses it.
+        variables["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+        process.environment = variables
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.answers(port) {
+            guard Date() < deadline, process.isRunning else {
+                process.terminate()
+                throw ServerError("moto's server did not start on 127.0.0.1:\(port)")
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let bootstrap = """
+            import boto3, json, sys
+            iam = boto3.client("iam", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id="boot", aws_secret_access_key="boot")
+            iam.create_user(UserName="savetool")
+            policy = iam.create_policy(PolicyName="s3", PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+            iam.attach_user_policy(UserName="savetool", PolicyArn=policy["Policy"]["Arn"])
+            key = iam.create_access_key(UserName="savetool")["AccessKey"]
+            print(key["AccessKeyId"], key["SecretAccessKey"])
+            """
+        let made = try Processes.run([Self.tools.appendingPathComponent("python").path, "-c", bootstrap, "http://127.0.0.1:\(port)"])
+        let keys = made.outputText.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        guard made.status == 0, keys.count == 2 else {
+            process.terminate()
+            throw ServerError("could not make a user on moto's server: \(made.errors)")
+        }
+        (accessKey, secretKey) = (keys[0], keys[1])
+        atexit { MotoServer.running?.process.terminate() }
+    }
+
+    /// A bucket of its own for one test.
+    func makeBucket(_ name: String = "saves-" + UUID().uuidString.prefix(8).lowercased()) throws -> String {
+        let client = S3Client(environment: environment(), bucket: name)
+        let response = try client.send("PUT")
+        guard response.status == 200 else { throw ServerError("cannot make the bucket \(name): \(response.status)") }
+        return name
+    }
+
+    private static func freePort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) } }
+        guard bound == 0 else { throw ServerError("no free port: \(String(cString: strerror(errno)))") }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func answers(_ port: Int) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
+}

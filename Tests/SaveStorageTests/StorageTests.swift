@@ -1,0 +1,126 @@
+import Foundation
+import SaveKit
+import SaveStorage
+import SaveStorageS3
+import TestSupport
+import Testing
+
+/// The storage seam: one set of promises, checked against both implementations — a local
+/// folder and a real S3-compatible server.
+@Suite("Storage")
+struct StorageTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case local, s3
+        var testDescription: String { rawValue }
+    }
+
+    /// A fresh, empty repository of that kind, and a scratch folder for files.
+    static func storage(_ kind: Kind) throws -> (storage: any SaveStorage, scratch: URL) {
+        let scratch = try Processes.temporaryDirectory("storage")
+        switch kind {
+        case .local:
+            let folder = scratch.appendingPathComponent("repo")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return (LocalFolderStorage(directory: folder.path), scratch)
+        case .s3:
+            let server = try MotoServer.shared()
+            let bucket = try server.makeBucket()
+            var storage = S3Storage(try S3Location(parsing: "s3://\(bucket)/devices/qa"), environment: server.environment())
+            storage.partSize = 5 << 20  // S3's smallest part: a 12 MiB file goes up in three
+            return (storage, scratch)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func smallObjectsAreWrittenReadListedAndDeleted(_ kind: Kind) throws {
+        let (storage, scratch) = try Self.storage(kind)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        #expect(try storage.list().isEmpty)
+        try storage.write(Array("first".utf8), to: "b.marker", ifAbsent: true)
+        try storage.write(Array("one".utf8), to: "a.lock", ifAbsent: false)
+        #expect(try storage.read("b.marker") == Array("first".utf8))
+        #expect(try storage.list().map(\.name) == ["a.lock", "b.marker"])
+        #expect(try storage.list().map(\.size) == [3, 5])
+        // The compare-and-swap: a second exclusive write loses, and the first object stays.
+        #expect { try storage.write(Array("second".utf8), to: "b.marker", ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .conflict }
+        #expect(try storage.read("b.marker") == Array("first".utf8))
+        try storage.write(Array("two".utf8), to: "a.lock", ifAbsent: false)
+        #expect(try storage.read("a.lock") == Array("two".utf8))
+        try storage.delete("a.lock")
+        try storage.delete("a.lock")  // gone already: not an error
+        #expect(try storage.list().map(\.name) == ["b.marker"])
+        #expect { try storage.read("missing") } throws: { ($0 as? SaveError)?.category == .notFound }
+    }
+
+    /// A file of several parts goes up and comes down byte for byte, and an exclusive upload
+    /// over an existing object is refused.
+    @Test(arguments: Kind.allCases)
+    func largeFilesGoUpAndComeDownWhole(_ kind: Kind) throws {
+        let (storage, scratch) = try Self.storage(kind)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<(12 << 20) + 12_345).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let file = scratch.appendingPathComponent("bundle.tar.gz")
+        try bytes.write(to: file)
+        try storage.upload(file: file.path, to: "qa-2026-11-20.tar.gz", ifAbsent: true)
+        #expect(try storage.list() == [StoredObject(name: "qa-2026-11-20.tar.gz", size: Int64(bytes.count), modified: try storage.list().first?.modified)])
+        let back = scratch.appendingPathComponent("back.tar.gz")
+        try storage.download("qa-2026-11-20.tar.gz", to: back.path)
+        #expect(try Data(contentsOf: back) == bytes)
+        #expect { try storage.upload(file: file.path, to: "qa-2026-11-20.tar.gz", ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .conflict }
+        #expect(try storage.list().count == 1, "a refused upload leaves nothing behind")
+    }
+
+    @Test func aWrongSecretIsRefused() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let storage = S3Storage(try S3Location(parsing: "s3://\(bucket)"), environment: server.environment(secret: "not-the-secret"))
+        #expect { try storage.list() } throws: { ($0 as? SaveError)?.category == .permissionDenied }
+        #expect { try storage.write([1], to: "x", ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .permissionDenied }
+    }
+
+    @Test func aMissingBucketIsNotFound() throws {
+        let server = try MotoServer.shared()
+        let storage = S3Storage(try S3Location(parsing: "s3://no-such-bucket-here/x"), environment: server.environment())
+        #expect { try storage.list() } throws: { error in
+            let error = error as? SaveError
+            return error?.category == .notFound && error?.description.hasPrefix("s3://no-such-bucket-here: no such bucket") == true
+        }
+    }
+
+    /// Nothing listening: a bounded number of tries with backoff, then `busy` (exit 75).
+    @Test func aServerThatDoesNotAnswerIsBusy() throws {
+        let environment = AWSEnvironment(accessKey: "a", secretKey: "b", endpoint: URL(string: "http://127.0.0.1:9")!)
+        let client = S3Client(environment: environment, bucket: "saves", timeout: 2, attempts: 2)
+        let started = Date()
+        #expect { try client.send("GET") } throws: { error in
+            let error = error as? SaveError
+            return error?.category == .busy && error?.description.contains("did not answer") == true && error?.description.contains("after 2 tries") == true
+        }
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    @Test func locationsAreParsedAndChecked() throws {
+        let place = try S3Location(parsing: "s3://qa-farm/devices/pixel-7/")
+        #expect(place.bucket == "qa-farm" && place.prefix == "devices/pixel-7")
+        #expect(place.key("a.tar.gz") == "devices/pixel-7/a.tar.gz")
+        #expect(place.description == "s3://qa-farm/devices/pixel-7")
+        #expect(try S3Location(parsing: "s3://qa-farm").key("a") == "a")
+        #expect(throws: SaveError.self) { try S3Location(parsing: "s3://Bad_Bucket/x") }
+        #expect(throws: SaveError.self) { try AWSEnvironment.current([:]) }
+        let environment = try AWSEnvironment.current(["AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-central-1"])
+        #expect(environment.region == "eu-central-1" && environment.endpoint.port == 9000)
+    }
+
+    /// The example AWS publishes for SigV4 (GET /test.txt with a Range, 2013-05-24).
+    @Test func signaturesMatchAWSsPublishedExample() {
+        let signer = SigV4(accessKey: "AKIAIOSFODNN7EXAMPLE", secretKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", region: "us-east-1")
+        let emptyHash = SigV4.sha256Hex(Data())
+        #expect(emptyHash == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let authorization = signer.authorization(
+            method: "GET", path: "/test.txt", query: [],
+            headers: [("Host", "examplebucket.s3.amazonaws.com"), ("Range", "bytes=0-9"), ("x-amz-content-sha256", emptyHash), ("x-amz-date", "20130524T000000Z")],
+            payloadHash: emptyHash, timestamp: "20130524T000000Z")
+        #expect(authorization == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+    }
+}

@@ -39,7 +39,7 @@ let package = Package(
         .target(
             name: "SaveArchive",
             dependencies: [
-                "SaveKit", "CArchive", "CSystem",
+                "SaveKit", "SaveStorage", "CArchive", "CSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit", "SaveArchive", "BuiltInFormats", "CSystem",
+                "SaveKit", "SaveArchive", "SaveStorage", "SaveStorageS3", "BuiltInFormats", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
@@ -88,6 +88,6 @@ let package = Package(
         // The storage seam, against a local folder and a real S3-compatible server (moto).
         .testTarget(name: "SaveStorageTests", dependencies: ["SaveStorage", "SaveStorageS3", "SaveKit", "TestSupport"]),
         // Runs the built savetool binary: exit codes, messages, files on disk.
-        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "SaveArchive", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

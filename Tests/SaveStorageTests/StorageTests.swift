@@ -7,6 +7,12 @@ import Testing
 
 /// The storage seam: one set of promises, checked against both implementations — a local
 /// folder and a real S3-compatible server.
+extension MotoServer {
+    func environment(secret: String? = nil) -> AWSEnvironment {
+        AWSEnvironment(accessKey: accessKey, secretKey: secret ?? secretKey, region: "us-east-1", endpoint: endpoint)
+    }
+}
+
 @Suite("Storage")
 struct StorageTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {

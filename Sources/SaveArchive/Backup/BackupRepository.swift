@@ -50,6 +50,10 @@ public struct BackupRepository: Sendable {
         public var day: Day
         public var path: String
         public var format: ArchiveFormat
+
+        public init(name: String, day: Day, path: String, format: ArchiveFormat) {
+            (self.name, self.day, self.path, self.format) = (name, day, path, format)
+        }
     }
 
     /// Throws when the repository does not exist or cannot be read: a typo in a cron job's

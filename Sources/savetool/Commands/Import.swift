@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveArchive
+import SaveStorageS3
 import SaveKit
 
 struct Import: ParsableCommand {
@@ -88,7 +89,18 @@ struct Import: ParsableCommand {
             let outcome: BundleImporter.Outcome
             do {
                 defer { bar.finish() }
-                outcome = try importer.restore(bundle, into: into, dryRun: dryRun)
+                // s3://bucket/prefix/<name>-<date>.tar.gz: a marked backup, downloaded first and
+                // then imported exactly as a file on disk is, with every check.
+                var local = bundle
+                var scratch: String?
+                defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+                if S3Location.isRemote(bundle) {
+                    let slash = bundle.lastIndex(of: "/")!
+                    let repository = try RemoteRepository.s3(String(bundle[..<slash]))
+                    scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
+                    local = try repository.fetch(String(bundle[bundle.index(after: slash)...]), into: scratch!)
+                }
+                outcome = try importer.restore(local, into: into, dryRun: dryRun)
             }
             let count = outcome.summary.fileCount
             for note in outcome.notes { global.warn("\(into): \(note)") }

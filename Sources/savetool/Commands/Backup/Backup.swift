@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveArchive
+import SaveStorageS3
 import SaveKit
 
 struct Backup: ParsableCommand {
@@ -33,13 +34,27 @@ struct Backup: ParsableCommand {
 
 /// Options the backup commands share.
 struct RepositoryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The backup repository (a directory).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The backup repository: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"))
     var repo: String
 
     var repository: BackupRepository { BackupRepository(directory: repo) }
 
     func engine() -> BackupEngine {
         BackupEngine(repository: repository, createdBy: "savetool \(SaveTool.version)")
+    }
+
+    /// The repository on an object store, or `nil` for a directory.
+    func remote() throws -> RemoteRepository? {
+        guard S3Location.isRemote(repo) else { return nil }
+        return try RemoteRepository.s3(repo)
+    }
+}
+
+extension RemoteRepository {
+    /// `s3://bucket/prefix`, with the credentials and endpoint of the standard AWS variables.
+    static func s3(_ text: String) throws -> RemoteRepository {
+        let storage = S3Storage(try S3Location(parsing: text), environment: try AWSEnvironment.current())
+        return RemoteRepository(storage: storage, createdBy: "savetool \(SaveTool.version)")
     }
 }
 

@@ -47,6 +47,31 @@ struct BackupCreate: ParsableCommand {
     func run() throws {
         try Failure.reporting {
             let today = BackupRepository.Day.today()
+            if var remote = try options.remote() {
+                let printer = global
+                remote.warn = { printer.warn($0) }
+                let bar = ProgressBar("backing up", global: global)
+                remote.progress = bar.update
+                let report: RemoteRepository.CreateReport
+                do {
+                    defer { bar.finish() }
+                    report = try remote.create(
+                        source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression), createdAt: Export.creationTime())
+                }
+                let place = remote.storage.location + "/" + report.object
+                if global.json {
+                    try Console.outputJSON([
+                        "backup": .string(place), "outcome": .string("\(report.outcome)"), "files": .int(UInt64(report.files)),
+                        "deleted": .array(report.deleted.map { .string(remote.storage.location + "/" + $0.object) }),
+                    ])
+                } else if !global.quiet {
+                    var lines = ["\(report.outcome): \(place) (\(report.files) file\(report.files == 1 ? "" : "s"))"]
+                    lines += report.deleted.map { "deleted: \(remote.storage.location)/\($0.object)" }
+                    lines += report.strayObjectsRemoved.map { "removed unfinished: \(remote.storage.location)/\($0)" }
+                    Console.output(lines.joined(separator: "\n") + "\n")
+                }
+                return
+            }
             var engine = options.engine()
             let printer = global
             engine.warn = { printer.warn($0) }

@@ -20,6 +20,22 @@ struct BackupList: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
+            if let remote = try options.remote() {
+                // Marked backups, as their markers describe them; `backup verify` downloads and checks them.
+                let backups = try remote.backups()
+                if global.json {
+                    try Console.outputJSON(.array(backups.map { backup in
+                        [
+                            "name": .string(backup.name), "date": .string(backup.day.description), "path": .string(remote.storage.location + "/" + backup.object),
+                            "size": .integer(backup.size), "files": .int(UInt64(backup.files)), "complete": true, "sha256": .string(backup.sha256),
+                        ]
+                    }))
+                } else {
+                    let lines = backups.map { "\($0.day)  \($0.name)  \($0.size) bytes  \($0.files) files  complete (marked; backup verify checks it)" }
+                    Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+                }
+                return
+            }
             let engine = options.engine()
             var rows: [SaveValue] = []
             var lines: [String] = []

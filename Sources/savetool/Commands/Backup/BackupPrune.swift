@@ -31,6 +31,16 @@ struct BackupPrune: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
+            if let remote = try options.remote() {
+                let deleted = try remote.prune(keep: keep, today: .today(), dryRun: dryRun).map { remote.storage.location + "/" + $0.object }
+                if global.json {
+                    try Console.outputJSON(.array(deleted.map { .string($0) }))
+                } else if !global.quiet {
+                    let verb = dryRun ? "would delete" : "deleted"
+                    Console.output(deleted.isEmpty ? "nothing to delete\n" : deleted.map { "\(verb): \($0)" }.joined(separator: "\n") + "\n")
+                }
+                return
+            }
             let deleted = try options.engine().prune(keep: keep, today: .today(), dryRun: dryRun)
             if global.json {
                 try Console.outputJSON(.array(deleted.map { .string($0.path) }))

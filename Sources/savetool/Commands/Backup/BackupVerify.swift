@@ -22,6 +22,26 @@ struct BackupVerify: ParsableCommand {
     var backups: [String] = []
 
     func run() throws {
+        if var remote = try Failure.reporting({ try options.remote() }) {
+            let bar = ProgressBar("verifying", global: global)
+            remote.progress = bar.update
+            let all = try Failure.reporting { try remote.backups() }
+            let chosen = backups.isEmpty ? all : all.filter { backups.contains($0.object) }
+            var failed = 0
+            for backup in chosen {
+                do {
+                    let summary = try Failure.reporting {
+                        defer { bar.finish() }
+                        return try remote.verify(backup)
+                    }
+                    if !global.quiet && !global.json { Console.output("ok: \(remote.storage.location)/\(backup.object) (\(summary.fileCount) files)\n") }
+                } catch {
+                    failed += 1
+                }
+            }
+            if failed > 0 { throw ExitCode(Failure.Code.dataError) }
+            return
+        }
         var engine = options.engine()
         let bar = ProgressBar("verifying", global: global)
         engine.progress = bar.update

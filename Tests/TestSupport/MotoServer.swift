@@ -1,7 +1,4 @@
 import Foundation
-import SaveStorageS3
-import TestSupport
-import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -13,20 +10,16 @@ import Glibc
 ///
 /// Started once for the whole test run and stopped when it ends. A test that needs it fails
 /// (never skips) when it cannot start.
-final class MotoServer: @unchecked Sendable {
-    let port: Int
-    let accessKey: String
-    let secretKey: String
+public final class MotoServer: @unchecked Sendable {
+    public let port: Int
+    public let accessKey: String
+    public let secretKey: String
     private let process: Process
 
-    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
-
-    func environment(secret: String? = nil) -> AWSEnvironment {
-        AWSEnvironment(accessKey: accessKey, secretKey: secret ?? secretKey, region: "us-east-1", endpoint: endpoint)
-    }
+    public var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// The variables a `savetool` process reads.
-    var variables: [String: String] {
+    public var variables: [String: String] {
         var variables = ProcessInfo.processInfo.environment
         variables["AWS_ACCESS_KEY_ID"] = accessKey
         variables["AWS_SECRET_ACCESS_KEY"] = secretKey
@@ -41,7 +34,7 @@ final class MotoServer: @unchecked Sendable {
     nonisolated(unsafe) private static var running: MotoServer?
 
     /// The shared server, started on first use.
-    static func shared() throws -> MotoServer {
+    public static func shared() throws -> MotoServer {
         try lock.withLock {
             if let running { return running }
             let server = try MotoServer()
@@ -94,11 +87,14 @@ final class MotoServer: @unchecked Sendable {
         atexit { MotoServer.running?.process.terminate() }
     }
 
-    /// A bucket of its own for one test.
-    func makeBucket(_ name: String = "saves-" + UUID().uuidString.prefix(8).lowercased()) throws -> String {
-        let client = S3Client(environment: environment(), bucket: name)
-        let response = try client.send("PUT")
-        guard response.status == 200 else { throw ServerError("cannot make the bucket \(name): \(response.status)") }
+    /// A bucket of its own for one test (made with boto3, the reference client).
+    public func makeBucket(_ name: String = "saves-" + UUID().uuidString.prefix(8).lowercased()) throws -> String {
+        let script = """
+            import boto3, sys
+            boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3]).create_bucket(Bucket=sys.argv[4])
+            """
+        let made = try Processes.run([Self.tools.appendingPathComponent("python").path, "-c", script, endpoint.absoluteString, accessKey, secretKey, name])
+        guard made.status == 0 else { throw ServerError("cannot make the bucket \(name): \(made.errors)") }
         return name
     }
 
@@ -126,8 +122,8 @@ final class MotoServer: @unchecked Sendable {
         return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
     }
 
-    struct ServerError: Error, CustomStringConvertible {
-        var description: String
+    public struct ServerError: Error, CustomStringConvertible {
+        public var description: String
         init(_ description: String) { self.description = description }
     }
 }

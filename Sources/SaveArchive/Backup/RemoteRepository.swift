@@ -1,0 +1,238 @@
+import Crypto
+import Foundation
+import SaveKit
+import SaveStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Daily backups in a ``SaveStorage`` that has no rename (an S3 bucket and prefix): the same
+/// bundles, names and retention as a local ``BackupRepository``, made safe for object stores.
+///
+/// - A backup counts only once its **marker** is written, last, exclusively:
+///   `<name>-YYYY-MM-DD.tar.gz.complete`, a small JSON naming the bundle, its size, its SHA-256
+///   and its file count. `list` shows marked backups only; a transfer cut in the middle leaves
+///   an unmarked object that the next run (holding the lock) deletes.
+/// - Retention deletes the marker first, then the bundle: a backup is never listed as good
+///   while it is being deleted.
+/// - The **lock** is an object, `.savetool-lock`, created exclusively; one older than
+///   ``lockStaleAfter`` (a run that died) is taken over.
+/// - `verify` downloads the bundle and checks its SHA-256 against the marker itself, then every
+///   file's, as for a local backup (servers may not check the checksums they are sent).
+///
+/// The bundle is written to a temporary file first, then uploaded in parts; see docs/backups.md.
+public struct RemoteRepository: Sendable {
+    public let storage: any SaveStorage
+    public var createdBy: String
+    /// How long `create` and `prune` wait for another run's lock before giving up (busy, exit 75).
+    public var lockWait: TimeInterval = 10
+    /// A lock older than this belongs to a run that died, and is taken over.
+    public var lockStaleAfter: TimeInterval = 15 * 60
+    public var warn: @Sendable (String) -> Void = { _ in }
+    public var progress: @Sendable (WorkProgress) -> Void = { _ in }
+
+    public init(storage: any SaveStorage, createdBy: String) {
+        (self.storage, self.createdBy) = (storage, createdBy)
+    }
+
+    static let lockName = ".savetool-lock"
+    static let markerSuffix = ".complete"
+
+    /// A marked backup.
+    public struct Backup: Sendable, Equatable {
+        public var name: String
+        public var day: BackupRepository.Day
+        /// The bundle's object name: `kape-2026-11-20.tar.gz`.
+        public var object: String
+        public var size: Int64
+        public var sha256: String
+        public var files: Int
+    }
+
+    /// The marked backups, newest first; `name` limits them to one source.
+    public func backups(named name: String? = nil) throws -> [Backup] {
+        let objects = try storage.list()
+        let markers = Set(objects.map(\.name).filter { $0.hasSuffix(Self.markerSuffix) })
+        var backups: [Backup] = []
+        for object in objects where markers.contains(object.name + Self.markerSuffix) {
+            guard let (backupName, day, _) = Self.parse(object.name), name == nil || backupName == name else { continue }
+            let marker = try? JSONCodec().decode(storage.read(object.name + Self.markerSuffix))
+            guard let marker, marker["backup"]?.stringValue == object.name, let sha256 = marker["sha256"]?.stringValue else {
+                warn("\(storage.location)/\(object.name)\(Self.markerSuffix): not a savetool marker for \(object.name); the backup is not counted")
+                continue
+            }
+            backups.append(Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: sha256, files: Int(marker["files"]?.int64Value ?? 0)))
+        }
+        return backups.sorted { ($0.day, $0.object) > ($1.day, $1.object) }
+    }
+
+    /// `<name>-YYYY-MM-DD.<archive extension>`, as a local repository names its backups.
+    static func parse(_ object: String) -> (name: String, day: BackupRepository.Day, format: ArchiveFormat)? {
+        guard !object.hasPrefix("."), let format = ArchiveFormat(path: object) else { return nil }
+        let stem = String(object.dropLast(format.fileExtension.count + 1))
+        guard stem.count > 11, let day = BackupRepository.Day(String(stem.suffix(10))), stem.dropLast(10).hasSuffix("-") else { return nil }
+        return (String(stem.dropLast(11)), day, format)
+    }
+
+    public struct CreateReport: Sendable {
+        public var outcome: BackupEngine.CreateReport.Outcome
+        public var object: String
+        public var files: Int
+        public var deleted: [Backup]
+        /// Unmarked bundles of cut transfers, deleted by this run.
+        public var strayObjectsRemoved: [String]
+    }
+
+    public func create(
+        source: String, name: String? = nil, day: BackupRepository.Day, today: BackupRepository.Day, keep: Int,
+        format: ArchiveFormat = .tar(.gzip), createdAt: Date = Date()
+    ) throws -> CreateReport {
+        precondition(keep >= 1, "keep at least one day")
+        let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
+        let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
+        let object = "\(name)-\(day).\(format.fileExtension)"
+        var created: CreateReport?
+        try withLock {
+            let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/backup")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            // The day's backup, if there is one, comes down so that the local engine can tell
+            // an unchanged folder (and a second source under the same name) as it does at home.
+            let existing = try backups(named: name)
+            let previous = existing.first { $0.object == object }
+            if let previous { try storage.download(previous.object, to: scratch + "/" + previous.object) }
+            var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
+            (engine.warn, engine.progress) = (warn, progress)
+            let local = try engine.create(source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt)
+            var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
+            if local.outcome != .unchanged {
+                let sha256 = try Self.sha256(of: local.backup.path)
+                let size = Int64((try? FileManager.default.attributesOfItem(atPath: local.backup.path)[.size] as? NSNumber)??.int64Value ?? 0)
+                if previous != nil { try storage.delete(object + Self.markerSuffix) }  // the old backup stops counting first
+                try storage.upload(file: local.backup.path, to: object, ifAbsent: previous == nil)
+                let marker: SaveValue = ["format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(size), "sha256": .string(sha256), "files": .integer(Int64(local.files))]
+                try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
+            }
+            report.strayObjectsRemoved = try removeUnmarked()
+            report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
+            created = report
+        }
+        return created!
+    }
+
+    /// Retention alone (`backup prune`).
+    public func prune(name: String? = nil, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [Backup] {
+        precondition(keep >= 1, "keep at least one day")
+        var deleted: [Backup] = []
+        try withLock {
+            if !dryRun { _ = try removeUnmarked() }
+            deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: dryRun)
+        }
+        return deleted
+    }
+
+    /// Downloads a backup, checks it against its marker's SHA-256, then every file's checksum.
+    public func verify(_ backup: Backup) throws -> BundleSummary {
+        let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/verify")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let file = scratch + "/" + backup.object
+        try storage.download(backup.object, to: file)
+        let found = try Self.sha256(of: file)
+        guard found == backup.sha256 else {
+            throw SaveError(.badData, file: storage.location + "/" + backup.object, "its SHA-256 is \(found), expected \(backup.sha256) as its marker says")
+        }
+        var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
+        engine.progress = progress
+        return try engine.verify(file)
+    }
+
+    /// A marked backup downloaded into `directory` (for `import s3://…`); unmarked objects are refused.
+    public func fetch(_ object: String, into directory: String) throws -> String {
+        guard try backups().contains(where: { $0.object == object }) else {
+            throw SaveError(.notFound, file: storage.location + "/" + object, "no complete backup of that name (no marker), expected one that backup list shows")
+        }
+        let file = directory + "/" + object
+        try storage.download(object, to: file)
+        return file
+    }
+
+    // MARK: -
+
+    private func applyRetention(name: String?, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [Backup] {
+        let backups = try self.backups(named: name)
+        var deleted: [Backup] = []
+        for name in Set(backups.map(\.name)) {
+            let own = backups.filter { $0.name == name }
+            let asLocal = own.map { BackupRepository.Backup(name: $0.name, day: $0.day, path: $0.object, format: Self.parse($0.object)!.format) }
+            let removed = BackupRepository.retention(of: asLocal, keep: keep, today: today).deleted
+            deleted += own.filter { backup in removed.contains { $0.path == backup.object } }
+        }
+        if !dryRun {
+            for backup in deleted {
+                try storage.delete(backup.object + Self.markerSuffix)  // it stops counting first
+                try storage.delete(backup.object)
+            }
+        }
+        return deleted.sorted { ($0.day, $0.object) > ($1.day, $1.object) }
+    }
+
+    /// Bundles without a marker (cut transfers), and markers without a bundle: never counted,
+    /// deleted by a run that holds the lock. Objects not named like backups are never touched.
+    private func removeUnmarked() throws -> [String] {
+        let names = Set(try storage.list().map(\.name))
+        var removed: [String] = []
+        for object in names.sorted() {
+            if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix) {
+                try storage.delete(object)
+                removed.append(object)
+            } else if object.hasSuffix(Self.markerSuffix), Self.parse(String(object.dropLast(Self.markerSuffix.count))) != nil,
+                !names.contains(String(object.dropLast(Self.markerSuffix.count)))
+            {
+                try storage.delete(object)
+                removed.append(object)
+            }
+        }
+        return removed
+    }
+
+    /// Runs `body` holding the repository's lock object.
+    private func withLock(_ body: () throws -> Void) throws {
+        let deadline = Date().addingTimeInterval(lockWait)
+        let holder: SaveValue = ["host": .string(ProcessInfo.processInfo.hostName), "pid": .integer(Int64(getpid())), "since": .string(RFC3339.format(Date()))]
+        while true {
+            do {
+                try storage.write(try JSONCodec().encode(holder), to: Self.lockName, ifAbsent: true)
+                break
+            } catch let error as SaveError where error.category == .conflict {
+                let since = (try? JSONCodec().decode(storage.read(Self.lockName)))?["since"]?.stringValue.flatMap(RFC3339.parse)
+                if let since, Date().timeIntervalSince(since) > lockStaleAfter {
+                    warn("\(storage.location)/\(Self.lockName): a lock from \(RFC3339.format(since)), older than \(Int(lockStaleAfter)) s, taken over")
+                    try storage.delete(Self.lockName)
+                    continue
+                }
+                guard Date() < deadline else {
+                    throw SaveError(.busy, file: storage.location, "another savetool holds the repository's lock (\(Self.lockName)), expected it free within \(Int(lockWait)) s")
+                }
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+        defer { try? storage.delete(Self.lockName) }
+        try body()
+    }
+
+    static func sha256(of file: String) throws -> String {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
+        defer { close(descriptor) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count >= 0 else { throw SaveError(.io, file: file, FileError.reason(errno)) }
+            if count == 0 { break }
+            hasher.update(data: buffer[..<count])
+        }
+        return Checksum.hex(hasher.finalize())
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SaveArchive
+import SaveKit
+import TestSupport
+import Testing
+
+/// `backup create|list|verify|prune --repo s3://…` and `import s3://…` against a real
+/// S3-compatible server (moto, started by the tests on 127.0.0.1, signatures checked).
+@Suite("backups on S3")
+struct RemoteBackupCommandTests {
+    static func run(_ server: MotoServer, _ arguments: String..., secret: String? = nil) throws -> ProcessResult {
+        var variables = server.variables
+        if let secret { variables["AWS_SECRET_ACCESS_KEY"] = secret }
+        return try Processes.run([CLI.executable] + arguments, environment: variables)
+    }
+
+    @Test func createListVerifyImportPrune() throws {
+        let server = try MotoServer.shared()
+        let repo = "s3://\(try server.makeBucket())/devices/pixel-7"
+        let root = try Processes.temporaryDirectory("s3-backups")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = CLI.sample("kape")
+        let first = try Self.run(server, "backup", "create", source, "--repo", repo, "--date", "2026-11-20")
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.outputText == "created: \(repo)/kape-2026-11-20.tar.gz (\(Files.regularFiles(under: source).count) files)\n")
+        let again = try Self.run(server, "backup", "create", source, "--repo", repo, "--date", "2026-11-20")
+        #expect(again.outputText.hasPrefix("unchanged: \(repo)/kape-2026-11-20.tar.gz"), "nothing changed: nothing written")
+        #expect(try Self.run(server, "backup", "create", source, "--repo", repo, "--date", "2026-11-21").status == 0)
+        let list = try Self.run(server, "backup", "list", "--repo", repo)
+        #expect(list.outputText.split(separator: "\n").map { String($0.prefix(16)) } == ["2026-11-21  kape", "2026-11-20  kape"])
+        let verify = try Self.run(server, "backup", "verify", "--repo", repo)
+        #expect(verify.status == 0 && verify.outputText.components(separatedBy: "ok: ").count == 3, "\(verify.outputText)\(verify.errors)")
+
+        // Import straight from the bucket restores exactly what importing the same bundle from
+        // disk restores.
+        let remote = root.appendingPathComponent("from-s3").path, local = root.appendingPathComponent("from-disk").path
+        #expect(try Self.run(server, "import", "\(repo)/kape-2026-11-21.tar.gz", "--into", remote, "--no-migrate").status == 0)
+        let bundle = root.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", source, "-o", bundle).status == 0)
+        #expect(try CLI.run("import", bundle, "--into", local, "--no-migrate").status == 0)
+        let files = Files.regularFiles(under: remote)
+        #expect(files == Files.regularFiles(under: local) && files.count > 0)
+        for file in files {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: remote + "/" + file)) == Data(contentsOf: URL(fileURLWithPath: local + "/" + file)), "\(file)")
+        }
+        // Only a marked (complete) backup imports.
+        let unmarked = try Self.run(server, "import", "\(repo)/kape-2026-11-19.tar.gz", "--into", root.appendingPathComponent("x").path)
+        #expect(unmarked.status == 66)
+        #expect(unmarked.errors.contains("no complete backup of that name"))
+
+        let pruned = try Self.run(server, "backup", "prune", "--repo", repo, "--keep", "1")
+        #expect(pruned.outputText == "deleted: \(repo)/kape-2026-11-20.tar.gz\n")
+        #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.split(separator: "\n").count == 1)
+    }
+
+    @Test func faultsGetTheirExitCodes() throws {
+        let server = try MotoServer.shared()
+        let repo = "s3://\(try server.makeBucket())/qa"
+        let wrong = try Self.run(server, "backup", "create", CLI.sample("kape"), "--repo", repo, secret: "not-the-secret")
+        #expect(wrong.status == 77)
+        #expect(wrong.errors.contains("the object store refused the credentials"))
+        let missing = try Self.run(server, "backup", "list", "--repo", "s3://no-such-bucket-anywhere/qa")
+        #expect(missing.status == 66)
+        #expect(missing.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket)\n")
+        var variables = server.variables
+        variables.removeValue(forKey: "AWS_ACCESS_KEY_ID")
+        let noCredentials = try Processes.run([CLI.executable, "backup", "list", "--repo", repo], environment: variables)
+        #expect(noCredentials.status == 77)
+        #expect(noCredentials.errors.contains("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"))
+    }
+
+    /// The retention table of the local repository, on both: the same backups deleted by each,
+    /// and objects that are not backups never touched.
+    @Test func retentionIsTheSameOnBothRepositories() throws {
+        let server = try MotoServer.shared()
+        let remote = "s3://\(try server.makeBucket())/devices"
+        let root = try Processes.temporaryDirectory("retention-both")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let local = root.appendingPathComponent("repo").path
+        let source = root.appendingPathComponent("kape")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: source.appendingPathComponent("save.json"))
+        // 15 days of November with gaps, and one dated in the future.
+        let days = ["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-05", "2026-11-08", "2026-11-09", "2026-11-10",
+                    "2026-11-12", "2026-11-13", "2026-11-15", "2026-11-16", "2026-11-18", "2026-11-19", "2026-11-20", "2026-11-21", "2099-12-24"]
+        for day in days {
+            for repo in [local, remote] {
+                let made = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", day, "--keep", "30")
+                #expect(made.status == 0, "\(repo) \(day): \(made.errors)")
+            }
+        }
+        try Data("not a backup".utf8).write(to: URL(fileURLWithPath: local + "/notes.txt"))
+        for keep in [1, 7, 30] {
+            let today = BackupRepository.Day.today()
+            let history = days.map { BackupRepository.Backup(name: "kape", day: .init($0)!, path: "kape-\($0).tar.gz", format: .tar(.gzip)) }
+            let expected = BackupRepository.retention(of: history, keep: keep, today: today).deleted.map(\.path).sorted()
+            var deletedBy: [String: [String]] = [:]
+            for repo in [local, remote] {
+                let dry = try Self.run(server, "backup", "prune", "--repo", repo, "--keep", String(keep), "--dry-run")
+                #expect(dry.status == 0, "\(dry.errors)")
+                deletedBy[repo] = dry.outputText.split(separator: "\n").compactMap { $0.split(separator: "/").last.map(String.init) }.filter { $0.hasSuffix(".tar.gz") }.sorted()
+            }
+            #expect(deletedBy[local] == expected, "keep \(keep), local")
+            #expect(deletedBy[remote] == expected, "keep \(keep), S3")
+        }
+        for repo in [local, remote] { #expect(try Self.run(server, "backup", "prune", "--repo", repo, "--keep", "1").status == 0) }
+        #expect(FileManager.default.fileExists(atPath: local + "/notes.txt"), "a file that is not a backup is never touched")
+        #expect(try Self.run(server, "backup", "list", "--repo", remote).outputText.split(separator: "\n").count == 2, "the last day and the future one")
+    }
+}

@@ -23,8 +23,16 @@ struct Backup: ParsableCommand {
             .savetool-lock, and another run waits three seconds, then exits 75 (try again \
             later). More in docs/backups.md of the source repository.
 
+            A repository may also be on S3-compatible object storage: --repo \
+            s3://bucket/prefix, with credentials, region and endpoint from AWS_ACCESS_KEY_ID, \
+            AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION and AWS_ENDPOINT_URL. There a \
+            backup counts once a small marker object naming it and its SHA-256 is written, \
+            last; list shows only those, and verify downloads each and checks it. Refused \
+            credentials exit 77, a missing bucket 66, a server that does not answer 75.
+
             Examples:
               savetool backup create ~/Library/Preferences --repo /var/backups/saves
+              savetool backup create Documents --repo s3://qa-saves/devices/pixel-7
               savetool backup list --repo /var/backups/saves
               savetool import /var/backups/saves/Preferences-2026-11-20.tar.gz --into ~/Library/Preferences
             """,

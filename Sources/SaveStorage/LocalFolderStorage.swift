@@ -75,6 +75,10 @@ public struct LocalFolderStorage: SaveStorage {
         }
     }
 
+    public func copy(_ name: String, to target: String) throws {
+        try upload(file: try path(of: name), to: target, ifAbsent: false)
+    }
+
     public func delete(_ name: String) throws {
         let path = try self.path(of: name)
         guard unlink(path) == 0 || errno == ENOENT else { throw SaveError(.io, file: path, "cannot be removed: \(FileError.reason(errno))") }

@@ -35,6 +35,20 @@ public protocol SaveStorage: Sendable {
 
     /// Removes an object; removing one that is not there is not an error.
     func delete(_ name: String) throws
+
+    /// Copies an object to another name, replacing what is there (on the server, for an
+    /// object store: nothing comes down).
+    func copy(_ name: String, to target: String) throws
+
+    /// Gives up transfers that a killed run left unfinished, started more than `age` seconds
+    /// ago (an object store's multipart uploads keep their parts, and cost, until then);
+    /// returns the objects they were for.
+    func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String]
+}
+
+extension SaveStorage {
+    /// A local folder has none: an unfinished file is a temporary name, never an object.
+    public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] { [] }
 }
 
 /// One object of a ``SaveStorage``.

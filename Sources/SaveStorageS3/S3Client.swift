@@ -49,7 +49,7 @@ public final class S3Client: Sendable {
             if attempt > 1 { Thread.sleep(forTimeInterval: 0.2 * pow(2, Double(attempt - 2))) }
             let request = signed(method, path: path, query: query, headers: extra, body: body)
             switch perform(request) {
-            case .success(let response) where response.status >= 500:
+            case .success(let response) where response.status >= 500 || response.status == 429:
                 lastProblem = "answered \(response.status) \(Self.errorCode(response.body) ?? "")"
             case .success(let response):
                 return response
@@ -144,7 +144,8 @@ public final class S3Client: Sendable {
         let code = Self.errorCode(response.body) ?? "HTTP \(response.status)"
         let place = "s3://\(bucket)" + (key.map { "/" + $0 } ?? "")
         switch (response.status, code) {
-        case (403, _), (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "AccessDenied"):
+        case (403, _), (_, "InvalidAccessKeyId"), (_, "SignatureDoesNotMatch"), (_, "AccessDenied"), (_, "ExpiredToken"), (_, "InvalidToken"),
+            (_, "AuthorizationHeaderMalformed"):
             return SaveError(.permissionDenied, file: place, "the object store refused the credentials (\(code)), expected a key and secret it accepts")
         case (_, "NoSuchBucket"):
             return SaveError(.notFound, file: "s3://\(bucket)", "no such bucket (\(code))")

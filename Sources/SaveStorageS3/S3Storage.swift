@@ -132,13 +132,42 @@ public struct S3Storage: SaveStorage {
             let last = min(offset + partSize, size) - 1
             let response = try client.send("GET", key: key, headers: [("Range", "bytes=\(offset)-\(last)")])
             guard response.status == 206 || response.status == 200 else { throw client.failure(response, key: key) }
-            let expected = last - offset + 1
-            let piece = response.status == 200 ? response.body.dropFirst(offset).prefix(expected) : response.body[...]
+            // A server that ignores Range sends the whole object: taken whole, once.
+            let expected = response.status == 200 && offset == 0 ? size : last - offset + 1
+            guard response.status == 206 || offset == 0 else { throw SaveError(.io, file: location + "/" + name, "the server ignored a range request part way") }
+            let piece = response.body[...]
             guard piece.count == expected else { throw SaveError(.io, file: location + "/" + name, "a part came back with \(piece.count) bytes, expected \(expected)") }
             let failure = Data(piece).withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
             guard failure == 0 else { throw SaveError(.io, file: file, FileError.reason(failure)) }
             offset += expected
         }
+    }
+
+    public func copy(_ name: String, to target: String) throws {
+        let key = place.key(target)
+        let source = "/" + place.bucket + "/" + place.key(name)
+        let encoded = source.split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
+        let response = try client.send("PUT", key: key, headers: [("x-amz-copy-source", encoded)])
+        // A copy can fail after its 200 has begun: the error is then in the body.
+        guard response.status == 200, S3Client.errorCode(response.body) == nil else { throw client.failure(response, key: key) }
+    }
+
+    public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] {
+        let prefix = place.prefix.isEmpty ? "" : place.prefix + "/"
+        let response = try client.send("GET", query: [("uploads", "")])
+        guard response.status == 200 else { throw client.failure(response, key: nil) }
+        var abandoned: [String] = []
+        for upload in S3Client.elements("Upload", in: response.body) {
+            let body = Data(upload.utf8)
+            guard let key = S3Client.firstElement("Key", in: body), key.hasPrefix(prefix), !key.dropFirst(prefix.count).contains("/"),
+                let id = S3Client.firstElement("UploadId", in: body),
+                let started = S3Client.firstElement("Initiated", in: body).flatMap(RFC3339.parse), Date().timeIntervalSince(started) > age
+            else { continue }
+            let aborted = try client.send("DELETE", key: key, query: [("uploadId", id)])
+            guard aborted.status == 204 || aborted.status == 200 || aborted.status == 404 else { throw client.failure(aborted, key: key) }
+            abandoned.append(String(key.dropFirst(prefix.count)))
+        }
+        return abandoned
     }
 
     public func delete(_ name: String) throws {

@@ -98,6 +98,16 @@ public final class MotoServer: @unchecked Sendable {
         return name
     }
 
+    /// Puts an object with boto3, the reference client: what another tool, or a run cut short, leaves.
+    public func put(bucket: String, key: String, text: String) throws {
+        let script = """
+            import boto3, sys
+            boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3]).put_object(Bucket=sys.argv[4], Key=sys.argv[5], Body=sys.argv[6].encode())
+            """
+        let made = try Processes.run([Self.tools.appendingPathComponent("python").path, "-c", script, endpoint.absoluteString, accessKey, secretKey, bucket, key, text])
+        guard made.status == 0 else { throw ServerError("cannot put \(key): \(made.errors)") }
+    }
+
     private static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }

@@ -43,6 +43,13 @@ struct RemoteBackupCommandTests {
         for file in files {
             #expect(try Data(contentsOf: URL(fileURLWithPath: remote + "/" + file)) == Data(contentsOf: URL(fileURLWithPath: local + "/" + file)), "\(file)")
         }
+        // export -o s3://… uploads with a marker, and imports back byte for byte; never over an existing object.
+        let exported = try Self.run(server, "export", source, "-o", "\(repo)/handover.tar.zst")
+        #expect(exported.status == 0, "\(exported.errors)")
+        let handover = root.appendingPathComponent("handover").path
+        #expect(try Self.run(server, "import", "\(repo)/handover.tar.zst", "--into", handover, "--no-migrate").status == 0)
+        #expect(Files.regularFiles(under: handover) == files)
+        #expect(try Self.run(server, "export", source, "-o", "\(repo)/handover.tar.zst").status == 73)
         // Only a marked (complete) backup imports.
         let unmarked = try Self.run(server, "import", "\(repo)/kape-2026-11-19.tar.gz", "--into", root.appendingPathComponent("x").path)
         #expect(unmarked.status == 66)
@@ -51,6 +58,37 @@ struct RemoteBackupCommandTests {
         let pruned = try Self.run(server, "backup", "prune", "--repo", repo, "--keep", "1")
         #expect(pruned.outputText == "deleted: \(repo)/kape-2026-11-20.tar.gz\n")
         #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.split(separator: "\n").count == 1)
+    }
+
+    /// What a cut run leaves (an unmarked bundle under today's name) blocks nothing: the next run
+    /// removes it first. A day's backup replaced after a change verifies. A lock held by another
+    /// run makes the next one exit 75.
+    @Test func aCutRunBlocksNothingAndALockIsRespected() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let repo = "s3://\(bucket)/qa"
+        let root = try Processes.temporaryDirectory("s3-cut")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("kape")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data(#"{"round": 1}"#.utf8).write(to: source.appendingPathComponent("save.json"))
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-22.tar.gz", text: "half a bundle")
+        #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText == "no backups in \(repo)\n", "an unmarked bundle does not count")
+        let created = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-22")
+        #expect(created.status == 0, "\(created.errors)")
+        #expect(created.outputText.contains("removed unfinished: \(repo)/kape-2026-11-22.tar.gz"))
+        try Data(#"{"round": 2}"#.utf8).write(to: source.appendingPathComponent("save.json"))
+        let replaced = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-22")
+        #expect(replaced.outputText.hasPrefix("replaced: \(repo)/kape-2026-11-22.tar.gz"), "\(replaced.outputText)\(replaced.errors)")
+        #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
+        let restored = root.appendingPathComponent("restored").path
+        #expect(try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", restored).status == 0)
+        #expect(try String(contentsOfFile: restored + "/save.json", encoding: .utf8) == #"{"round": 2}"#)
+        let now = ISO8601DateFormatter().string(from: Date())
+        try server.put(bucket: bucket, key: "qa/.savetool-lock", text: #"{"host": "other", "pid": 1, "since": "\#(now)", "nonce": "x"}"#)
+        let busy = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-23")
+        #expect(busy.status == 75)
+        #expect(busy.errors.contains("another savetool holds the repository's lock"))
     }
 
     @Test func faultsGetTheirExitCodes() throws {

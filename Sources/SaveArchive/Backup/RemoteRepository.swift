@@ -28,8 +28,9 @@ public struct RemoteRepository: Sendable {
     public var createdBy: String
     /// How long `create` and `prune` wait for another run's lock before giving up (busy, exit 75).
     public var lockWait: TimeInterval = 10
-    /// A lock older than this belongs to a run that died, and is taken over.
-    public var lockStaleAfter: TimeInterval = 15 * 60
+    /// A lock older than this belongs to a run that died, and is taken over. The lock is not
+    /// renewed, so a run must finish within it: an hour covers a large bundle on a slow link.
+    public var lockStaleAfter: TimeInterval = 60 * 60
     public var warn: @Sendable (String) -> Void = { _ in }
     public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
@@ -39,6 +40,8 @@ public struct RemoteRepository: Sendable {
 
     static let lockName = ".savetool-lock"
     static let markerSuffix = ".complete"
+    /// A replacement on its way up: `.pending-<name>-YYYY-MM-DD.tar.gz`.
+    static let pendingPrefix = ".pending-"
 
     /// A marked backup.
     public struct Backup: Sendable, Equatable {
@@ -58,9 +61,14 @@ public struct RemoteRepository: Sendable {
         var backups: [Backup] = []
         for object in objects where markers.contains(object.name + Self.markerSuffix) {
             guard let (backupName, day, _) = Self.parse(object.name), name == nil || backupName == name else { continue }
-            let marker = try? JSONCodec().decode(storage.read(object.name + Self.markerSuffix))
-            guard let marker, marker["backup"]?.stringValue == object.name, let sha256 = marker["sha256"]?.stringValue else {
-                warn("\(storage.location)/\(object.name)\(Self.markerSuffix): not a savetool marker for \(object.name); the backup is not counted")
+            let marker: SaveValue?
+            do { marker = try JSONCodec().decode(storage.read(object.name + Self.markerSuffix)) } catch let error as SaveError where error.category != .notFound {
+                throw error  // a store that fails to answer is not "no backup"
+            } catch { marker = nil }
+            guard let marker, marker["backup"]?.stringValue == object.name, let sha256 = marker["sha256"]?.stringValue,
+                marker["size"]?.int64Value == object.size
+            else {
+                warn("\(storage.location)/\(object.name)\(Self.markerSuffix): not a savetool marker for \(object.name) as it is (its name or size differ); the backup is not counted")
                 continue
             }
             backups.append(Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: sha256, files: Int(marker["files"]?.int64Value ?? 0)))
@@ -97,6 +105,9 @@ public struct RemoteRepository: Sendable {
         try withLock {
             let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/backup")
             defer { try? FileManager.default.removeItem(atPath: scratch) }
+            // What a cut run left (it holds no lock now: this run does) goes first, so that it
+            // can block nothing.
+            let strays = try removeUnmarked()
             // The day's backup, if there is one, comes down so that the local engine can tell
             // an unchanged folder (and a second source under the same name) as it does at home.
             let existing = try backups(named: name)
@@ -107,14 +118,21 @@ public struct RemoteRepository: Sendable {
             let local = try engine.create(source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt)
             var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
             if local.outcome != .unchanged {
-                let sha256 = try Self.sha256(of: local.backup.path)
-                let size = Int64((try? FileManager.default.attributesOfItem(atPath: local.backup.path)[.size] as? NSNumber)??.int64Value ?? 0)
-                if previous != nil { try storage.delete(object + Self.markerSuffix) }  // the old backup stops counting first
-                try storage.upload(file: local.backup.path, to: object, ifAbsent: previous == nil)
-                let marker: SaveValue = ["format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(size), "sha256": .string(sha256), "files": .integer(Int64(local.files))]
-                try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
+                if previous == nil {
+                    try storage.upload(file: local.backup.path, to: object, ifAbsent: true)
+                } else {
+                    // Replacing: the new bundle goes up under a pending name (the slow part), and
+                    // only then does the old one stop counting and get overwritten by a copy on
+                    // the server, so a failed upload leaves the old backup marked and whole.
+                    let pending = Self.pendingPrefix + object
+                    try storage.upload(file: local.backup.path, to: pending, ifAbsent: false)
+                    try storage.delete(object + Self.markerSuffix)
+                    try storage.copy(pending, to: object)
+                    try storage.delete(pending)
+                }
+                try writeMarker(for: local.backup.path, as: object, files: local.files)
             }
-            report.strayObjectsRemoved = try removeUnmarked()
+            report.strayObjectsRemoved = strays
             report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
             created = report
         }
@@ -147,13 +165,43 @@ public struct RemoteRepository: Sendable {
         return try engine.verify(file)
     }
 
+    /// Uploads a bundle under a new name and marks it complete (`export -o s3://…`); an object of
+    /// that name is never replaced.
+    public func store(_ file: String, as object: String, files: Int) throws {
+        do {
+            try storage.upload(file: file, to: object, ifAbsent: true)
+        } catch let error as SaveError where error.category == .conflict {
+            throw SaveError(.cannotCreate, file: storage.location + "/" + object, "exists already, expected a new name for the bundle")
+        }
+        try writeMarker(for: file, as: object, files: files)
+    }
+
+    private func writeMarker(for file: String, as object: String, files: Int) throws {
+        let size = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)??.int64Value ?? 0)
+        let marker: SaveValue = [
+            "format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(size), "sha256": .string(try Self.sha256(of: file)),
+            "files": .integer(Int64(files)),
+        ]
+        do {
+            try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
+        } catch let error as SaveError where error.category == .conflict {
+            // A retried write whose first try went through (its answer lost) finds its own marker.
+            guard (try? JSONCodec().decode(storage.read(object + Self.markerSuffix))) == marker else { throw error }
+        }
+    }
+
     /// A marked backup downloaded into `directory` (for `import s3://…`); unmarked objects are refused.
     public func fetch(_ object: String, into directory: String) throws -> String {
-        guard try backups().contains(where: { $0.object == object }) else {
+        let marker = try? JSONCodec().decode(storage.read(object + Self.markerSuffix))
+        guard marker?["backup"]?.stringValue == object else {
             throw SaveError(.notFound, file: storage.location + "/" + object, "no complete backup of that name (no marker), expected one that backup list shows")
         }
         let file = directory + "/" + object
         try storage.download(object, to: file)
+        let found = try Self.sha256(of: file)
+        guard found == marker?["sha256"]?.stringValue else {
+            throw SaveError(.badData, file: storage.location + "/" + object, "its SHA-256 is \(found), expected \(marker?["sha256"]?.stringValue ?? "") as its marker says")
+        }
         return file
     }
 
@@ -183,7 +231,10 @@ public struct RemoteRepository: Sendable {
         let names = Set(try storage.list().map(\.name))
         var removed: [String] = []
         for object in names.sorted() {
-            if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix) {
+            if object.hasPrefix(Self.pendingPrefix), Self.parse(String(object.dropFirst(Self.pendingPrefix.count))) != nil {
+                try storage.delete(object)
+                removed.append(object)
+            } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix) {
                 try storage.delete(object)
                 removed.append(object)
             } else if object.hasSuffix(Self.markerSuffix), Self.parse(String(object.dropLast(Self.markerSuffix.count))) != nil,
@@ -193,21 +244,29 @@ public struct RemoteRepository: Sendable {
                 removed.append(object)
             }
         }
+        // Multipart uploads of runs that were killed (older than any live run could be).
+        removed += try storage.removeAbandonedUploads(olderThan: lockStaleAfter).map { $0 + " (an unfinished upload)" }
         return removed
     }
 
     /// Runs `body` holding the repository's lock object.
     private func withLock(_ body: () throws -> Void) throws {
         let deadline = Date().addingTimeInterval(lockWait)
-        let holder: SaveValue = ["host": .string(ProcessInfo.processInfo.hostName), "pid": .integer(Int64(getpid())), "since": .string(RFC3339.format(Date()))]
+        let nonce = UUID().uuidString
+        let holder: SaveValue = [
+            "host": .string(ProcessInfo.processInfo.hostName), "pid": .integer(Int64(getpid())), "since": .string(RFC3339.format(Date())), "nonce": .string(nonce),
+        ]
         while true {
             do {
                 try storage.write(try JSONCodec().encode(holder), to: Self.lockName, ifAbsent: true)
                 break
             } catch let error as SaveError where error.category == .conflict {
-                let since = (try? JSONCodec().decode(storage.read(Self.lockName)))?["since"]?.stringValue.flatMap(RFC3339.parse)
-                if let since, Date().timeIntervalSince(since) > lockStaleAfter {
-                    warn("\(storage.location)/\(Self.lockName): a lock from \(RFC3339.format(since)), older than \(Int(lockStaleAfter)) s, taken over")
+                let lock = try? JSONCodec().decode(storage.read(Self.lockName))
+                if lock?["nonce"]?.stringValue == nonce { break }  // a retried write whose first try went through
+                let since = lock?["since"]?.stringValue.flatMap(RFC3339.parse)
+                // A lock that cannot be read (or is gone) is as good as stale once the wait is over.
+                if Date().timeIntervalSince(since ?? .distantPast) > lockStaleAfter, since != nil || Date() >= deadline {
+                    warn("\(storage.location)/\(Self.lockName): \(since.map { "a lock from \(RFC3339.format($0)), older than \(Int(lockStaleAfter)) s" } ?? "a lock that cannot be read"), taken over")
                     try storage.delete(Self.lockName)
                     continue
                 }
@@ -217,7 +276,12 @@ public struct RemoteRepository: Sendable {
                 Thread.sleep(forTimeInterval: 0.5)
             }
         }
-        defer { try? storage.delete(Self.lockName) }
+        defer {
+            // Released only if it is still this run's (a run that outlived the stale time may have lost it).
+            if (try? JSONCodec().decode(storage.read(Self.lockName)))?["nonce"]?.stringValue == nonce {
+                do { try storage.delete(Self.lockName) } catch { warn("\(storage.location)/\(Self.lockName): cannot release the lock: \(error)") }
+            }
+        }
         try body()
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveArchive
+import SaveStorageS3
 import SaveKit
 
 struct Export: ParsableCommand {
@@ -53,13 +54,26 @@ struct Export: ParsableCommand {
             let bar = ProgressBar("exporting", global: global)
             exporter.progress = bar.update
             let summary: BundleSummary
+            // s3://bucket/prefix/<name>: written to a temporary file, then uploaded with a marker
+            // (as a backup is), so that `import s3://…` takes it and a cut upload never counts.
+            var written = output
+            var scratch: String?
+            defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
+            if S3Location.isRemote(output) {
+                scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/export")
+                written = scratch! + "/" + String(output[output.index(after: output.lastIndex(of: "/")!)...])
+            }
             do {
                 defer { bar.finish() }
-                summary = try exporter.export(directory: source, to: output)
+                summary = try exporter.export(directory: source, to: written)
+            }
+            if S3Location.isRemote(output) {
+                let slash = output.lastIndex(of: "/")!
+                try RemoteRepository.s3(String(output[..<slash])).store(written, as: String(output[output.index(after: slash)...]), files: summary.fileCount)
             }
             if global.json {
                 // The manifest as written, read back from the bundle.
-                try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value)
+                try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: written).value)
             } else if !global.quiet {
                 Console.output("exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output)\n")
             }

@@ -26,7 +26,12 @@ struct BackupVerify: ParsableCommand {
             let bar = ProgressBar("verifying", global: global)
             remote.progress = bar.update
             let all = try Failure.reporting { try remote.backups() }
-            let chosen = backups.isEmpty ? all : all.filter { backups.contains($0.object) }
+            // A backup named by its object, or by its whole s3:// path as list --json prints it.
+            let named = backups.map { String($0.split(separator: "/").last ?? "") }
+            if let unknown = named.first(where: { name in !all.contains { $0.object == name } }) {
+                try Failure.reporting { throw SaveError(.notFound, file: remote.storage.location + "/" + unknown, "no complete backup of that name, expected one that backup list shows") }
+            }
+            let chosen = backups.isEmpty ? all : all.filter { named.contains($0.object) }
             var failed = 0
             for backup in chosen {
                 do {

@@ -74,7 +74,7 @@ def main():
         subprocess.run([str(TOOLS / "python"), "-c",
                         f"import boto3; boto3.client('s3', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='bench', aws_secret_access_key='bench').create_bucket(Bucket='bench')"],
                        check=True)
-        results = {"savetool backup create": [], "tar -czf | upload": [], "restic backup": []}
+        results = {"savetool backup create": [], "tar -czf | upload": [], "savetool backup create --compression zstd": [], "restic backup": []}
         for run in range(args.runs):
             outcome = measure([args.savetool, "backup", "create", str(tree), "--repo", f"s3://bench/savetool-{run}", "-q"], env=env)
             if outcome.status != 0:
@@ -84,6 +84,10 @@ def main():
             if outcome.status != 0:
                 sys.exit(f"tar | upload failed: {outcome.stderr}")
             results["tar -czf | upload"].append(outcome)
+            outcome = measure([args.savetool, "backup", "create", str(tree), "--repo", f"s3://bench/zstd-{run}", "--compression", "zstd", "-q"], env=env)
+            if outcome.status != 0:
+                sys.exit(f"savetool (zstd) failed: {outcome.stderr}")
+            results["savetool backup create --compression zstd"].append(outcome)
             repository = f"s3:{endpoint}/bench/restic-{run}"
             subprocess.run(["restic", "-r", repository, "init", "-q"], env=env, check=True, stdout=subprocess.DEVNULL)
             outcome = measure(["restic", "-r", repository, "backup", "-q", str(tree)], env=env)
@@ -100,7 +104,8 @@ def main():
             medians[name] = statistics.median(times)
             print(f"| {name} | {medians[name]:.2f} s ({min(times):.2f}–{max(times):.2f}) | {max(r.peak for r in runs) / 2**20:.0f} MiB |")
         base = medians["tar -czf | upload"]
-        print(f"savetool ÷ (tar + upload): {medians['savetool backup create'] / base:.2f}×; restic ÷ (tar + upload): {medians['restic backup'] / base:.2f}×")
+        print(f"savetool ÷ (tar + upload): {medians['savetool backup create'] / base:.2f}×; with zstd: {medians['savetool backup create --compression zstd'] / base:.2f}×; "
+              f"restic ÷ (tar + upload): {medians['restic backup'] / base:.2f}×")
     finally:
         server.terminate()
 

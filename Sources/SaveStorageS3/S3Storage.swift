@@ -17,8 +17,9 @@ import Glibc
 public struct S3Storage: SaveStorage {
     public let client: S3Client
     public let place: S3Location
-    /// 8 MiB: S3 wants parts of at least 5 MiB (but the last).
-    public var partSize = 8 << 20
+    /// S3's smallest part (but the last): a part is in memory about three times over while it
+    /// goes up (the read, the request body, the HTTP library's copy), so smaller is flatter.
+    public var partSize = 5 << 20
 
     public init(_ place: S3Location, environment: AWSEnvironment) {
         self.place = place

@@ -4,6 +4,10 @@ import SaveKit
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `backup create|list|verify|prune --repo s3://…` and `import s3://…` against a real
 /// S3-compatible server (moto, started by the tests on 127.0.0.1, signatures checked).
 @Suite("backups on S3")
@@ -89,6 +93,69 @@ struct RemoteBackupCommandTests {
         let busy = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-23")
         #expect(busy.status == 75)
         #expect(busy.errors.contains("another savetool holds the repository's lock"))
+    }
+
+    /// `backup create` killed at 20 moments spread over its run (while exporting, uploading parts,
+    /// completing, marking): afterwards only complete backups are listed, each verifies, and the
+    /// next run cleans up what the killed ones left.
+    @Test func killedRunsNeverLeaveABackupThatCounts() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let repo = "s3://\(bucket)/qa"
+        let root = try Processes.temporaryDirectory("s3-kill")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("kape")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        // Incompressible, so that the bundle goes up in two parts.
+        try Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: source.appendingPathComponent("save.bin"))
+        let started = Date()
+        #expect(try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-10-01").status == 0)
+        let duration = Date().timeIntervalSince(started)
+        for index in 0..<20 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.executable)
+            process.arguments = ["backup", "create", source.path, "--repo", repo, "--date", String(format: "2026-11-%02d", index + 1), "-q"]
+            process.environment = server.variables
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: duration * Double(index) / 20)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let listed = try Self.run(server, "backup", "list", "--repo", repo, "--json")
+        let backups = try Codecs.json.decode(listed.output).arrayValue ?? []
+        #expect(backups.count >= 1 && backups.allSatisfy { $0["complete"] == true })
+        let verified = try Self.run(server, "backup", "verify", "--repo", repo)
+        #expect(verified.status == 0, "every listed backup verifies: \(verified.errors)")
+        let next = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-30", "--keep", "100")
+        #expect(next.status == 0, "the killed runs' lock does not block the next: \(next.errors)")
+        #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
+    }
+
+    /// Two runs at once on one prefix: one waits for the other (or gives up with 75); never two
+    /// half-written backups.
+    @Test func twoRunsAtOnceOnOnePrefix() throws {
+        let server = try MotoServer.shared()
+        let repo = "s3://\(try server.makeBucket())/qa"
+        let source = CLI.sample("kape")
+        let processes = (0..<2).map { _ in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CLI.executable)
+            process.arguments = ["backup", "create", source, "--repo", repo, "--date", "2026-11-22", "-q"]
+            process.environment = server.variables
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            return process
+        }
+        for process in processes { try process.run() }
+        for process in processes { process.waitUntilExit() }
+        let statuses = processes.map(\.terminationStatus).sorted()
+        #expect(statuses == [0, 0] || statuses == [0, 75], "\(statuses)")
+        let listed = try Self.run(server, "backup", "list", "--repo", repo)
+        #expect(listed.outputText.split(separator: "\n").count == 1)
+        #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
     }
 
     @Test func faultsGetTheirExitCodes() throws {

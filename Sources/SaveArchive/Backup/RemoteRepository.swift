@@ -264,8 +264,11 @@ public struct RemoteRepository: Sendable {
                 let lock = try? JSONCodec().decode(storage.read(Self.lockName))
                 if lock?["nonce"]?.stringValue == nonce { break }  // a retried write whose first try went through
                 let since = lock?["since"]?.stringValue.flatMap(RFC3339.parse)
+                // A run of this machine that is gone (killed) holds nothing: its lock is stale at once.
+                let holderIsGone = lock?["host"]?.stringValue == ProcessInfo.processInfo.hostName
+                    && lock?["pid"]?.int64Value.map { kill(pid_t($0), 0) != 0 && errno == ESRCH } == true
                 // A lock that cannot be read (or is gone) is as good as stale once the wait is over.
-                if Date().timeIntervalSince(since ?? .distantPast) > lockStaleAfter, since != nil || Date() >= deadline {
+                if holderIsGone || Date().timeIntervalSince(since ?? .distantPast) > lockStaleAfter, since != nil || Date() >= deadline {
                     warn("\(storage.location)/\(Self.lockName): \(since.map { "a lock from \(RFC3339.format($0)), older than \(Int(lockStaleAfter)) s" } ?? "a lock that cannot be read"), taken over")
                     try storage.delete(Self.lockName)
                     continue

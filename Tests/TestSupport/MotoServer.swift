@@ -108,7 +108,7 @@ public final class MotoServer: @unchecked Sendable {
         guard made.status == 0 else { throw ServerError("cannot put \(key): \(made.errors)") }
     }
 
-    private static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()
@@ -122,7 +122,7 @@ public final class MotoServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func answers(_ port: Int) -> Bool {
+    public static func answers(_ port: Int) -> Bool {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }
         var address = sockaddr_in()

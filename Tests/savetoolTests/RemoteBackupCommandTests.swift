@@ -134,6 +134,86 @@ struct RemoteBackupCommandTests {
         #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
     }
 
+    /// The server goes away in the middle of a backup (the connection to it cut, 20 times at
+    /// spread moments): the run retries, then exits 75 or finishes; nothing half-written is ever
+    /// listed, every listed backup verifies, and the next run succeeds.
+    @Test func theServerGoingAwayNeverLeavesABackupThatCounts() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let root = try Processes.temporaryDirectory("s3-cut-server")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("kape")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        try Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: source.appendingPathComponent("save.bin"))
+        // A TCP proxy in front of the server: killing it is the server vanishing mid-transfer
+        // (moto keeps its objects in memory, so killing moto itself would lose the bucket).
+        let proxyPort = try MotoServer.freePort()
+        let proxy = """
+            import socket, sys, threading
+            listener = socket.socket(); listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", int(sys.argv[1]))); listener.listen(16)
+            def pump(a, b):
+                try:
+                    while (data := a.recv(65536)): b.sendall(data)
+                except OSError: pass
+                finally:
+                    for s in (a, b):
+                        try: s.shutdown(socket.SHUT_RDWR)
+                        except OSError: pass
+            while True:
+                client, _ = listener.accept()
+                upstream = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+                threading.Thread(target=pump, args=(client, upstream), daemon=True).start()
+                threading.Thread(target=pump, args=(upstream, client), daemon=True).start()
+            """
+        func startProxy() throws -> Process {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", proxy, String(proxyPort), String(server.port)]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            while !MotoServer.answers(proxyPort) { Thread.sleep(forTimeInterval: 0.05) }
+            return process
+        }
+        var variables = server.variables
+        variables["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(proxyPort)"
+        let repo = "s3://\(bucket)/qa"
+        var proxyProcess = try startProxy()
+        let started = Date()
+        let first = try Processes.run([CLI.executable, "backup", "create", source.path, "--repo", repo, "--date", "2026-10-01"], environment: variables)
+        #expect(first.status == 0, "\(first.errors)")
+        let duration = Date().timeIntervalSince(started)
+        var statuses: [Int32] = []
+        for index in 0..<20 {
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: CLI.executable)
+            run.arguments = ["backup", "create", source.path, "--repo", repo, "--date", String(format: "2026-11-%02d", index + 1), "-q"]
+            run.environment = variables
+            run.standardOutput = FileHandle.nullDevice
+            run.standardError = FileHandle.nullDevice
+            try run.run()
+            Thread.sleep(forTimeInterval: duration * Double(index) / 20)
+            kill(proxyProcess.processIdentifier, SIGKILL)
+            proxyProcess.waitUntilExit()
+            run.waitUntilExit()
+            statuses.append(run.terminationStatus)
+            proxyProcess = try startProxy()
+        }
+        defer { kill(proxyProcess.processIdentifier, SIGKILL) }
+        #expect(statuses.allSatisfy { $0 == 0 || $0 == 75 }, "\(statuses)")
+        #expect(statuses.contains(75), "some runs lost the server: \(statuses)")
+        let listed = try Processes.run([CLI.executable, "backup", "list", "--repo", repo, "--json"], environment: variables)
+        let backups = try Codecs.json.decode(listed.output).arrayValue ?? []
+        // Every run that said so has its backup; a run that lost the server after its marker was
+        // written says the backup is complete (its retention did not run).
+        #expect(backups.count >= 1 + statuses.filter { $0 == 0 }.count)
+        #expect(try Processes.run([CLI.executable, "backup", "verify", "--repo", repo], environment: variables).status == 0)
+        let next = try Processes.run([CLI.executable, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-30", "--keep", "100"], environment: variables)
+        #expect(next.status == 0, "\(next.errors)")
+    }
+
     /// Two runs at once on one prefix: one waits for the other (or gives up with 75); never two
     /// half-written backups.
     @Test func twoRunsAtOnceOnOnePrefix() throws {

@@ -133,7 +133,12 @@ public struct RemoteRepository: Sendable {
                 try writeMarker(for: local.backup.path, as: object, files: local.files)
             }
             report.strayObjectsRemoved = strays
-            report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
+            do {
+                report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
+            } catch let error as SaveError {
+                // The backup counts already: say so, rather than let the failure read as "no backup".
+                throw SaveError(error.category, file: error.file, location: error.location, "\(error.message) (the backup \(storage.location)/\(object) is complete; retention did not run)", cause: error)
+            }
             created = report
         }
         return created!

@@ -122,12 +122,15 @@ public final class S3Client: Sendable {
         elements(name, in: body).first
     }
 
-    static func elements(_ name: String, in body: Data) -> [String] {
+    /// Every `<name>` element's text; `raw` leaves entities as they are (for an element holding
+    /// others, whose own texts are unescaped when they are read, once).
+    static func elements(_ name: String, in body: Data, raw: Bool = false) -> [String] {
         let text = String(decoding: body, as: UTF8.self)
         var found: [String] = []
         var rest = text[...]
         while let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
-            found.append(unescape(String(rest[open.upperBound..<close.lowerBound])))
+            let inner = String(rest[open.upperBound..<close.lowerBound])
+            found.append(raw ? inner : unescape(inner))
             rest = rest[close.upperBound...]
         }
         return found

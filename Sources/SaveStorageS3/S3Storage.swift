@@ -40,7 +40,7 @@ public struct S3Storage: SaveStorage {
             if let token { query.append(("continuation-token", token)) }
             let response = try client.send("GET", query: query)
             guard response.status == 200 else { throw client.failure(response, key: nil) }
-            for contents in S3Client.elements("Contents", in: response.body) {
+            for contents in S3Client.elements("Contents", in: response.body, raw: true) {
                 let body = Data(contents.utf8)
                 guard let key = S3Client.firstElement("Key", in: body), key.hasPrefix(prefix) else { continue }
                 let name = String(key.dropFirst(prefix.count))
@@ -158,7 +158,7 @@ public struct S3Storage: SaveStorage {
         let response = try client.send("GET", query: [("uploads", "")])
         guard response.status == 200 else { throw client.failure(response, key: nil) }
         var abandoned: [String] = []
-        for upload in S3Client.elements("Upload", in: response.body) {
+        for upload in S3Client.elements("Upload", in: response.body, raw: true) {
             let body = Data(upload.utf8)
             guard let key = S3Client.firstElement("Key", in: body), key.hasPrefix(prefix), !key.dropFirst(prefix.count).contains("/"),
                 let id = S3Client.firstElement("UploadId", in: body),

@@ -28,7 +28,7 @@ public final class MotoServer: @unchecked Sendable {
         return variables
     }
 
-    static let tools = Corpus.packageRoot.appendingPathComponent(".tools/moto/bin")
+    public static let tools = Corpus.packageRoot.appendingPathComponent(".tools/moto/bin")
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var running: MotoServer?

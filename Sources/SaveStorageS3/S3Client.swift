@@ -82,7 +82,7 @@ public final class S3Client: Sendable {
         }
         if let token = environment.sessionToken { headers.append(("x-amz-security-token", token)) }
         let authorization = signer.authorization(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash, timestamp: timestamp)
-        let encodedPath = path.split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
+        let encodedPath = SigV4.encodePath(path)
         let encodedQuery = query.map { SigV4.encode($0.0) + "=" + SigV4.encode($0.1) }.joined(separator: "&")
         let base = environment.endpoint.absoluteString.hasSuffix("/") ? String(environment.endpoint.absoluteString.dropLast()) : environment.endpoint.absoluteString
         var request = URLRequest(url: URL(string: base + encodedPath + (encodedQuery.isEmpty ? "" : "?" + encodedQuery))!)

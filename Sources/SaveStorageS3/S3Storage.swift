@@ -146,9 +146,8 @@ public struct S3Storage: SaveStorage {
 
     public func copy(_ name: String, to target: String) throws {
         let key = place.key(target)
-        let source = "/" + place.bucket + "/" + place.key(name)
-        let encoded = source.split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
-        let response = try client.send("PUT", key: key, headers: [("x-amz-copy-source", encoded)])
+        let source = SigV4.encodePath("/" + place.bucket + "/" + place.key(name))
+        let response = try client.send("PUT", key: key, headers: [("x-amz-copy-source", source)])
         // A copy can fail after its 200 has begun: the error is then in the body.
         guard response.status == 200, S3Client.errorCode(response.body) == nil else { throw client.failure(response, key: key) }
     }

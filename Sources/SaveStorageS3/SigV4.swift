@@ -31,7 +31,7 @@ public struct SigV4: Sendable {
         let canonicalHeaders = headers.map { ($0.0.lowercased(), $0.1.trimmingCharacters(in: .whitespaces)) }.sorted { $0.0 < $1.0 }
         let signedHeaders = canonicalHeaders.map(\.0).joined(separator: ";")
         let canonicalQuery = query.map { (Self.encode($0.0), Self.encode($0.1)) }.sorted { $0 < $1 }.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
-        let canonicalPath = path.split(separator: "/", omittingEmptySubsequences: false).map { Self.encode(String($0)) }.joined(separator: "/")
+        let canonicalPath = Self.encodePath(path)
         let canonicalRequest = [
             method, canonicalPath, canonicalQuery,
             canonicalHeaders.map { "\($0.0):\($0.1)\n" }.joined(), signedHeaders, payloadHash,
@@ -61,6 +61,11 @@ public struct SigV4: Sendable {
             }
         }
         return encoded
+    }
+
+    /// A path with each segment encoded once: the request's path and the signed one are the same text.
+    public static func encodePath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/")
     }
 
     public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {

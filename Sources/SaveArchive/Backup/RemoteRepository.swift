@@ -294,17 +294,8 @@ public struct RemoteRepository: Sendable {
     }
 
     static func sha256(of file: String) throws -> String {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
-        defer { close(descriptor) }
         var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count >= 0 else { throw SaveError(.io, file: file, FileError.reason(errno)) }
-            if count == 0 { break }
-            hasher.update(data: buffer[..<count])
-        }
+        try BundleExporter.readChunks(file) { hasher.update(bufferPointer: $0) }
         return Checksum.hex(hasher.finalize())
     }
 }

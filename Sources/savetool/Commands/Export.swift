@@ -59,18 +59,16 @@ struct Export: ParsableCommand {
             var written = output
             var scratch: String?
             defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-            if S3Location.isRemote(output) {
+            let remote = S3Location.isRemote(output) ? try RemoteRepository.s3(object: output) : nil
+            if let remote {
                 scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/export")
-                written = scratch! + "/" + String(output[output.index(after: output.lastIndex(of: "/")!)...])
+                written = scratch! + "/" + remote.object
             }
             do {
                 defer { bar.finish() }
                 summary = try exporter.export(directory: source, to: written)
             }
-            if S3Location.isRemote(output) {
-                let slash = output.lastIndex(of: "/")!
-                try RemoteRepository.s3(String(output[..<slash])).store(written, as: String(output[output.index(after: slash)...]), files: summary.fileCount)
-            }
+            if let remote { try remote.repository.store(written, as: remote.object, files: summary.fileCount) }
             if global.json {
                 // The manifest as written, read back from the bundle.
                 try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: written).value)

@@ -95,10 +95,9 @@ struct Import: ParsableCommand {
                 var scratch: String?
                 defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
                 if S3Location.isRemote(bundle) {
-                    let slash = bundle.lastIndex(of: "/")!
-                    let repository = try RemoteRepository.s3(String(bundle[..<slash]))
+                    let (repository, object) = try RemoteRepository.s3(object: bundle)
                     scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
-                    local = try repository.fetch(String(bundle[bundle.index(after: slash)...]), into: scratch!)
+                    local = try repository.fetch(object, into: scratch!)
                 }
                 outcome = try importer.restore(local, into: into, dryRun: dryRun)
             }

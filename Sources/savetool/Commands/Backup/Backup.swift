@@ -64,6 +64,14 @@ extension RemoteRepository {
         let storage = S3Storage(try S3Location(parsing: text), environment: try AWSEnvironment.current())
         return RemoteRepository(storage: storage, createdBy: "savetool \(SaveTool.version)")
     }
+
+    /// `s3://bucket/prefix/<object>`: the repository it is in, and the object's name.
+    static func s3(object text: String) throws -> (repository: RemoteRepository, object: String) {
+        guard let slash = text.lastIndex(of: "/"), text.distance(from: text.startIndex, to: slash) > "s3:/".count else {
+            throw SaveError(.usage, file: text, "no object name, expected s3://bucket/prefix/<name>.tar.gz")
+        }
+        return (try s3(String(text[..<slash])), String(text[text.index(after: slash)...]))
+    }
 }
 
 extension BackupRepository.Day: ExpressibleByArgument {

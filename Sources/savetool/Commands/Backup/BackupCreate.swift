@@ -47,10 +47,13 @@ struct BackupCreate: ParsableCommand {
     func run() throws {
         try Failure.reporting {
             let today = BackupRepository.Day.today()
+            let printer = global
+            let bar = ProgressBar("backing up", global: global)
+            // Either repository's report, as it is printed.
+            let (outcome, backup, files, deleted, unfinished): (String, String, Int, [String], [String])
+            var createdRepository = false
             if var remote = try options.remote() {
-                let printer = global
                 remote.warn = { printer.warn($0) }
-                let bar = ProgressBar("backing up", global: global)
                 remote.progress = bar.update
                 let report: RemoteRepository.CreateReport
                 do {
@@ -58,42 +61,32 @@ struct BackupCreate: ParsableCommand {
                     report = try remote.create(
                         source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression), createdAt: Export.creationTime())
                 }
-                let place = remote.storage.location + "/" + report.object
-                if global.json {
-                    try Console.outputJSON([
-                        "backup": .string(place), "outcome": .string("\(report.outcome)"), "files": .int(UInt64(report.files)),
-                        "deleted": .array(report.deleted.map { .string(remote.storage.location + "/" + $0.object) }),
-                    ])
-                } else if !global.quiet {
-                    var lines = ["\(report.outcome): \(place) (\(report.files) file\(report.files == 1 ? "" : "s"))"]
-                    lines += report.deleted.map { "deleted: \(remote.storage.location)/\($0.object)" }
-                    lines += report.strayObjectsRemoved.map { "removed unfinished: \(remote.storage.location)/\($0)" }
-                    Console.output(lines.joined(separator: "\n") + "\n")
+                let place = remote.storage.location + "/"
+                (outcome, backup, files) = ("\(report.outcome)", place + report.object, report.files)
+                (deleted, unfinished) = (report.deleted.map { place + $0.object }, report.strayObjectsRemoved.map { place + $0 })
+            } else {
+                var engine = options.engine()
+                engine.warn = { printer.warn($0) }
+                engine.progress = bar.update
+                let report: BackupEngine.CreateReport
+                do {
+                    defer { bar.finish() }
+                    report = try engine.create(
+                        source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
+                        createdAt: Export.creationTime())
                 }
-                return
-            }
-            var engine = options.engine()
-            let printer = global
-            engine.warn = { printer.warn($0) }
-            let bar = ProgressBar("backing up", global: global)
-            engine.progress = bar.update
-            let report: BackupEngine.CreateReport
-            do {
-                defer { bar.finish() }
-                report = try engine.create(
-                    source: source, name: name, day: date ?? today, today: today, keep: keep, format: .tar(compression),
-                    createdAt: Export.creationTime())
+                (outcome, backup, files) = ("\(report.outcome)", report.backup.path, report.files)
+                (deleted, unfinished, createdRepository) = (report.deleted.map(\.path), report.strayFilesRemoved, report.createdRepository)
             }
             if global.json {
                 try Console.outputJSON([
-                    "backup": .string(report.backup.path), "outcome": .string("\(report.outcome)"), "files": .int(UInt64(report.files)),
-                    "deleted": .array(report.deleted.map { .string($0.path) }),
+                    "backup": .string(backup), "outcome": .string(outcome), "files": .int(UInt64(files)), "deleted": .array(deleted.map { .string($0) }),
                 ])
             } else if !global.quiet {
-                var lines = report.createdRepository ? ["created repository \(options.repo)"] : []
-                lines.append("\(report.outcome): \(report.backup.path) (\(report.files) file\(report.files == 1 ? "" : "s"))")
-                lines += report.deleted.map { "deleted: \($0.path)" }
-                lines += report.strayFilesRemoved.map { "removed unfinished: \($0)" }
+                var lines = createdRepository ? ["created repository \(options.repo)"] : []
+                lines.append("\(outcome): \(backup) (\(files) file\(files == 1 ? "" : "s"))")
+                lines += deleted.map { "deleted: \($0)" }
+                lines += unfinished.map { "removed unfinished: \($0)" }
                 Console.output(lines.joined(separator: "\n") + "\n")
             }
         }

@@ -22,8 +22,10 @@ struct BackupVerify: ParsableCommand {
     var backups: [String] = []
 
     func run() throws {
+        let bar = ProgressBar("verifying", global: global)
+        // Each backup to check: its name as printed, and how to check it (in a folder, or on S3).
+        let checks: [(place: String, verify: () throws -> BundleSummary)]
         if var remote = try Failure.reporting({ try options.remote() }) {
-            let bar = ProgressBar("verifying", global: global)
             remote.progress = bar.update
             let all = try Failure.reporting { try remote.backups() }
             // A backup named by its object, or by its whole s3:// path as list --json prints it.
@@ -31,37 +33,28 @@ struct BackupVerify: ParsableCommand {
             if let unknown = named.first(where: { name in !all.contains { $0.object == name } }) {
                 try Failure.reporting { throw SaveError(.notFound, file: remote.storage.location + "/" + unknown, "no complete backup of that name, expected one that backup list shows") }
             }
-            let chosen = backups.isEmpty ? all : all.filter { named.contains($0.object) }
-            var failed = 0
-            for backup in chosen {
-                do {
-                    let summary = try Failure.reporting {
-                        defer { bar.finish() }
-                        return try remote.verify(backup)
-                    }
-                    if !global.quiet && !global.json { Console.output("ok: \(remote.storage.location)/\(backup.object) (\(summary.fileCount) files)\n") }
-                } catch {
-                    failed += 1
-                }
+            let repository = remote
+            checks = (backups.isEmpty ? all : all.filter { named.contains($0.object) }).map { backup in
+                (repository.storage.location + "/" + backup.object, { try repository.verify(backup) })
             }
-            if failed > 0 { throw ExitCode(Failure.Code.dataError) }
-            return
+        } else {
+            var engine = options.engine()
+            engine.progress = bar.update
+            try Failure.reporting { try options.repository.checkExists() }
+            let paths = backups.isEmpty
+                ? try Failure.reporting { try options.repository.backups().map(\.path) }
+                : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
+            let local = engine
+            checks = paths.map { path in (path, { try local.verify(path) }) }
         }
-        var engine = options.engine()
-        let bar = ProgressBar("verifying", global: global)
-        engine.progress = bar.update
-        try Failure.reporting { try options.repository.checkExists() }
-        let paths = backups.isEmpty
-            ? try Failure.reporting { try options.repository.backups().map(\.path) }
-            : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
         var failed = 0
-        for path in paths {
+        for check in checks {
             do {
-                let manifest = try Failure.reporting {
+                let summary = try Failure.reporting {
                     defer { bar.finish() }
-                    return try engine.verify(path)
+                    return try check.verify()
                 }
-                if !global.quiet && !global.json { Console.output("ok: \(path) (\(manifest.fileCount) files)\n") }
+                if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) files)\n") }
             } catch {
                 failed += 1  // the message naming the file and entry is already on stderr
             }

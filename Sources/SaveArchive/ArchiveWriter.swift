@@ -1,7 +1,7 @@
 import CArchive
 import Foundation
 
-/// Writes an archive entry by entry, streaming, into a file descriptor or a new file.
+/// Writes an archive entry by entry, streaming, into a file descriptor or any ``ArchiveOutput``.
 ///
 /// Output is reproducible: the same entries give the same bytes (owner 0, no user or group
 /// names, no timestamp in the gzip header). Tar archives are pax ("restricted": plain ustar
@@ -14,11 +14,17 @@ public final class ArchiveWriter {
     private var closed = false
     /// Compression on a thread of its own, for compressed tar.
     private var pipeline: CompressionPipeline?
-    private var output: DescriptorOutput?
+    private let output: ArchiveOutput
 
     /// Writes to `descriptor` (left open); `name` is for messages.
-    public init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
+    public convenience init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
+        try self.init(output: ArchiveOutput(descriptor: descriptor), name: name, format: format, level: level)
+    }
+
+    /// Writes to `output`; `name` is for messages.
+    public init(output: ArchiveOutput, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
         self.name = name
+        self.output = output
         guard let archive = archive_write_new(), let entry = archive_entry_new() else {
             throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
         }
@@ -52,7 +58,7 @@ public final class ArchiveWriter {
         if let filter {
             // The tar stream goes, uncompressed, to a compressor on its own thread.
             do {
-                pipeline = try CompressionPipeline(descriptor: descriptor, name: name) { compressor in
+                pipeline = try CompressionPipeline(output: output, name: name) { compressor in
                     let added = filter(compressor)
                     return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(compressor, optionText) : added
                 }
@@ -74,8 +80,6 @@ public final class ArchiveWriter {
                     return length
                 }, nil, nil)
             } else {
-                let output = DescriptorOutput(descriptor)
-                self.output = output
                 status = output.open(archive)
             }
         }
@@ -164,7 +168,7 @@ public final class ArchiveWriter {
 
     /// The most precise reason there is: the output's own error, the compressor's, libarchive's.
     private func failureMessage() -> String {
-        output?.failure ?? pipeline?.error ?? ArchiveReader.message(archive)
+        output.failure ?? pipeline?.error ?? ArchiveReader.message(archive)
     }
 
     /// Writes the end of the archive and flushes the compressor. The descriptor stays open.

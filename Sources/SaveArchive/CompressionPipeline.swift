@@ -17,16 +17,16 @@ final class CompressionPipeline: @unchecked Sendable {
     private let capacity = 16
     private let compressor: OpaquePointer
     private let entry: OpaquePointer
-    private let output: DescriptorOutput
+    private let output: ArchiveOutput
 
-    /// Opens the compressor on `descriptor`; `configure` adds the filter and its options.
-    init(descriptor: Int32, name: String, configure: (OpaquePointer) -> Int32) throws(ArchiveError) {
+    /// Opens the compressor on `output`; `configure` adds the filter and its options.
+    init(output: ArchiveOutput, name: String, configure: (OpaquePointer) -> Int32) throws(ArchiveError) {
         guard let compressor = archive_write_new(), let entry = archive_entry_new() else {
             throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
         }
         self.compressor = compressor
         self.entry = entry
-        self.output = DescriptorOutput(descriptor)
+        self.output = output
         var status = archive_write_set_format_raw(compressor)
         if status == ARCHIVE_OK { status = configure(compressor) }
         if status == ARCHIVE_OK { status = archive_write_set_bytes_in_last_block(compressor, 1) }

@@ -45,26 +45,45 @@ public struct LocalFolderStorage: SaveStorage {
         try place(temporary, at: path, ifAbsent: ifAbsent)
     }
 
-    public func upload(file: String, to name: String, ifAbsent: Bool) throws {
+    public func startUpload(to name: String, ifAbsent: Bool) throws -> any StorageUpload {
         let path = try self.path(of: name)
         let (descriptor, temporary) = try temporaryFile(beside: path)
-        defer { unlink(temporary) }
-        do {
-            defer { close(descriptor) }
-            let source = open(file, O_RDONLY | O_CLOEXEC)
-            guard source >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
-            defer { close(source) }
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(source, $0.baseAddress, $0.count) }
-                guard count >= 0 else { throw SaveError(.io, file: file, FileError.reason(errno)) }
-                if count == 0 { break }
-                let failure = buffer.withUnsafeBytes { FileIO.writeAll(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: descriptor) }
-                guard failure == 0 else { throw SaveError(.io, file: path, FileError.reason(failure)) }
-            }
-            guard fsync(descriptor) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
+        return Upload(storage: self, path: path, ifAbsent: ifAbsent, descriptor: descriptor, temporary: temporary)
+    }
+
+    /// A temporary file beside the object's name, flushed and then placed by ``finish()``.
+    final class Upload: StorageUpload {
+        let storage: LocalFolderStorage
+        let path: String
+        let ifAbsent: Bool
+        private var descriptor: Int32
+        private let temporary: String
+
+        init(storage: LocalFolderStorage, path: String, ifAbsent: Bool, descriptor: Int32, temporary: String) {
+            (self.storage, self.path, self.ifAbsent, self.descriptor, self.temporary) = (storage, path, ifAbsent, descriptor, temporary)
         }
-        try place(temporary, at: path, ifAbsent: ifAbsent)
+
+        deinit { abort() }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            guard descriptor >= 0 else { throw SaveError(.io, file: path, "the upload was given up") }
+            let failure = FileIO.writeAll(bytes, to: descriptor)
+            guard failure == 0 else { throw SaveError(.io, file: path, FileError.reason(failure)) }
+        }
+
+        func finish() throws {
+            guard descriptor >= 0 else { throw SaveError(.io, file: path, "the upload was given up") }
+            defer { abort() }
+            guard fsync(descriptor) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
+            try storage.place(temporary, at: path, ifAbsent: ifAbsent)
+        }
+
+        func abort() {
+            guard descriptor >= 0 else { return }
+            close(descriptor)
+            descriptor = -1
+            unlink(temporary)  // after a rename it names nothing; after a link, only the spare name goes
+        }
     }
 
     public func download(_ name: String, to file: String) throws {
@@ -101,7 +120,7 @@ public struct LocalFolderStorage: SaveStorage {
 
     /// Gives the complete temporary file its name: exclusively (a hard link, which fails when the
     /// name is taken) or replacing (a rename); then flushes the folder.
-    private func place(_ temporary: String, at path: String, ifAbsent: Bool) throws {
+    fileprivate func place(_ temporary: String, at path: String, ifAbsent: Bool) throws {
         if ifAbsent {
             guard link(temporary, path) == 0 else {
                 if errno == EEXIST { throw SaveError(.conflict, file: path, "exists already, expected a new object") }

@@ -1,4 +1,10 @@
 import Foundation
+import SaveKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where a backup repository keeps its objects: a local folder, or a bucket and prefix of an
 /// S3-compatible object store. The one storage seam: the repository is written against this
@@ -27,8 +33,10 @@ public protocol SaveStorage: Sendable {
     /// Writes a small object; with `ifAbsent`, only when no object has that name.
     func write(_ bytes: [UInt8], to name: String, ifAbsent: Bool) throws
 
-    /// Copies a local file into an object, a piece at a time (memory does not grow with its size).
-    func upload(file: String, to name: String, ifAbsent: Bool) throws
+    /// Starts an object written a piece at a time (a bundle as it is made): nothing appears
+    /// under `name` until ``StorageUpload/finish()`` succeeds, and memory does not grow with
+    /// the object's size. With `ifAbsent`, finishing fails with `conflict` when the name is taken.
+    func startUpload(to name: String, ifAbsent: Bool) throws -> any StorageUpload
 
     /// Copies an object into a new local file, a piece at a time.
     func download(_ name: String, to file: String) throws
@@ -49,6 +57,31 @@ public protocol SaveStorage: Sendable {
 extension SaveStorage {
     /// A local folder has none: an unfinished file is a temporary name, never an object.
     public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] { [] }
+
+    /// Copies a local file into an object, a piece at a time (memory does not grow with its size).
+    public func upload(file: String, to name: String, ifAbsent: Bool) throws {
+        let source = open(file, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
+        defer { close(source) }
+        var upload = try startUpload(to: name, ifAbsent: ifAbsent)
+        do {
+            try FileIO.readChunks(of: source, path: file) { try upload.write($0) }
+            try upload.finish()
+        } catch {
+            upload.abort()
+            throw error
+        }
+    }
+}
+
+/// An object on its way into a ``SaveStorage``: written in order, then finished (it appears
+/// whole under its name) or aborted (nothing appears, and nothing is left behind). Not for
+/// use from two threads at once.
+public protocol StorageUpload: AnyObject, ByteOutput {
+    /// Makes the object appear under its name, whole; an upload that failed throws its error.
+    func finish() throws
+    /// Gives the upload up. Safe to call after a failure, or more than once.
+    func abort()
 }
 
 /// One object of a ``SaveStorage``.

@@ -10,10 +10,11 @@ import Glibc
 
 /// A ``SaveStorage`` in a bucket and prefix of an S3-compatible object store.
 ///
-/// Files go up and come down in parts of ``partSize`` (memory holds one part, whatever the
-/// size of the file); a file of more than one part is a multipart upload, completed with
-/// `If-None-Match: *` when it must be new and aborted when anything fails, so that a cut
-/// transfer leaves no object behind.
+/// Objects go up as they are made and come down in parts of ``partSize`` (memory holds a
+/// couple of parts, whatever the object's size); an object of more than one part is a multipart
+/// upload, completed with `If-None-Match: *` when it must be new and aborted when anything
+/// fails, so that a cut transfer leaves no object behind (and one left by a killed run is
+/// removed by ``removeAbandonedUploads(olderThan:)``).
 public struct S3Storage: SaveStorage {
     public let client: S3Client
     public let place: S3Location
@@ -67,57 +68,19 @@ public struct S3Storage: SaveStorage {
         guard response.status == 200 else { throw client.failure(response, key: key) }
     }
 
-    public func upload(file: String, to name: String, ifAbsent: Bool) throws {
+    public func startUpload(to name: String, ifAbsent: Bool) throws -> any StorageUpload {
+        Upload(storage: self, name: name, ifAbsent: ifAbsent)
+    }
+
+    /// Not every S3-compatible server honours `If-None-Match` when a multipart upload completes
+    /// (moto does not): an existing object is looked for before the upload starts, and again
+    /// before it completes. Where two writers could still race, the repository's marker — one
+    /// PUT, which every server checks — decides which backup counts.
+    func refuseExisting(_ name: String) throws {
         let key = place.key(name)
-        let source = open(file, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
-        defer { close(source) }
-        var info = stat()
-        guard fstat(source, &info) == 0 else { throw SaveError(.io, file: file, FileError.reason(errno)) }
-        let size = Int(info.st_size)
-        func part(_ index: Int) throws -> Data {
-            let count = min(partSize, size - index * partSize)
-            var data = Data(count: count)
-            let read = data.withUnsafeMutableBytes { pread(source, $0.baseAddress, count, off_t(index * partSize)) }
-            guard read == count else { throw SaveError(.io, file: file, read < 0 ? FileError.reason(errno) : "changed while it was uploaded") }
-            return data
-        }
-        let condition = ifAbsent ? [("If-None-Match", "*")] : []
-        if size <= partSize {
-            let response = try client.send("PUT", key: key, headers: condition, body: try part(0))
-            guard response.status == 200 else { throw client.failure(response, key: key) }
-            return
-        }
-        // Not every S3-compatible server honours If-None-Match when a multipart upload completes
-        // (moto does not): an existing object is looked for first, and again before completing.
-        // Where two writers could still race, the repository's marker — one PUT, which every
-        // server checks — decides which backup counts.
-        func refuseExisting() throws {
-            guard ifAbsent else { return }
-            let head = try client.send("HEAD", key: key)
-            if head.status == 200 { throw SaveError(.conflict, file: location + "/" + name, "exists already, expected a new object") }
-            guard head.status == 404 else { throw client.failure(head, key: key) }
-        }
-        try refuseExisting()
-        let created = try client.send("POST", key: key, query: [("uploads", "")])
-        guard created.status == 200, let upload = S3Client.firstElement("UploadId", in: created.body) else { throw client.failure(created, key: key) }
-        do {
-            var etags: [String] = []
-            for index in 0..<((size + partSize - 1) / partSize) {
-                let response = try client.send("PUT", key: key, query: [("partNumber", String(index + 1)), ("uploadId", upload)], body: try part(index))
-                guard response.status == 200, let etag = response.header("ETag") else { throw client.failure(response, key: key) }
-                etags.append(etag)
-            }
-            try refuseExisting()
-            let parts = etags.enumerated().map { "<Part><PartNumber>\($0.offset + 1)</PartNumber><ETag>\($0.element)</ETag></Part>" }.joined()
-            let body = Data("<CompleteMultipartUpload>\(parts)</CompleteMultipartUpload>".utf8)
-            let completed = try client.send("POST", key: key, query: [("uploadId", upload)], headers: condition, body: body)
-            // S3 can answer 200 with an error document when completing fails late.
-            guard completed.status == 200, S3Client.errorCode(completed.body) == nil else { throw client.failure(completed, key: key) }
-        } catch {
-            _ = try? client.send("DELETE", key: key, query: [("uploadId", upload)])
-            throw error
-        }
+        let head = try client.send("HEAD", key: key)
+        if head.status == 200 { throw SaveError(.conflict, file: location + "/" + name, "exists already, expected a new object") }
+        guard head.status == 404 else { throw client.failure(head, key: key) }
     }
 
     public func download(_ name: String, to file: String) throws {

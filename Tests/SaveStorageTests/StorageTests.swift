@@ -113,6 +113,46 @@ struct StorageTests {
         #expect(try storage.list().count == 1, "a refused upload leaves nothing behind")
     }
 
+    /// An object written as it is made (a bundle going up while it is exported): pieces of any
+    /// size, across part boundaries, arrive byte for byte; one given up leaves nothing behind —
+    /// no object, and on S3 no unfinished multipart upload; an exclusive one over an existing
+    /// object is refused, short or long.
+    @Test(arguments: Kind.allCases)
+    func streamedUploadsArriveWholeOrNotAtAll(_ kind: Kind) throws {
+        let (storage, scratch) = try Self.storage(kind)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<(11 << 20) + 4_321).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        func stream(_ name: String, count: Int, ifAbsent: Bool, finishing: Bool = true) throws {
+            var upload = try storage.startUpload(to: name, ifAbsent: ifAbsent)
+            var offset = 0
+            // Small pieces, then one that spans a part boundary, then small ones again.
+            for size in [1, 7_777, 6 << 20, 65_536] + Array(repeating: 300_001, count: 20) where offset < count {
+                let piece = bytes[offset..<min(offset + size, count)]
+                try piece.withUnsafeBytes { try upload.write($0) }
+                offset += piece.count
+            }
+            #expect(offset == count)
+            if finishing { try upload.finish() } else { upload.abort() }
+        }
+        try stream("long.tar.gz", count: bytes.count, ifAbsent: true)
+        try stream("short.tar.gz", count: 5_000, ifAbsent: true)
+        let back = scratch.appendingPathComponent("back")
+        try storage.download("long.tar.gz", to: back.path)
+        #expect(try Data(contentsOf: back) == Data(bytes))
+        #expect(try storage.read("short.tar.gz") == Array(bytes.prefix(5_000)))
+        try stream("given-up.tar.gz", count: bytes.count, ifAbsent: true, finishing: false)
+        #expect(try storage.list().map(\.name) == ["long.tar.gz", "short.tar.gz"])
+        #expect(try storage.removeAbandonedUploads(olderThan: 0).isEmpty, "an aborted upload leaves no parts behind")
+        for (name, count) in [("long.tar.gz", bytes.count), ("short.tar.gz", 5_000)] {
+            #expect { try stream(name, count: count, ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .conflict }
+        }
+        try stream("short.tar.gz", count: 9_000, ifAbsent: false)
+        #expect(try storage.read("short.tar.gz") == Array(bytes.prefix(9_000)))
+        #expect(try storage.list().map(\.name) == ["long.tar.gz", "short.tar.gz"])
+        #expect(try storage.removeAbandonedUploads(olderThan: 0).isEmpty, "a refused upload leaves no parts behind")
+    }
+
     @Test func aWrongSecretIsRefused() throws {
         let server = try MotoServer.shared()
         let bucket = try server.makeBucket()

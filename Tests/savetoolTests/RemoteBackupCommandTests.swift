@@ -134,6 +134,38 @@ struct RemoteBackupCommandTests {
         #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
     }
 
+    /// A bundle goes up as it is made: with no file allowed past 2 MiB (`ulimit -f`), a backup and
+    /// an export of 12 MiB that does not compress still go up whole, so neither was written to a
+    /// temporary file first; both verify and import back.
+    @Test func bundlesGoUpAsTheyAreMadeNotFromATemporaryFile() throws {
+        let server = try MotoServer.shared()
+        let repo = "s3://\(try server.makeBucket())/qa"
+        let root = try Processes.temporaryDirectory("s3-streamed")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let source = root.appendingPathComponent("kingdom")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        var generator = SystemRandomNumberGenerator()
+        let bytes = Data((0..<(12 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try bytes.write(to: source.appendingPathComponent("state.bin"))
+        func limited(_ arguments: String...) throws -> ProcessResult {
+            // The limit is in blocks of 512 or 1,024 bytes, depending on the shell: 1 or 2 MiB.
+            try Processes.run(["/bin/sh", "-c", "ulimit -f 2048 && exec \"$0\" \"$@\"", CLI.executable] + arguments, environment: server.variables)
+        }
+        let backup = try limited("backup", "create", source.path, "--repo", repo, "--date", "2026-11-22")
+        #expect(backup.status == 0, "\(backup.errors)")
+        let export = try limited("export", source.path, "-o", "\(repo)/handover.tar.zst")
+        #expect(export.status == 0, "\(export.errors)")
+        let listed = try Codecs.json.decode(Self.run(server, "backup", "list", "--repo", repo, "--json").output).arrayValue ?? []
+        #expect(listed.count == 1 && (listed.first?["size"]?.int64Value ?? 0) > 12 << 20, "\(listed)")
+        #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
+        for object in ["kingdom-2026-11-22.tar.gz", "handover.tar.zst"] {
+            let into = root.appendingPathComponent("back-" + object).path
+            let imported = try Self.run(server, "import", "\(repo)/\(object)", "--into", into, "--no-migrate")
+            #expect(imported.status == 0, "\(imported.errors)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: into + "/state.bin")) == bytes, "\(object)")
+        }
+    }
+
     /// The server goes away in the middle of a backup (the connection to it cut, 20 times at
     /// spread moments): the run retries, then exits 75 or finishes; nothing half-written is ever
     /// listed, every listed backup verifies, and the next run succeeds.

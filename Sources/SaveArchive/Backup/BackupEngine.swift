@@ -42,6 +42,15 @@ public struct BackupEngine: Sendable {
         source: String, name: String? = nil, day: BackupRepository.Day, today: BackupRepository.Day, keep: Int,
         format: ArchiveFormat = .tar(.gzip), createdAt: Date = Date()
     ) throws -> CreateReport {
+        try create(source: source, name: name, day: day, today: today, keep: keep, format: format, createdAt: createdAt, writing: nil)
+    }
+
+    /// ``create(source:name:day:today:keep:format:createdAt:)``; with `writing`, a bundle that
+    /// is needed goes through it (into an upload, as it is made) instead of into the repository.
+    func create(
+        source: String, name: String?, day: BackupRepository.Day, today: BackupRepository.Day, keep: Int,
+        format: ArchiveFormat, createdAt: Date, writing: ((BundleExporter, BundleExporter.DescribedSource) throws -> Void)?
+    ) throws -> CreateReport {
         precondition(keep >= 1, "keep at least one day")
         // The source as tar and restic take it: a link to a directory is followed.
         let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
@@ -75,7 +84,7 @@ public struct BackupEngine: Sendable {
         if let existing, existing.matchedAll() {
             outcome = .unchanged
         } else {
-            try exporter.write(described, to: path, replacing: true)
+            if let writing { try writing(exporter, described) } else { try exporter.write(described, to: path, replacing: true) }
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }

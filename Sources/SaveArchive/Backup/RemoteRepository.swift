@@ -22,7 +22,7 @@ import Darwin
 /// - `verify` downloads the bundle and checks its SHA-256 against the marker itself, then every
 ///   file's, as for a local backup (servers may not check the checksums they are sent).
 ///
-/// The bundle is written to a temporary file first, then uploaded in parts; see docs/backups.md.
+/// The bundle goes up as it is made, in parts, never held whole in memory or on disk; see docs/backups.md.
 public struct RemoteRepository: Sendable {
     public let storage: any SaveStorage
     public var createdBy: String
@@ -103,34 +103,36 @@ public struct RemoteRepository: Sendable {
         let object = "\(name)-\(day).\(format.fileExtension)"
         var created: CreateReport?
         try withLock {
-            let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/backup")
-            defer { try? FileManager.default.removeItem(atPath: scratch) }
             // What a cut run left (it holds no lock now: this run does) goes first, so that it
             // can block nothing.
             let strays = try removeUnmarked()
-            // The day's backup, if there is one, comes down so that the local engine can tell
-            // an unchanged folder (and a second source under the same name) as it does at home.
             let existing = try backups(named: name)
             let previous = existing.first { $0.object == object }
+            // The local engine runs on a scratch folder that holds its lock file and, on a second
+            // run of the day, that day's backup brought down, so that an unchanged folder (and a
+            // second source under the same name) is told as it is at home. The new bundle itself
+            // never lands there: it goes up as it is made.
+            let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/backup")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
             if let previous { try storage.download(previous.object, to: scratch + "/" + previous.object) }
             var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
             (engine.warn, engine.progress) = (warn, progress)
-            let local = try engine.create(source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt)
+            // A replacement goes up under a pending name (the slow part); only then does the old
+            // backup stop counting and get overwritten by a copy on the server, so a failed
+            // upload leaves the old backup marked and whole.
+            let target = previous == nil ? object : Self.pendingPrefix + object
+            var uploaded: Uploaded?
+            let local = try engine.create(
+                source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt,
+                writing: { exporter, described in uploaded = try upload(described, with: exporter, as: target, ifAbsent: previous == nil) })
             var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
-            if local.outcome != .unchanged {
-                if previous == nil {
-                    try storage.upload(file: local.backup.path, to: object, ifAbsent: true)
-                } else {
-                    // Replacing: the new bundle goes up under a pending name (the slow part), and
-                    // only then does the old one stop counting and get overwritten by a copy on
-                    // the server, so a failed upload leaves the old backup marked and whole.
-                    let pending = Self.pendingPrefix + object
-                    try storage.upload(file: local.backup.path, to: pending, ifAbsent: false)
+            if local.outcome != .unchanged, let uploaded {
+                if previous != nil {
                     try storage.delete(object + Self.markerSuffix)
-                    try storage.copy(pending, to: object)
-                    try storage.delete(pending)
+                    try storage.copy(target, to: object)
+                    try storage.delete(target)
                 }
-                try writeMarker(for: local.backup.path, as: object, files: local.files)
+                try writeMarker(uploaded, as: object, files: local.files)
             }
             report.strayObjectsRemoved = strays
             do {
@@ -170,21 +172,67 @@ public struct RemoteRepository: Sendable {
         return try engine.verify(file)
     }
 
-    /// Uploads a bundle under a new name and marks it complete (`export -o s3://…`); an object of
-    /// that name is never replaced.
-    public func store(_ file: String, as object: String, files: Int) throws {
+    /// Exports `source` straight into a new object and marks it complete (`export -o s3://…`);
+    /// an object of that name is never replaced. `manifest`, when given, is called with the
+    /// manifest as written (for `--json`).
+    @discardableResult
+    public func store(
+        directory source: String, with exporter: BundleExporter, as object: String, manifest: ((SaveValue) throws -> Void)? = nil
+    ) throws -> BundleSummary {
+        let described = try exporter.describe(directory: source)
+        let uploaded: Uploaded
         do {
-            try storage.upload(file: file, to: object, ifAbsent: true)
+            uploaded = try upload(described, with: exporter, as: object, ifAbsent: true)
         } catch let error as SaveError where error.category == .conflict {
             throw SaveError(.cannotCreate, file: storage.location + "/" + object, "exists already, expected a new name for the bundle")
         }
-        try writeMarker(for: file, as: object, files: files)
+        try writeMarker(uploaded, as: object, files: described.summary.fileCount)
+        if let manifest {
+            var bytes: [UInt8] = []
+            try described.manifest.forEachChunk { bytes.append(contentsOf: $0) }
+            try manifest(try JSONCodec().decode(bytes))
+        }
+        return described.summary
     }
 
-    private func writeMarker(for file: String, as object: String, files: Int) throws {
-        let size = Int64((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)??.int64Value ?? 0)
+    /// A bundle that went up: what its marker records.
+    struct Uploaded {
+        var size: Int64
+        var sha256: String
+    }
+
+    /// Writes a described source as a bundle straight into a new object, hashing it on the way.
+    private func upload(_ described: BundleExporter.DescribedSource, with exporter: BundleExporter, as object: String, ifAbsent: Bool) throws -> Uploaded {
+        let upload = try storage.startUpload(to: object, ifAbsent: ifAbsent)
+        let hashing = HashingOutput(upload)
+        do {
+            try exporter.write(described, into: ArchiveOutput(sink: hashing), name: storage.location + "/" + object)
+            try upload.finish()
+        } catch {
+            upload.abort()
+            throw error
+        }
+        return Uploaded(size: hashing.size, sha256: Checksum.hex(hashing.hasher.finalize()))
+    }
+
+    /// Passes bytes on to an upload, counting and hashing them for the marker.
+    private final class HashingOutput: ByteOutput {
+        var upload: any StorageUpload
+        var hasher = SHA256()
+        var size: Int64 = 0
+
+        init(_ upload: any StorageUpload) { self.upload = upload }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            hasher.update(bufferPointer: bytes)
+            size += Int64(bytes.count)
+            try upload.write(bytes)
+        }
+    }
+
+    private func writeMarker(_ uploaded: Uploaded, as object: String, files: Int) throws {
         let marker: SaveValue = [
-            "format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(size), "sha256": .string(try Self.sha256(of: file)),
+            "format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(uploaded.size), "sha256": .string(uploaded.sha256),
             "files": .integer(Int64(files)),
         ]
         do {

@@ -385,7 +385,30 @@ public struct BundleExporter: Sendable {
             close(descriptor)
             if !renamed { unlink(temporary) }
         }
-        let writer = try ArchiveWriter(fileDescriptor: descriptor, name: destination, format: format)
+        try write(described, into: ArchiveOutput(descriptor: descriptor), name: destination)
+        guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
+            throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
+        }
+        guard (replacing ? rename(temporary, destination) : savetool_rename_noreplace(temporary, destination)) == 0 else {
+            if errno == EEXIST && !replacing { throw BundleError.exists(destination) }
+            throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno))
+        }
+        renamed = true
+        FileIO.syncDirectory(directory)
+    }
+
+    /// Writes the described source as a bundle into `output`, in order, as it is read: an
+    /// upload takes the bundle as it is made. An error the output threw is rethrown as it was.
+    func write(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
+        do {
+            try writeEntries(described, into: output, name: destination)
+        } catch {
+            throw output.sinkError ?? error
+        }
+    }
+
+    private func writeEntries(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
+        let writer = try ArchiveWriter(output: output, name: destination, format: format)
         try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
         try described.manifest.forEachChunk { try writer.write($0) }
         let identity = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIdentity.recordSize, alignment: 8)
@@ -425,15 +448,6 @@ public struct BundleExporter: Sendable {
             throw BundleError.ioFailure(path: destination, reason: "wrote \(written.entries) of the \(described.summary.entryCount) entries described")
         }
         try writer.close()
-        guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
-            throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
-        }
-        guard (replacing ? rename(temporary, destination) : savetool_rename_noreplace(temporary, destination)) == 0 else {
-            if errno == EEXIST && !replacing { throw BundleError.exists(destination) }
-            throw BundleError.cannotCreate(path: destination, reason: FileError.reason(errno))
-        }
-        renamed = true
-        FileIO.syncDirectory(directory)
     }
 
     /// Calls `body` with each 1 MiB chunk of a file; with `identity`, the file must be that
@@ -451,16 +465,9 @@ public struct BundleExporter: Sendable {
             guard fstat(descriptor, &info) == 0, FileIdentity(info) == identity else { throw BundleError.changedDuringExport(path: path) }
         }
         try check()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(descriptor, buffer.baseAddress, buffer.count)
-            if count == 0 { break }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw BundleError.unreadable(path: path, reason: FileError.reason(errno))
-            }
-            try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        do { try FileIO.readChunks(of: descriptor, path: path, body) } catch let error as FileError {
+            guard case .ioFailure(_, _, let reason) = error else { throw error }
+            throw BundleError.unreadable(path: path, reason: reason)
         }
         try check()
     }

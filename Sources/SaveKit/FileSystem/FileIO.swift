@@ -84,6 +84,23 @@ public enum FileIO {
         try output.commit()
     }
 
+    /// Calls `body` with each piece of what `descriptor` holds from its offset to its end, read
+    /// into one buffer of 1 MiB: memory does not grow with the file. A failed read throws
+    /// ``FileError/ioFailure(path:operation:reason:)`` naming `path`.
+    public static func readChunks(of descriptor: Int32, path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
+            if count == 0 { return }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileError.ioFailure(path: path, operation: "reading", reason: FileError.reason(errno))
+            }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
     /// Writes every byte of `bytes`, retrying interrupted and partial writes.
     /// Returns 0, or the `errno` of the write that failed.
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {

@@ -54,25 +54,25 @@ struct Export: ParsableCommand {
             let bar = ProgressBar("exporting", global: global)
             exporter.progress = bar.update
             let summary: BundleSummary
-            // s3://bucket/prefix/<name>: written to a temporary file, then uploaded with a marker
-            // (as a backup is), so that `import s3://…` takes it and a cut upload never counts.
-            var written = output
-            var scratch: String?
-            defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }
-            let remote = S3Location.isRemote(output) ? try RemoteRepository.s3(object: output) : nil
-            if let remote {
-                scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/export")
-                written = scratch! + "/" + remote.object
-            }
-            do {
-                defer { bar.finish() }
-                summary = try exporter.export(directory: source, to: written)
-            }
-            if let remote { try remote.repository.store(written, as: remote.object, files: summary.fileCount) }
-            if global.json {
+            if S3Location.isRemote(output) {
+                // s3://bucket/prefix/<name>: uploaded as it is made, then marked complete (as a
+                // backup is), so that `import s3://…` takes it and a cut upload never counts.
+                let remote = try RemoteRepository.s3(object: output)
+                var manifest: SaveValue?
+                do {
+                    defer { bar.finish() }
+                    summary = try remote.repository.store(directory: source, with: exporter, as: remote.object, manifest: global.json ? { manifest = $0 } : nil)
+                }
+                if let manifest { try Console.outputJSON(manifest) }
+            } else {
+                do {
+                    defer { bar.finish() }
+                    summary = try exporter.export(directory: source, to: output)
+                }
                 // The manifest as written, read back from the bundle.
-                try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: written).value)
-            } else if !global.quiet {
+                if global.json { try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value) }
+            }
+            if !global.json && !global.quiet {
                 Console.output("exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output)\n")
             }
         }

@@ -1,0 +1,61 @@
+import CArchive
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where libarchive's output goes: a file descriptor, with each chunk's writeback to disk
+/// started as soon as it is written (so that the fsync before a bundle is renamed into place
+/// has little left to wait for), or any ``ByteOutput`` (an upload, as the bundle is made).
+public final class ArchiveOutput {
+    private enum Target {
+        case descriptor(Int32, EarlyWriteback)
+        case sink(any ByteOutput)
+    }
+
+    private var target: Target
+    /// Why the last write failed (libarchive only learns that it did).
+    private(set) var failure: String?
+    /// The error a sink threw, as it was, for the caller to rethrow.
+    public private(set) var sinkError: (any Error)?
+
+    /// Writes to `descriptor`, which stays open.
+    public init(descriptor: Int32) { target = .descriptor(descriptor, EarlyWriteback()) }
+
+    /// Writes to `sink`.
+    public init(sink: any ByteOutput) { target = .sink(sink) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+        switch target {
+        case .descriptor(let descriptor, var writeback):
+            let code = FileIO.writeAll(bytes, to: descriptor)
+            guard code == 0 else {
+                failure = FileError.reason(code)
+                return -1
+            }
+            writeback.wrote(bytes.count, to: descriptor)
+            target = .descriptor(descriptor, writeback)
+        case .sink(var sink):
+            do {
+                try sink.write(bytes)
+                target = .sink(sink)
+            } catch {
+                (failure, sinkError) = ("\(error)", error)
+                return -1
+            }
+        }
+        return bytes.count
+    }
+
+    /// Opens `archive` to write through this output (which must outlive it).
+    func open(_ archive: OpaquePointer) -> Int32 {
+        archive_write_open2(archive, Unmanaged.passUnretained(self).toOpaque(), nil, { _, context, buffer, length in
+            let output = Unmanaged<ArchiveOutput>.fromOpaque(context!).takeUnretainedValue()
+            guard let buffer else { return -1 }
+            return output.write(UnsafeRawBufferPointer(start: buffer, count: length))
+        }, nil, nil)
+    }
+}

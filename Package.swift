@@ -82,7 +82,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SaveArchiveTests",
-            dependencies: ["SaveArchive", "SaveKit", "TestSupport"],
+            dependencies: ["SaveArchive", "SaveKit", "SaveStorage", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
         // The storage seam, against a local folder and a real S3-compatible server (moto).

@@ -21,6 +21,10 @@ public struct S3Storage: SaveStorage {
     /// S3's smallest part (but the last): a part is in memory about three times over while it
     /// goes up (the read, the request body, the HTTP library's copy), so smaller is flatter.
     public var partSize = 5 << 20
+    /// The largest object one CopyObject copies (S3's limit, 5 GB); larger ones are copied in
+    /// parts of ``copyPartSize``, on the server.
+    public var largestCopy: Int64 = 5_000_000_000
+    public var copyPartSize: Int64 = 1 << 30
 
     public init(_ place: S3Location, environment: AWSEnvironment) {
         self.place = place
@@ -33,11 +37,14 @@ public struct S3Storage: SaveStorage {
         var objects: [StoredObject] = []
         var token: String?
         let prefix = place.prefix.isEmpty ? "" : place.prefix + "/"
-        // The prefix is matched here, not sent as `prefix=`: servers disagree on how a `/` in a
-        // query value is signed (AWS encodes it, moto's checker does not), and a listing of
-        // the whole bucket is right on all of them.
+        // The server is asked for the keys that begin with the prefix's first segment (`devices`
+        // of `devices/qa`), and the rest is matched here: servers disagree on how a `/` in a
+        // query value is signed (AWS encodes it; moto's checker decodes it first), and a prefix
+        // without one is signed alike by all of them.
+        let asked = String(prefix.prefix { $0 != "/" })
         repeat {
             var query = [("list-type", "2")]
+            if !asked.isEmpty { query.append(("prefix", asked)) }
             if let token { query.append(("continuation-token", token)) }
             let response = try client.send("GET", query: query)
             guard response.status == 200 else { throw client.failure(response, key: nil) }
@@ -110,9 +117,40 @@ public struct S3Storage: SaveStorage {
     public func copy(_ name: String, to target: String) throws {
         let key = place.key(target)
         let source = SigV4.encodePath("/" + place.bucket + "/" + place.key(name))
-        let response = try client.send("PUT", key: key, headers: [("x-amz-copy-source", source)])
-        // A copy can fail after its 200 has begun: the error is then in the body.
-        guard response.status == 200, S3Client.errorCode(response.body) == nil else { throw client.failure(response, key: key) }
+        let head = try client.send("HEAD", key: place.key(name))
+        guard head.status == 200 else { throw client.failure(head, key: place.key(name)) }
+        let size = Int64(head.header("Content-Length") ?? "") ?? 0
+        guard size > largestCopy else {
+            let response = try client.send("PUT", key: key, headers: [("x-amz-copy-source", source)])
+            // A copy can fail after its 200 has begun: the error is then in the body.
+            guard response.status == 200, S3Client.errorCode(response.body) == nil else { throw client.failure(response, key: key) }
+            return
+        }
+        // One CopyObject takes at most 5 GB: a larger object is copied as a multipart upload
+        // whose parts are ranges of the source, copied on the server (UploadPartCopy).
+        let created = try client.send("POST", key: key, query: [("uploads", "")])
+        guard created.status == 200, let upload = S3Client.firstElement("UploadId", in: created.body) else { throw client.failure(created, key: key) }
+        do {
+            var parts = ""
+            var offset: Int64 = 0, number = 0
+            while offset < size {
+                number += 1
+                let last = min(offset + copyPartSize, size) - 1
+                let response = try client.send(
+                    "PUT", key: key, query: [("partNumber", String(number)), ("uploadId", upload)],
+                    headers: [("x-amz-copy-source", source), ("x-amz-copy-source-range", "bytes=\(offset)-\(last)")])
+                guard response.status == 200, S3Client.errorCode(response.body) == nil, let etag = S3Client.firstElement("ETag", in: response.body) else {
+                    throw client.failure(response, key: key)
+                }
+                parts += "<Part><PartNumber>\(number)</PartNumber><ETag>\(etag)</ETag></Part>"
+                offset = last + 1
+            }
+            let completed = try client.send("POST", key: key, query: [("uploadId", upload)], body: Data("<CompleteMultipartUpload>\(parts)</CompleteMultipartUpload>".utf8))
+            guard completed.status == 200, S3Client.errorCode(completed.body) == nil else { throw client.failure(completed, key: key) }
+        } catch {
+            _ = try? client.send("DELETE", key: key, query: [("uploadId", upload)])
+            throw error
+        }
     }
 
     public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] {

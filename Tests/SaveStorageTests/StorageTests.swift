@@ -33,6 +33,8 @@ struct StorageTests {
             let bucket = try server.makeBucket()
             var storage = S3Storage(try S3Location(parsing: "s3://\(bucket)/devices/qa"), environment: server.environment())
             storage.partSize = 5 << 20  // S3's smallest part: a 12 MiB file goes up in three
+            // An object past 6 MiB is copied in parts on the server, as one past 5 GB is.
+            (storage.largestCopy, storage.copyPartSize) = (6 << 20, 5 << 20)
             return (storage, scratch)
         }
     }
@@ -63,6 +65,13 @@ struct StorageTests {
         try storage.write(Array("spaced".utf8), to: spaced, ifAbsent: true)
         #expect(try storage.read(spaced) == Array("spaced".utf8))
         #expect(try storage.list().map(\.name) == ["b.marker", "save 1.json"])
+        if let s3 = storage as? S3Storage {
+            // Keys beside and below the prefix are not the repository's.
+            for key in ["devices/qa-other/x.json", "devices/x.json", "devices/qa/deeper/y.json", "elsewhere/qa/z.json", "devices/qa"] {
+                try MotoServer.shared().put(bucket: s3.place.bucket, key: key, text: "{}")
+            }
+            #expect(try storage.list().map(\.name) == ["b.marker", "save 1.json"])
+        }
         try storage.delete(spaced)
     }
 
@@ -111,6 +120,13 @@ struct StorageTests {
         #expect(try Data(contentsOf: back) == bytes)
         #expect { try storage.upload(file: file.path, to: "qa-2026-11-20.tar.gz", ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .conflict }
         #expect(try storage.list().count == 1, "a refused upload leaves nothing behind")
+        // A copy, over an existing object, in parts of the source (on S3, UploadPartCopy).
+        try storage.write(Array("old".utf8), to: "qa-2026-11-21.tar.gz", ifAbsent: true)
+        try storage.copy("qa-2026-11-20.tar.gz", to: "qa-2026-11-21.tar.gz")
+        let copied = scratch.appendingPathComponent("copied.tar.gz")
+        try storage.download("qa-2026-11-21.tar.gz", to: copied.path)
+        #expect(try Data(contentsOf: copied) == bytes)
+        #expect(try storage.removeAbandonedUploads(olderThan: 0).isEmpty)
     }
 
     /// An object written as it is made (a bundle going up while it is exported): pieces of any

@@ -17,8 +17,8 @@ import Darwin
 ///   an unmarked object that the next run (holding the lock) deletes.
 /// - Retention deletes the marker first, then the bundle: a backup is never listed as good
 ///   while it is being deleted.
-/// - The **lock** is an object, `.savetool-lock`, created exclusively; one older than
-///   ``lockStaleAfter`` (a run that died) is taken over.
+/// - The **lock** is an object per run, `.savetool-lock-<nonce>`, renewed while the run lasts;
+///   one not renewed for ``lockStaleAfter`` (a run that died) is taken over (``RemoteLock``).
 /// - `verify` downloads the bundle and checks its SHA-256 against the marker itself, then every
 ///   file's, as for a local backup (servers may not check the checksums they are sent).
 ///
@@ -28,9 +28,11 @@ public struct RemoteRepository: Sendable {
     public var createdBy: String
     /// How long `create` and `prune` wait for another run's lock before giving up (busy, exit 75).
     public var lockWait: TimeInterval = 10
-    /// A lock older than this belongs to a run that died, and is taken over. The lock is not
-    /// renewed, so a run must finish within it: an hour covers a large bundle on a slow link.
-    public var lockStaleAfter: TimeInterval = 60 * 60
+    /// A lock the store has not seen renewed for this long belongs to a run that died, and is
+    /// taken over; longer than any clock skew a signed request survives (15 minutes).
+    public var lockStaleAfter: TimeInterval = 30 * 60
+    /// How often a run renews its lock.
+    public var lockRenewal: TimeInterval = 5 * 60
     public var warn: @Sendable (String) -> Void = { _ in }
     public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
@@ -38,7 +40,6 @@ public struct RemoteRepository: Sendable {
         (self.storage, self.createdBy) = (storage, createdBy)
     }
 
-    static let lockName = ".savetool-lock"
     static let markerSuffix = ".complete"
     /// A replacement on its way up: `.pending-<name>-YYYY-MM-DD.tar.gz`.
     static let pendingPrefix = ".pending-"
@@ -102,7 +103,7 @@ public struct RemoteRepository: Sendable {
         let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
         let object = "\(name)-\(day).\(format.fileExtension)"
         var created: CreateReport?
-        try withLock {
+        try withLock { lock in
             // What a cut run left (it holds no lock now: this run does) goes first, so that it
             // can block nothing.
             let strays = try removeUnmarked()
@@ -127,6 +128,7 @@ public struct RemoteRepository: Sendable {
                 writing: { exporter, described in uploaded = try upload(described, with: exporter, as: target, ifAbsent: previous == nil) })
             var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
             if local.outcome != .unchanged, let uploaded {
+                try lock.checkHeld()
                 if previous != nil {
                     try storage.delete(object + Self.markerSuffix)
                     try storage.copy(target, to: object)
@@ -136,6 +138,7 @@ public struct RemoteRepository: Sendable {
             }
             report.strayObjectsRemoved = strays
             do {
+                try lock.checkHeld()
                 report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
             } catch let error as SaveError {
                 // The backup counts already: say so, rather than let the failure read as "no backup".
@@ -150,8 +153,9 @@ public struct RemoteRepository: Sendable {
     public func prune(name: String? = nil, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [Backup] {
         precondition(keep >= 1, "keep at least one day")
         var deleted: [Backup] = []
-        try withLock {
+        try withLock { lock in
             if !dryRun { _ = try removeUnmarked() }
+            try lock.checkHeld()
             deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: dryRun)
         }
         return deleted
@@ -302,43 +306,12 @@ public struct RemoteRepository: Sendable {
         return removed
     }
 
-    /// Runs `body` holding the repository's lock object.
-    private func withLock(_ body: () throws -> Void) throws {
-        let deadline = Date().addingTimeInterval(lockWait)
-        let nonce = UUID().uuidString
-        let holder: SaveValue = [
-            "host": .string(ProcessInfo.processInfo.hostName), "pid": .integer(Int64(getpid())), "since": .string(RFC3339.format(Date())), "nonce": .string(nonce),
-        ]
-        while true {
-            do {
-                try storage.write(try JSONCodec().encode(holder), to: Self.lockName, ifAbsent: true)
-                break
-            } catch let error as SaveError where error.category == .conflict {
-                let lock = try? JSONCodec().decode(storage.read(Self.lockName))
-                if lock?["nonce"]?.stringValue == nonce { break }  // a retried write whose first try went through
-                let since = lock?["since"]?.stringValue.flatMap(RFC3339.parse)
-                // A run of this machine that is gone (killed) holds nothing: its lock is stale at once.
-                let holderIsGone = lock?["host"]?.stringValue == ProcessInfo.processInfo.hostName
-                    && lock?["pid"]?.int64Value.map { kill(pid_t($0), 0) != 0 && errno == ESRCH } == true
-                // A lock that cannot be read (or is gone) is as good as stale once the wait is over.
-                if holderIsGone || Date().timeIntervalSince(since ?? .distantPast) > lockStaleAfter, since != nil || Date() >= deadline {
-                    warn("\(storage.location)/\(Self.lockName): \(since.map { "a lock from \(RFC3339.format($0)), older than \(Int(lockStaleAfter)) s" } ?? "a lock that cannot be read"), taken over")
-                    try storage.delete(Self.lockName)
-                    continue
-                }
-                guard Date() < deadline else {
-                    throw SaveError(.busy, file: storage.location, "another savetool holds the repository's lock (\(Self.lockName)), expected it free within \(Int(lockWait)) s")
-                }
-                Thread.sleep(forTimeInterval: 0.5)
-            }
-        }
-        defer {
-            // Released only if it is still this run's (a run that outlived the stale time may have lost it).
-            if (try? JSONCodec().decode(storage.read(Self.lockName)))?["nonce"]?.stringValue == nonce {
-                do { try storage.delete(Self.lockName) } catch { warn("\(storage.location)/\(Self.lockName): cannot release the lock: \(error)") }
-            }
-        }
-        try body()
+    /// Runs `body` holding the repository's lock (``RemoteLock``); `body` calls
+    /// ``RemoteLock/checkHeld()`` before anything it writes counts.
+    func withLock(_ body: (RemoteLock) throws -> Void) throws {
+        let lock = try RemoteLock(storage: storage, wait: lockWait, staleAfter: lockStaleAfter, renewal: lockRenewal, warn: warn)
+        defer { lock.release() }
+        try body(lock)
     }
 
     static func sha256(of file: String) throws -> String {

@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #if defined(__linux__)
 #include <sys/syscall.h>
 #endif
@@ -88,5 +91,13 @@ int savetool_has_holes(int descriptor, long long size) {
     return hole >= 0 && hole < size;
 #else
     return 0;
+#endif
+}
+
+void savetool_map_buffers_from(long bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, (int)bytes);
+#else
+    (void)bytes;
 #endif
 }

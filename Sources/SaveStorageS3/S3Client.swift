@@ -89,7 +89,10 @@ public final class S3Client: Sendable {
         request.httpMethod = method
         for (name, value) in headers where name != "host" { request.setValue(value, forHTTPHeaderField: name) }
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
-        if sendsBody { request.httpBody = body }
+        // A large body (a part) is read from a stream: given as `httpBody`, URLSession would
+        // copy it whole first, a second 5 MiB held per part in flight. The length is signed and
+        // set above, so it does not go chunked.
+        if sendsBody { if body.count > 1 << 20 { request.httpBodyStream = BodyStream(body) } else { request.httpBody = body } }
         return request
     }
 
@@ -160,4 +163,32 @@ public final class S3Client: Sendable {
             return SaveError(.io, file: place, "the object store answered \(response.status) (\(code))")
         }
     }
+}
+
+/// A request body read straight out of its `Data`: `InputStream(data:)` and `httpBody` would
+/// each copy it whole first.
+final class BodyStream: InputStream {
+    private let body: Data
+    private var offset = 0
+    private var status: Stream.Status = .notOpen
+
+    init(_ body: Data) {
+        self.body = body
+        super.init(data: Data())
+    }
+
+    override func open() { status = .open }
+    override func close() { status = .closed }
+    override var streamStatus: Stream.Status { status }
+    override var hasBytesAvailable: Bool { offset < body.count }
+
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
+        let count = min(length, body.count - offset)
+        body.copyBytes(to: buffer, from: offset..<offset + count)
+        offset += count
+        if offset == body.count { status = .atEnd }
+        return count
+    }
+
+    override func getBuffer(_ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>) -> Bool { false }
 }

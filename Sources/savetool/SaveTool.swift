@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystem
 import Foundation
 import SaveKit
 
@@ -45,6 +46,10 @@ struct SaveTool: ParsableCommand {
         // Past a file-size limit (ulimit -f), write() should fail with EFBIG — reported, exit
         // 74, the temporary file removed — rather than the process being killed by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
+        // Buffers of 4 MiB and more (an upload's parts) are mapped on their own and returned
+        // when freed, rather than kept in malloc's per-thread arenas: resident memory falls when
+        // a part has gone up, and an upload of any size stays flat.
+        savetool_map_buffers_from(4 << 20)
         let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
         do {
             var command: any ParsableCommand

@@ -23,4 +23,8 @@ int savetool_set_xattr(int descriptor, const char *path, const char *name, const
 /// 1 when the open file has a hole before `size` (SEEK_HOLE), else 0.
 int savetool_has_holes(int descriptor, long long size);
 
+/// Buffers of `bytes` and more are mapped on their own and returned to the system when freed
+/// (glibc's M_MMAP_THRESHOLD), rather than kept in malloc's arenas; nothing elsewhere.
+void savetool_map_buffers_from(long bytes);
+
 #endif

@@ -27,8 +27,11 @@ struct Backup: ParsableCommand {
             s3://bucket/prefix, with credentials, region and endpoint from AWS_ACCESS_KEY_ID, \
             AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION and AWS_ENDPOINT_URL. There a \
             backup counts once a small marker object naming it and its SHA-256 is written, \
-            last; list shows only those, and verify downloads each and checks it. Refused \
-            credentials exit 77, a missing bucket 66, a server that does not answer 75.
+            last; list shows only those, and verify downloads each and checks it. The bundle \
+            goes up as it is made, never written to a temporary file. Each run holds a lock \
+            object of its own (.savetool-lock-<id>, renewed while it runs, stale after 30 \
+            minutes without renewal); another run waits up to ten seconds, then exits 75. \
+            Refused credentials exit 77, a missing bucket 66, a server that does not answer 75.
 
             Examples:
               savetool backup create ~/Library/Preferences --repo /var/backups/saves

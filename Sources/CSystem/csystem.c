@@ -97,6 +97,10 @@ int savetool_has_holes(int descriptor, long long size) {
 void savetool_map_buffers_from(long bytes) {
 #if defined(__GLIBC__)
     mallopt(M_MMAP_THRESHOLD, (int)bytes);
+    // Setting the threshold stops glibc adjusting both it and the trim threshold; left at
+    // 128 KiB, every free of a 1 MiB read buffer at the top of the heap would shrink it (brk)
+    // and the next allocation grow it again.
+    mallopt(M_TRIM_THRESHOLD, (int)(2 * bytes));
 #else
     (void)bytes;
 #endif

@@ -54,4 +54,30 @@ struct ManifestLayoutTests {
         let deep = "{\"files\": " + String(repeating: "[", count: 1_000_000) + "}"
         #expect(ManifestLayout.members(Array(deep.utf8)) == nil)
     }
+
+    /// Manifest entries are written straight into bytes: exactly the bytes the JSON codec writes
+    /// for the same entry as a value, for every kind of entry and every character a name can hold.
+    @Test func entriesAreWrittenAsTheJSONCodecWritesThem() throws {
+        let names = ["a.json", "Zoë/玩家 save.plist", "quote \" back\\slash", "tab\tnew\nline\r", "\u{01}\u{1F}\u{7F}", "🎃/ü\u{0301}", "/", ""]
+        var entries: [BundleManifest.File] = []
+        for (index, name) in names.enumerated() {
+            var file = BundleManifest.File(path: name, type: .file, mode: UInt16(0o644 + index), modified: Timestamp(seconds: 1_700_000_000 + Int64(index), nanoseconds: Int32(index * 123_456_789 % 1_000_000_000)), owner: (501, 20))
+            (file.size, file.sha256) = (Int64(index) * 1_000_003, String(repeating: "ab", count: 32))
+            if index % 2 == 0 { file.codec = "bplist" }
+            if index % 3 == 0 { (file.kind, file.version) = ("kape.tournament", index) }
+            if index % 4 == 1 { file.xattrs = ["user.a": [0, 1, 2], "com.apple.é\"": Array("value".utf8)] }
+            if index == 2 { file.sparse = true }
+            entries.append(file)
+            var directory = BundleManifest.File(path: name + "/d", type: .directory, mode: 0o1777, modified: Timestamp(seconds: -1, nanoseconds: 0), owner: nil)
+            directory.size = 0
+            entries.append(directory)
+            var link = BundleManifest.File(path: name + "/l", type: index % 2 == 0 ? .symlink : .hardlink, mode: 0o777, modified: Timestamp(seconds: 0, nanoseconds: 1), owner: (0, 0))
+            link.target = "../" + name
+            entries.append(link)
+        }
+        for (index, file) in entries.enumerated() {
+            let expected = Array((index == 0 ? "\n    " : ",\n    ").utf8) + Array(try BundleManifest.line(BundleManifest.value(of: file)))
+            #expect(BundleManifest.encodedEntry(file, first: index == 0) == expected, "\(file.path)")
+        }
+    }
 }

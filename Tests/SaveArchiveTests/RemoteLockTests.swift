@@ -79,20 +79,20 @@ struct RemoteLockTests {
     @Test func aHeldLockIsRenewedAndALostOneStopsItsRun() throws {
         let (storage, root) = try Self.folder()
         defer { try? FileManager.default.removeItem(at: root) }
-        let lock = try Self.take(storage, renewal: 0.1)
-        func inode() -> ino_t? {
-            var info = stat()
-            return stat(root.path + "/" + lock.name, &info) == 0 ? info.st_ino : nil
-        }
-        let first = inode()
-        Thread.sleep(forTimeInterval: 0.5)
-        #expect(first != nil && inode() != nil && inode() != first, "rewritten while held")
+        let lock = try Self.take(storage, renewal: 0.3)
+        func exists() -> Bool { access(root.path + "/" + lock.name, F_OK) == 0 }
         try lock.checkHeld()
-        // Taken over while this run was stalled: the run stops, and the lock is not written back.
+        // Rewritten while held: its `renewed` time (to the fraction of a second) moves on.
+        let first = try storage.read(lock.name)
+        let deadline = Date().addingTimeInterval(10)
+        while try storage.read(lock.name) == first, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        // Taken over while this run was stalled (deleted just after a renewal, as another run
+        // would): the run stops, and the lock is not written back.
         try storage.delete(lock.name)
+        #expect(Date() < deadline, "renewed while held")
         #expect { try lock.checkHeld() } throws: { ($0 as? SaveError)?.category == .busy }
-        Thread.sleep(forTimeInterval: 0.4)
-        #expect(inode() == nil, "a lost lock is not renewed back into existence")
+        Thread.sleep(forTimeInterval: 0.8)
+        #expect(!exists(), "a lost lock is not renewed back into existence")
         #expect { try lock.checkHeld() } throws: { ($0 as? SaveError)?.message.contains("lost the repository's lock") == true }
         lock.release()
     }

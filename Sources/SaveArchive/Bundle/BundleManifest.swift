@@ -102,7 +102,7 @@ public struct BundleManifest: Sendable, Equatable {
         return root
     }
 
-    private static func value(of file: File) -> SaveValue {
+    static func value(of file: File) -> SaveValue {
         var entry: OrderedDictionary<String, SaveValue> = ["path": .string(file.path)]
         if file.type != .file { entry["type"] = .string(file.type.rawValue) }
         if file.type == .file { entry["size"] = .integer(file.size); entry["sha256"] = .string(file.sha256) }
@@ -125,7 +125,7 @@ public struct BundleManifest: Sendable, Equatable {
     /// one value tree.
     public func encoded() throws -> [UInt8] {
         var bytes = try encodedHeader()
-        for (index, file) in files.enumerated() { bytes += try Self.encodedEntry(file, first: index == 0) }
+        for (index, file) in files.enumerated() { bytes += Self.encodedEntry(file, first: index == 0) }
         return bytes + Self.encodedEnd(empty: files.isEmpty)
     }
 
@@ -139,9 +139,84 @@ public struct BundleManifest: Sendable, Equatable {
         return bytes + Array("  \"files\": [".utf8)
     }
 
-    /// One entry of `files`, on its own line.
-    static func encodedEntry(_ file: File, first: Bool) throws -> [UInt8] {
-        Array((first ? "\n    " : ",\n    ").utf8) + (try line(value(of: file)))
+    /// One entry of `files`, on its own line: the compact JSON of ``value(of:)``, written
+    /// straight into bytes (building a value tree and encoding it, for every file, was 12% of
+    /// the samples in a profile of a 10,000-file export).
+    static func encodedEntry(_ file: File, first: Bool) -> [UInt8] {
+        var line = EntryLine()
+        line.raw(first ? "\n    " : ",\n    ")
+        line.key("path", first: true)
+        line.string(file.path)
+        if file.type != .file { line.key("type"); line.string(file.type.rawValue) }
+        if file.type == .file {
+            line.key("size"); line.integer(file.size)
+            line.key("sha256"); line.string(file.sha256)
+        }
+        line.key("mode"); line.string(Self.octal(file.mode))
+        line.key("modifiedAt"); line.string(file.modified.description)
+        if let target = file.target { line.key("target"); line.string(target) }
+        if let owner = file.owner {
+            line.key("uid"); line.integer(Int64(owner.uid))
+            line.key("gid"); line.integer(Int64(owner.gid))
+        }
+        if !file.xattrs.isEmpty {
+            line.key("xattrs")
+            var separator: StaticString = "{"
+            for (name, value) in file.xattrs {
+                line.raw(separator)
+                line.string(name)
+                line.raw(":")
+                line.string(Data(value).base64EncodedString())
+                separator = ","
+            }
+            line.raw("}")
+        }
+        if file.sparse { line.key("sparse"); line.raw("true") }
+        if let codec = file.codec { line.key("codec"); line.string(codec) }
+        if let kind = file.kind { line.key("kind"); line.string(kind) }
+        if let version = file.version { line.key("version"); line.integer(Int64(version)) }
+        line.raw("}")
+        return line.bytes
+    }
+
+    /// Compact JSON written as the JSON codec writes it: the same escapes, the same digits.
+    struct EntryLine {
+        var bytes: [UInt8] = []
+
+        init() { bytes.reserveCapacity(256) }
+
+        mutating func raw(_ text: StaticString) { text.withUTF8Buffer { bytes.append(contentsOf: $0) } }
+
+        mutating func key(_ name: StaticString, first: Bool = false) {
+            raw(first ? "{\"" : ",\"")
+            raw(name)
+            raw("\":")
+        }
+
+        mutating func integer(_ value: Int64) { bytes.append(contentsOf: String(value).utf8) }
+
+        mutating func string(_ text: String) {
+            bytes.append(UInt8(ascii: "\""))
+            for byte in text.utf8 {
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
+                    bytes.append(byte)
+                    continue
+                }
+                switch byte {
+                case 0x22: raw("\\\"")
+                case 0x5C: raw("\\\\")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                case 0x08: raw("\\b")
+                case 0x0C: raw("\\f")
+                default:
+                    let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
+                    bytes.append(contentsOf: Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+                }
+            }
+            bytes.append(UInt8(ascii: "\""))
+        }
     }
 
     /// What closes `files` and the manifest.
@@ -150,7 +225,7 @@ public struct BundleManifest: Sendable, Equatable {
     }
 
     /// A value as compact JSON, without the newline the codec ends a document with.
-    private static func line(_ value: SaveValue) throws -> ArraySlice<UInt8> {
+    static func line(_ value: SaveValue) throws -> ArraySlice<UInt8> {
         var compact = EncodingOptions()
         compact.pretty = false
         let encoded = try JSONCodec().encode(value, options: compact)

@@ -31,9 +31,10 @@ extension S3Storage {
 
         private var key: String { storage.place.key(name) }
 
-        /// Parts grow after every 2,000 (S3 takes at most 10,000 parts): 5 MiB parts carry
-        /// 10 GB, and the doubling reaches past 300 GB before the limit.
-        private func size(ofPart number: Int) -> Int { storage.partSize << min((number - 1) / 2_000, 4) }
+        /// S3 takes at most 10,000 parts: the first 8,000 are of ``S3Storage/partSize`` (5 MiB:
+        /// 42 GB at flat memory, far past any save folder), the next 1,000 ten times that and the
+        /// last 1,000 a hundred times (past 600 GB in all, with memory growing only there).
+        private func size(ofPart number: Int) -> Int { storage.partSize * (number <= 8_000 ? 1 : number <= 9_000 ? 10 : 100) }
 
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             guard !finished else { throw SaveError(.io, file: storage.location + "/" + name, "the upload was given up") }

@@ -4,6 +4,7 @@ import SaveKit
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "convert",
         abstract: "Convert one document from one codec to another, losing nothing.",
         discussion: """
             The input codec is sniffed from the content, then taken from the extension; the \

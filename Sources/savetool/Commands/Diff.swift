@@ -3,6 +3,7 @@ import SaveKit
 
 struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "diff",
         abstract: "Show the structural differences of two documents, whatever their codecs.",
         discussion: """
             Each difference is one line with a JSON Pointer: '+' added, '-' removed, '~' \

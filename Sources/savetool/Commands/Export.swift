@@ -6,6 +6,7 @@ import SaveKit
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Write a save directory into one bundle: an archive with a manifest of checksums.",
         discussion: """
             The bundle holds manifest.json (the size, SHA-256, mode and time of every file, and \

@@ -3,6 +3,7 @@ import SaveKit
 
 struct Formats: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "formats",
         abstract: "List the codecs and save kinds savetool knows, built in and from plugins.",
         discussion: """
             A codec reads and writes one file format (json, plist, bplist, archives). A save \
@@ -25,6 +26,7 @@ struct Formats: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List every codec with its extensions, and every save kind with its versions, and where each comes from.",
             discussion: """
                 Examples:
@@ -62,6 +64,7 @@ struct Formats: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "show",
             abstract: "Show one codec or save kind in full.",
             discussion: """
                 Examples:

@@ -6,6 +6,7 @@ extension Formats {
     /// `savetool formats new <kind> --codec <id>`: a kind folder to start from, that loads.
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Write a new save kind's folder to start from: kind.json and schema-v1.json.",
             discussion: """
                 The folder <dir>/<kind>/ gets a kind.json (its name, codec, the files it claims, \

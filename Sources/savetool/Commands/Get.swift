@@ -4,6 +4,7 @@ import SaveKit
 
 struct Get: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "get",
         abstract: "Print one value of a document, named by a JSON Pointer.",
         discussion: """
             Paths are JSON Pointers (RFC 6901): /players/0/name. A key holding '/' is written \

@@ -6,6 +6,7 @@ import SaveKit
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "import",
         abstract: "Restore a bundle into a directory, checking every byte before anything lands.",
         discussion: """
             Every file lands. A file surely of an older version of a save kind (claimed by its \

@@ -5,6 +5,7 @@ import SaveKit
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Tell what a save file is: codec, size, shape and embedded documents.",
         discussion: """
             Embedded documents are values that hold a whole document of their own, such as a \

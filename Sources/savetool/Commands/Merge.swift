@@ -9,6 +9,7 @@ import Glibc
 
 struct Merge: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "merge",
         abstract: "Merge two copies of a save that diverged, by its kind's merge rules.",
         discussion: """
             The copies may be files (in any codec), save folders or bundles. Each file is \

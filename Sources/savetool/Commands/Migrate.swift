@@ -10,6 +10,7 @@ import Glibc
 
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "migrate",
         abstract: "Migrate save files to the current (or --to) version of their kind, in batch.",
         discussion: """
             Files and directories (recursively) are read and their kind recognised, never \

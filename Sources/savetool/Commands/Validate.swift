@@ -4,6 +4,7 @@ import SaveKit
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Recognise a save file's kind and version and check it against that version's schema.",
         discussion: """
             Exit 0 when valid; 65 with one line per problem (its JSON Pointer) when not, or when \

@@ -108,9 +108,16 @@ public struct ExternalCodec: SaveCodec {
     public static func discover(in directories: [String]) -> [String] {
         var seen = Set<String>()
         var found: [String] = []
+        // Every command runs this over PATH: names are matched as bytes, and only a plugin's
+        // becomes a String (a directory like /usr/bin holds thousands of names).
+        let prefixBytes = Array(prefix.utf8)
         for directory in directories {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { continue }
-            for name in names.sorted() where name.hasPrefix(prefix) && name.count > prefix.count && !seen.contains(name) {
+            guard let entries = try? FileIO.entries(in: directory) else { continue }
+            let names = entries.compactMap { entry -> String? in
+                guard entry.bytes.count > prefixBytes.count, entry.bytes.starts(with: prefixBytes) else { return nil }
+                return String(validating: entry.bytes, as: UTF8.self)
+            }
+            for name in names.sorted() where !seen.contains(name) {
                 let path = directory + "/" + name
                 guard FileManager.default.isExecutableFile(atPath: path) else { continue }
                 seen.insert(name)

@@ -6,6 +6,7 @@ import SaveKit
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "backup",
         abstract: "Daily backups of a save directory: one bundle a day, the last seven kept.",
         discussion: """
             A repository (--repo) is a directory holding one bundle per source per day, named \

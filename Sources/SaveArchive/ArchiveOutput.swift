@@ -43,7 +43,8 @@ public final class ArchiveOutput {
                 try sink.write(bytes)
                 target = .sink(sink)
             } catch {
-                (failure, sinkError) = ("\(error)", error)
+                // The first error is the one that stopped the writing; later ones follow from it.
+                if sinkError == nil { (failure, sinkError) = ("\(error)", error) }
                 return -1
             }
         }

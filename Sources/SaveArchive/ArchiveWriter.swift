@@ -90,8 +90,14 @@ public final class ArchiveWriter {
     }
 
     deinit {
-        if !closed { archive_write_close(archive) }
-        try? pipeline?.finish()
+        // Not closed: an error stopped the writing. Marked failed, libarchive writes no end of
+        // archive into the output (an upload under way is aborted, not sent a trailer).
+        if !closed {
+            archive_write_fail(archive)
+            pipeline?.abandon()
+        } else {
+            try? pipeline?.finish()
+        }
         archive_write_free(archive)
         archive_entry_free(entry)
     }

@@ -14,6 +14,7 @@ final class CompressionPipeline: @unchecked Sendable {
     private var finished = false
     private var failure: String?
     private var done = false
+    private var abandoned = false
     private let capacity = 16
     private let compressor: OpaquePointer
     private let entry: OpaquePointer
@@ -62,6 +63,17 @@ final class CompressionPipeline: @unchecked Sendable {
         return true
     }
 
+    /// Stops without writing what is queued or the compressor's end, and waits for its thread:
+    /// the archive failed, and nothing more of it should reach the output.
+    func abandon() {
+        condition.lock()
+        abandoned = true
+        finished = true
+        condition.broadcast()
+        while !done { condition.wait() }
+        condition.unlock()
+    }
+
     /// Ends the stream and waits for the compressor to write its last bytes.
     func finish() throws(ArchiveError) {
         condition.lock()
@@ -84,7 +96,7 @@ final class CompressionPipeline: @unchecked Sendable {
         while true {
             condition.lock()
             while blocks.isEmpty && !finished { condition.wait() }
-            if blocks.isEmpty && finished {
+            if (blocks.isEmpty && finished) || abandoned {
                 condition.unlock()
                 break
             }
@@ -97,7 +109,12 @@ final class CompressionPipeline: @unchecked Sendable {
                 break
             }
         }
-        if message == nil, archive_write_close(compressor) != ARCHIVE_OK {
+        condition.lock()
+        let abandoned = self.abandoned
+        condition.unlock()
+        if abandoned {
+            archive_write_fail(compressor)
+        } else if message == nil, archive_write_close(compressor) != ARCHIVE_OK {
             message = output.failure ?? ArchiveReader.message(compressor)
         }
         condition.lock()

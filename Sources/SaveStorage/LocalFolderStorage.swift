@@ -58,6 +58,8 @@ public struct LocalFolderStorage: SaveStorage {
         let ifAbsent: Bool
         private var descriptor: Int32
         private let temporary: String
+        /// Why the upload cannot finish: a write failed, or it was given up.
+        private var failure: SaveError?
 
         init(storage: LocalFolderStorage, path: String, ifAbsent: Bool, descriptor: Int32, temporary: String) {
             (self.storage, self.path, self.ifAbsent, self.descriptor, self.temporary) = (storage, path, ifAbsent, descriptor, temporary)
@@ -66,13 +68,17 @@ public struct LocalFolderStorage: SaveStorage {
         deinit { abort() }
 
         func write(_ bytes: UnsafeRawBufferPointer) throws {
-            guard descriptor >= 0 else { throw SaveError(.io, file: path, "the upload was given up") }
-            let failure = FileIO.writeAll(bytes, to: descriptor)
-            guard failure == 0 else { throw SaveError(.io, file: path, FileError.reason(failure)) }
+            if let failure { throw failure }
+            let code = FileIO.writeAll(bytes, to: descriptor)
+            guard code == 0 else {
+                failure = SaveError(.io, file: path, FileError.reason(code))
+                throw failure!
+            }
         }
 
         func finish() throws {
-            guard descriptor >= 0 else { throw SaveError(.io, file: path, "the upload was given up") }
+            // A write that failed lost bytes: what is left is not the object.
+            if let failure { throw failure }
             defer { abort() }
             guard fsync(descriptor) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
             try storage.place(temporary, at: path, ifAbsent: ifAbsent)
@@ -80,6 +86,7 @@ public struct LocalFolderStorage: SaveStorage {
 
         func abort() {
             guard descriptor >= 0 else { return }
+            if failure == nil { failure = SaveError(.io, file: path, "the upload was given up") }
             close(descriptor)
             descriptor = -1
             unlink(temporary)  // after a rename it names nothing; after a link, only the spare name goes

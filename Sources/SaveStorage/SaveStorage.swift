@@ -49,27 +49,37 @@ public protocol SaveStorage: Sendable {
     func copy(_ name: String, to target: String) throws
 
     /// Gives up transfers that a killed run left unfinished, started more than `age` seconds
-    /// ago (an object store's multipart uploads keep their parts, and cost, until then);
-    /// returns the objects they were for.
-    func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String]
+    /// ago, for the objects `belongs` accepts (an object store's multipart uploads keep their
+    /// parts, and cost, until then); returns the objects they were for.
+    func removeAbandonedUploads(olderThan age: TimeInterval, of belongs: (String) -> Bool) throws -> [String]
 }
 
 extension SaveStorage {
     /// A local folder has none: an unfinished file is a temporary name, never an object.
-    public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] { [] }
+    public func removeAbandonedUploads(olderThan age: TimeInterval, of belongs: (String) -> Bool) throws -> [String] { [] }
+
+    /// Writes an object through `body` and finishes it; gives it up if anything throws, so
+    /// that nothing appears under `name` unless all of it was written.
+    public func upload(to name: String, ifAbsent: Bool, _ body: (inout any StorageUpload) throws -> Void) throws {
+        var upload = try startUpload(to: name, ifAbsent: ifAbsent)
+        do {
+            try body(&upload)
+            try upload.finish()
+        } catch {
+            upload.abort()
+            throw error
+        }
+    }
 
     /// Copies a local file into an object, a piece at a time (memory does not grow with its size).
     public func upload(file: String, to name: String, ifAbsent: Bool) throws {
         let source = open(file, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw SaveError(.notFound, file: file, FileError.reason(errno)) }
         defer { close(source) }
-        var upload = try startUpload(to: name, ifAbsent: ifAbsent)
-        do {
-            try FileIO.readChunks(of: source, path: file) { try upload.write($0) }
-            try upload.finish()
-        } catch {
-            upload.abort()
-            throw error
+        try upload(to: name, ifAbsent: ifAbsent) { upload in
+            do { try FileIO.readChunks(of: source, path: file) { try upload.write($0) } } catch let error as FileError {
+                throw SaveError(error.category, file: file, error.description, cause: error)
+            }
         }
     }
 }

@@ -155,6 +155,9 @@ public final class S3Client: Sendable {
             return SaveError(.permissionDenied, file: place, "the object store refused the credentials (\(code)), expected a key and secret it accepts")
         case (_, "NoSuchBucket"):
             return SaveError(.notFound, file: "s3://\(bucket)", "no such bucket (\(code))")
+        case (_, "NoSuchUpload"):
+            // The object is not missing: the upload under way was given up (aborted elsewhere).
+            return SaveError(.io, file: place, "the upload was aborted before it completed (\(code)); try again")
         case (404, _):
             return SaveError(.notFound, file: place, "no such object (\(code))")
         case (412, _), (409, _):

@@ -14,12 +14,12 @@ import Glibc
 /// couple of parts, whatever the object's size); an object of more than one part is a multipart
 /// upload, completed with `If-None-Match: *` when it must be new and aborted when anything
 /// fails, so that a cut transfer leaves no object behind (and one left by a killed run is
-/// removed by ``removeAbandonedUploads(olderThan:)``).
+/// removed by ``removeAbandonedUploads(olderThan:of:)``).
 public struct S3Storage: SaveStorage {
     public let client: S3Client
     public let place: S3Location
-    /// S3's smallest part (but the last): a part is in memory about three times over while it
-    /// goes up (the read, the request body, the HTTP library's copy), so smaller is flatter.
+    /// S3's smallest part (but the last): an upload holds two parts, the one filling and the
+    /// one going up (read by URLSession straight from its bytes), so smaller is flatter.
     public var partSize = 5 << 20
     /// The largest object one CopyObject copies (S3's limit, 5 GB); larger ones are copied in
     /// parts of ``copyPartSize``, on the server.
@@ -128,32 +128,23 @@ public struct S3Storage: SaveStorage {
         }
         // One CopyObject takes at most 5 GB: a larger object is copied as a multipart upload
         // whose parts are ranges of the source, copied on the server (UploadPartCopy).
-        let created = try client.send("POST", key: key, query: [("uploads", "")])
-        guard created.status == 200, let upload = S3Client.firstElement("UploadId", in: created.body) else { throw client.failure(created, key: key) }
+        let multipart = try S3Multipart.start(client, key: key)
         do {
-            var parts = ""
-            var offset: Int64 = 0, number = 0
+            var etags: [String] = []
+            var offset: Int64 = 0
             while offset < size {
-                number += 1
                 let last = min(offset + copyPartSize, size) - 1
-                let response = try client.send(
-                    "PUT", key: key, query: [("partNumber", String(number)), ("uploadId", upload)],
-                    headers: [("x-amz-copy-source", source), ("x-amz-copy-source-range", "bytes=\(offset)-\(last)")])
-                guard response.status == 200, S3Client.errorCode(response.body) == nil, let etag = S3Client.firstElement("ETag", in: response.body) else {
-                    throw client.failure(response, key: key)
-                }
-                parts += "<Part><PartNumber>\(number)</PartNumber><ETag>\(etag)</ETag></Part>"
+                etags.append(try multipart.copy(etags.count + 1, from: source, range: offset...last))
                 offset = last + 1
             }
-            let completed = try client.send("POST", key: key, query: [("uploadId", upload)], body: Data("<CompleteMultipartUpload>\(parts)</CompleteMultipartUpload>".utf8))
-            guard completed.status == 200, S3Client.errorCode(completed.body) == nil else { throw client.failure(completed, key: key) }
+            try multipart.complete(etags)
         } catch {
-            _ = try? client.send("DELETE", key: key, query: [("uploadId", upload)])
+            multipart.abort()
             throw error
         }
     }
 
-    public func removeAbandonedUploads(olderThan age: TimeInterval) throws -> [String] {
+    public func removeAbandonedUploads(olderThan age: TimeInterval, of belongs: (String) -> Bool) throws -> [String] {
         let prefix = place.prefix.isEmpty ? "" : place.prefix + "/"
         let response = try client.send("GET", query: [("uploads", "")])
         guard response.status == 200 else { throw client.failure(response, key: nil) }
@@ -161,6 +152,7 @@ public struct S3Storage: SaveStorage {
         for upload in S3Client.elements("Upload", in: response.body, raw: true) {
             let body = Data(upload.utf8)
             guard let key = S3Client.firstElement("Key", in: body), key.hasPrefix(prefix), !key.dropFirst(prefix.count).contains("/"),
+                belongs(String(key.dropFirst(prefix.count))),
                 let id = S3Client.firstElement("UploadId", in: body),
                 let started = S3Client.firstElement("Initiated", in: body).flatMap(RFC3339.parse), Date().timeIntervalSince(started) > age
             else { continue }

@@ -12,11 +12,11 @@ extension S3Storage {
         private let name: String
         private let ifAbsent: Bool
         private var filling = Data()
-        private var uploadID: String?
+        private var multipart: S3Multipart?
         private var partsSent = 0
         private var finished = false
 
-        /// Guards what the part thread touches: the ETags, its failure, and whether it is busy.
+        /// Guards what the part thread touches: the ETags, the first failure, and whether it is busy.
         private let condition = NSCondition()
         private var etags: [Int: String] = [:]
         private var failure: (any Error)?
@@ -39,12 +39,20 @@ extension S3Storage {
         func write(_ bytes: UnsafeRawBufferPointer) throws {
             guard !finished else { throw SaveError(.io, file: storage.location + "/" + name, "the upload was given up") }
             var rest = bytes[...]
-            while !rest.isEmpty {
-                let room = size(ofPart: partsSent + 1) - filling.count
-                let taken = rest.prefix(room)
-                filling.append(contentsOf: UnsafeRawBufferPointer(rebasing: taken))
-                rest = rest.dropFirst(taken.count)
-                if filling.count == size(ofPart: partsSent + 1) { try sendFilledPart() }
+            do {
+                while !rest.isEmpty {
+                    let room = size(ofPart: partsSent + 1) - filling.count
+                    let taken = rest.prefix(room)
+                    filling.append(contentsOf: UnsafeRawBufferPointer(rebasing: taken))
+                    rest = rest.dropFirst(taken.count)
+                    if filling.count == size(ofPart: partsSent + 1) { try sendFilledPart() }
+                }
+            } catch {
+                // Bytes were lost: finishing must not make an object of what is left.
+                condition.lock()
+                if failure == nil { failure = error }
+                condition.unlock()
+                throw error
             }
         }
 
@@ -52,19 +60,15 @@ extension S3Storage {
             guard !finished else { throw SaveError(.io, file: storage.location + "/" + name, "the upload was given up") }
             do {
                 try waitForPart()
-                if uploadID == nil {
-                    let response = try storage.client.send("PUT", key: key, headers: ifAbsentHeaders(), body: filling)
-                    guard response.status == 200 else { throw storage.client.failure(response, key: key) }
-                } else {
+                if let multipart {
                     if !filling.isEmpty { try sendFilledPart() }
                     try waitForPart()
                     if ifAbsent { try storage.refuseExisting(name) }
-                    let parts = (1...partsSent).map { "<Part><PartNumber>\($0)</PartNumber><ETag>\(etags[$0]!)</ETag></Part>" }.joined()
-                    let body = Data("<CompleteMultipartUpload>\(parts)</CompleteMultipartUpload>".utf8)
-                    let completed = try storage.client.send("POST", key: key, query: [("uploadId", uploadID!)], headers: ifAbsentHeaders(), body: body)
-                    // S3 can answer 200 with an error document when completing fails late.
-                    guard completed.status == 200, S3Client.errorCode(completed.body) == nil else { throw storage.client.failure(completed, key: key) }
-                    uploadID = nil  // complete: nothing to abort
+                    try multipart.complete((1...partsSent).map { etags[$0]! }, headers: ifAbsentHeaders())
+                    self.multipart = nil  // complete: nothing to abort
+                } else {
+                    let response = try storage.client.send("PUT", key: key, headers: ifAbsentHeaders(), body: filling)
+                    guard response.status == 200 else { throw storage.client.failure(response, key: key) }
                 }
             } catch {
                 abort()
@@ -81,8 +85,8 @@ extension S3Storage {
             while sending { condition.wait() }
             condition.unlock()
             filling = Data()
-            if let uploadID { _ = try? storage.client.send("DELETE", key: key, query: [("uploadId", uploadID)]) }
-            uploadID = nil
+            multipart?.abort()
+            multipart = nil
         }
 
         private func ifAbsentHeaders() -> [(String, String)] { ifAbsent ? [("If-None-Match", "*")] : [] }
@@ -98,29 +102,23 @@ extension S3Storage {
         /// Hands the filled part to a thread of its own, once the one before it is up.
         private func sendFilledPart() throws {
             try waitForPart()
-            if uploadID == nil {
+            if multipart == nil {
                 if ifAbsent { try storage.refuseExisting(name) }
-                let created = try storage.client.send("POST", key: key, query: [("uploads", "")])
-                guard created.status == 200, let id = S3Client.firstElement("UploadId", in: created.body) else { throw storage.client.failure(created, key: key) }
-                uploadID = id
+                multipart = try S3Multipart.start(storage.client, key: key)
             }
             partsSent += 1
-            let (number, body, id, key, client) = (partsSent, filling, uploadID!, key, storage.client)
+            let (number, body, multipart) = (partsSent, filling, multipart!)
             filling = Data()
             filling.reserveCapacity(size(ofPart: partsSent + 1))
             condition.lock()
             sending = true
             condition.unlock()
             Thread.detachNewThread { [self] in
-                var result: Result<String, any Error>
-                do {
-                    let response = try client.send("PUT", key: key, query: [("partNumber", String(number)), ("uploadId", id)], body: body)
-                    if response.status == 200, let etag = response.header("ETag") { result = .success(etag) } else { result = .failure(client.failure(response, key: key)) }
-                } catch { result = .failure(error) }
+                let result = Result { try multipart.put(number, body: body) }
                 condition.lock()
                 switch result {
                 case .success(let etag): etags[number] = etag
-                case .failure(let error): failure = error
+                case .failure(let error): if failure == nil { failure = error }
                 }
                 sending = false
                 condition.broadcast()

@@ -66,6 +66,8 @@ struct ManifestLayoutTests {
             if index % 2 == 0 { file.codec = "bplist" }
             if index % 3 == 0 { (file.kind, file.version) = ("kape.tournament", index) }
             if index % 4 == 1 { file.xattrs = ["user.a": [0, 1, 2], "com.apple.é\"": Array("value".utf8)] }
+            // A single attribute named like a typed-JSON marker: the codec wraps it in `$dict`.
+            if index % 4 == 3 { file.xattrs = [["$data", "$dict", "$date", "$uid"][index % 4 == 3 ? (index / 4) % 4 : 0]: [7]] }
             if index == 2 { file.sparse = true }
             entries.append(file)
             var directory = BundleManifest.File(path: name + "/d", type: .directory, mode: 0o1777, modified: Timestamp(seconds: -1, nanoseconds: 0), owner: nil)

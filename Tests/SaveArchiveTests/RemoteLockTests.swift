@@ -79,7 +79,8 @@ struct RemoteLockTests {
     @Test func aHeldLockIsRenewedAndALostOneStopsItsRun() throws {
         let (storage, root) = try Self.folder()
         defer { try? FileManager.default.removeItem(at: root) }
-        let lock = try Self.take(storage, renewal: 0.3)
+        // Renewed every 2 s: the lock is deleted just after a renewal was seen, far from the next.
+        let lock = try Self.take(storage, renewal: 2)
         func exists() -> Bool { access(root.path + "/" + lock.name, F_OK) == 0 }
         try lock.checkHeld()
         // Rewritten while held: its `renewed` time (to the fraction of a second) moves on.
@@ -91,10 +92,23 @@ struct RemoteLockTests {
         try storage.delete(lock.name)
         #expect(Date() < deadline, "renewed while held")
         #expect { try lock.checkHeld() } throws: { ($0 as? SaveError)?.category == .busy }
-        Thread.sleep(forTimeInterval: 0.8)
+        Thread.sleep(forTimeInterval: 2.5)
         #expect(!exists(), "a lost lock is not renewed back into existence")
         #expect { try lock.checkHeld() } throws: { ($0 as? SaveError)?.message.contains("lost the repository's lock") == true }
         lock.release()
+    }
+
+    /// A second live lock appearing beside this run's (another run that took this one's over
+    /// and went on) stops this run before it writes anything that counts.
+    @Test func anotherLiveLockStopsTheRun() throws {
+        let (storage, root) = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let lock = try Self.take(storage)
+        try lock.checkHeld()
+        try storage.write(Self.holder(host: "qa-mac-7", pid: 4242), to: ".savetool-lock-intruder", ifAbsent: true)
+        #expect { try lock.checkHeld() } throws: { ($0 as? SaveError)?.message.contains(".savetool-lock-intruder is held too") == true }
+        lock.release()
+        #expect(try storage.list().map(\.name) == [".savetool-lock-intruder"], "only this run's own lock is released")
     }
 
     /// Six runs at once, each holding the lock for a moment: never two at a time, and all get it.

@@ -19,10 +19,11 @@ import Darwin
 /// lists what it has written, strongly consistent since 2020). So at most one run goes on.
 ///
 /// A live run **renews** its lock (rewrites it) every ``renewal`` seconds; a lock the store has
-/// not seen renewed for ``staleAfter`` seconds (the store's own clock, from the listing) is from
-/// a run that died, as is one whose run, on this machine, is gone: either is deleted, with a
-/// warning. A run that finds its own lock gone (taken over while it was stalled) stops at the
-/// next ``checkHeld()``, before it writes anything that counts.
+/// not seen renewed for ``staleAfter`` seconds is from a run that died, as is one whose run, on
+/// this machine, is gone: either is deleted, with a warning. Ages are read on the store's clock:
+/// another lock's last modification against this run's own, just written, in the same listing.
+/// Before anything it writes counts, a run calls ``checkHeld()``: its own lock must be there and
+/// no other live one, or it stops (a run stalled past ``staleAfter`` and taken over).
 final class RemoteLock: @unchecked Sendable {
     static let prefix = ".savetool-lock"
 
@@ -33,8 +34,10 @@ final class RemoteLock: @unchecked Sendable {
     let staleAfter: TimeInterval
     let renewal: TimeInterval
 
+    /// Guards `released`, `renewing` and `lost`, which the renewing thread shares.
     private let condition = NSCondition()
     private var released = false
+    private var renewing = false
     private var lost: String?
 
     /// Whether an object is a lock: a run's, or the one shared lock of earlier versions.
@@ -48,18 +51,15 @@ final class RemoteLock: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(wait)
         while true {
             try write(exclusively: true)
-            let others = try storage.list().filter { Self.isLock($0.name) && $0.name != name }
-            var live: [StoredObject] = []
-            for other in others {
-                if let reason = staleness(of: other) {
-                    warn("\(storage.location)/\(other.name): \(reason), taken over")
-                    try storage.delete(other.name)
-                } else {
-                    live.append(other)
-                }
+            let live: [StoredObject]
+            do {
+                live = try otherLiveLocks(takingOverStale: true)
+                if !live.isEmpty { try storage.delete(name) }
+            } catch {
+                try? storage.delete(name)  // never left behind to block others for the stale time
+                throw error
             }
             if live.isEmpty { break }
-            try storage.delete(name)
             guard Date() < deadline else {
                 throw SaveError(.busy, file: storage.location, "another savetool holds the repository's lock (\(live[0].name)), expected it free within \(Int(wait)) s")
             }
@@ -69,27 +69,36 @@ final class RemoteLock: @unchecked Sendable {
         Thread.detachNewThread { [self] in renewUntilReleased() }
     }
 
-    /// Throws `busy` when this run no longer holds the lock (another run took it over while
-    /// this one was stalled past ``staleAfter``): nothing may be marked or deleted then.
+    /// Throws `busy` unless this run still holds the lock: its own lock object is there, and no
+    /// other live one (another run took over while this one was stalled past ``staleAfter``).
+    /// Nothing may be marked or deleted then.
     func checkHeld() throws {
         condition.lock()
         let lost = self.lost
         condition.unlock()
-        if let lost { throw SaveError(.busy, file: storage.location + "/" + name, "this run lost the repository's lock (\(lost)); nothing more was written, run it again") }
-        let held: Bool
-        do { held = try holder(storage.read(name))?["nonce"]?.stringValue == nonce } catch let error as SaveError where error.category == .notFound { held = false }
-        guard held else {
-            throw SaveError(.busy, file: storage.location + "/" + name, "this run lost the repository's lock (another run took it over as stale); nothing more was written, run it again")
+        let problem: String?
+        if let lost {
+            problem = lost
+        } else if try !isMine() {
+            problem = "another run took it over as stale"
+        } else if let other = try otherLiveLocks(takingOverStale: false).first {
+            problem = "\(other.name) is held too"
+        } else {
+            problem = nil
+        }
+        if let problem {
+            throw SaveError(.busy, file: storage.location + "/" + name, "this run lost the repository's lock (\(problem)); nothing more was written, run it again")
         }
     }
 
-    /// Stops renewing and deletes the lock, if it is still this run's.
+    /// Stops renewing (waiting for a renewal under way) and deletes the lock, if still this run's.
     func release() {
         condition.lock()
         released = true
         condition.broadcast()
+        while renewing { condition.wait() }
         condition.unlock()
-        guard (try? holder(storage.read(name)))??["nonce"]?.stringValue == nonce else { return }
+        guard (try? isMine()) == true else { return }
         do { try storage.delete(name) } catch { warn("\(storage.location)/\(name): cannot release the lock: \(error)") }
     }
 
@@ -104,19 +113,44 @@ final class RemoteLock: @unchecked Sendable {
             try storage.write(try JSONCodec().encode(holder), to: name, ifAbsent: exclusively)
         } catch let error as SaveError where error.category == .conflict {
             // A retried write whose first try went through (its answer lost) finds its own lock.
-            guard (try? self.holder(storage.read(name)))??["nonce"]?.stringValue == nonce else { throw error }
+            guard (try? isMine()) == true else { throw error }
         }
     }
 
-    private func holder(_ bytes: [UInt8]) throws -> SaveValue? { try JSONCodec().decode(bytes) }
+    /// Whether the lock object holds this run's nonce; false when it is gone.
+    private func isMine() throws -> Bool {
+        do { return try Self.holder(storage.read(name))["nonce"]?.stringValue == nonce } catch let error as SaveError where error.category == .notFound { return false }
+    }
+
+    private static func holder(_ bytes: [UInt8]) throws -> SaveValue { try JSONCodec().decode(bytes) }
+
+    /// The other runs' locks that are live; stale ones are deleted, with a warning, when asked.
+    private func otherLiveLocks(takingOverStale: Bool) throws -> [StoredObject] {
+        let locks = try storage.list().filter { Self.isLock($0.name) }
+        // The store's clock: this run's lock was written a moment ago.
+        let now = locks.first { $0.name == name }?.modified ?? Date()
+        var live: [StoredObject] = []
+        for other in locks where other.name != name {
+            guard let reason = staleness(of: other, now: now) else {
+                live.append(other)
+                continue
+            }
+            guard takingOverStale else { continue }
+            warn("\(storage.location)/\(other.name): \(reason), taken over")
+            try storage.delete(other.name)
+        }
+        return live
+    }
 
     /// Why another run's lock is stale, or nil while it is live.
-    private func staleness(of lock: StoredObject) -> String? {
-        if let modified = lock.modified, Date().timeIntervalSince(modified) > staleAfter {
-            return "a lock last renewed at \(RFC3339.format(modified)), more than \(Int(staleAfter)) s ago"
+    private func staleness(of lock: StoredObject, now: Date) -> String? {
+        let content: SaveValue? = try? Self.holder(storage.read(lock.name))
+        // A store that gives no time: the lock's own word for when it was last renewed.
+        let renewed = lock.modified ?? content?["renewed"]?.stringValue.flatMap(RFC3339.parse)
+        if let renewed, now.timeIntervalSince(renewed) > staleAfter {
+            return "a lock last renewed at \(RFC3339.format(renewed)), more than \(Int(staleAfter)) s before this run's"
         }
-        guard let content = try? holder(storage.read(lock.name)) else { return nil }
-        if content["host"]?.stringValue == ProcessInfo.processInfo.hostName, let pid = content["pid"]?.int64Value, pid != Int64(getpid()),
+        if let content, content["host"]?.stringValue == ProcessInfo.processInfo.hostName, let pid = content["pid"]?.int64Value, pid != Int64(getpid()),
             kill(pid_t(pid), 0) != 0 && errno == ESRCH
         {
             return "the lock of process \(pid) on this machine, which is gone"
@@ -124,24 +158,26 @@ final class RemoteLock: @unchecked Sendable {
         return nil
     }
 
-    /// Rewrites the lock every ``renewal`` seconds while it is held; a lock found gone is not
-    /// written again (that would hand it back to a run that lost it) but marks this run as lost.
+    /// Rewrites the lock every ``renewal`` seconds while it is held; a lock found gone (or
+    /// another run's) is not written again — that would hand it back to a run that lost it —
+    /// and marks this run as lost.
     private func renewUntilReleased() {
         condition.lock()
         defer { condition.unlock() }
         while !released {
             _ = condition.wait(until: Date().addingTimeInterval(renewal))
             if released || lost != nil { continue }
+            renewing = true
             condition.unlock()
             var problem: String?
             do {
-                if try holder(storage.read(name))?["nonce"]?.stringValue == nonce { try write(exclusively: false) } else { problem = "its lock object changed" }
-            } catch let error as SaveError where error.category == .notFound {
-                problem = "another run took it over as stale"
+                if try isMine() { try write(exclusively: false) } else { problem = "another run took it over as stale" }
             } catch {
                 // A store that does not answer now may answer at the next renewal.
             }
             condition.lock()
+            renewing = false
+            condition.broadcast()
             if let problem, !released { lost = problem }
         }
     }

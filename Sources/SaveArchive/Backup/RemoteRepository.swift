@@ -127,7 +127,10 @@ public struct RemoteRepository: Sendable {
                 source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt,
                 writing: { exporter, described in uploaded = try upload(described, with: exporter, as: target, ifAbsent: previous == nil) })
             var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
-            if local.outcome != .unchanged, let uploaded {
+            if local.outcome != .unchanged {
+                guard let uploaded else {
+                    throw SaveError(.io, file: storage.location + "/" + object, "the backup was made but not uploaded; nothing was marked")
+                }
                 try lock.checkHeld()
                 if previous != nil {
                     try storage.delete(object + Self.markerSuffix)
@@ -207,16 +210,13 @@ public struct RemoteRepository: Sendable {
 
     /// Writes a described source as a bundle straight into a new object, hashing it on the way.
     private func upload(_ described: BundleExporter.DescribedSource, with exporter: BundleExporter, as object: String, ifAbsent: Bool) throws -> Uploaded {
-        let upload = try storage.startUpload(to: object, ifAbsent: ifAbsent)
-        let hashing = HashingOutput(upload)
-        do {
-            try exporter.write(described, into: ArchiveOutput(sink: hashing), name: storage.location + "/" + object)
-            try upload.finish()
-        } catch {
-            upload.abort()
-            throw error
+        var hashing: HashingOutput?
+        try storage.upload(to: object, ifAbsent: ifAbsent) { upload in
+            let output = HashingOutput(upload)
+            hashing = output
+            try exporter.write(described, into: ArchiveOutput(sink: output), name: storage.location + "/" + object)
         }
-        return Uploaded(size: hashing.size, sha256: Checksum.hex(hashing.hasher.finalize()))
+        return Uploaded(size: hashing!.size, sha256: Checksum.hex(hashing!.hasher.finalize()))
     }
 
     /// Passes bytes on to an upload, counting and hashing them for the marker.
@@ -301,8 +301,12 @@ public struct RemoteRepository: Sendable {
                 removed.append(object)
             }
         }
-        // Multipart uploads of runs that were killed (older than any live run could be).
-        removed += try storage.removeAbandonedUploads(olderThan: lockStaleAfter).map { $0 + " (an unfinished upload)" }
+        // Multipart uploads of backups whose runs were killed: older than the lock's stale time,
+        // which a live run's upload is not without its lock renewed. (An export's upload under
+        // another name is not this repository's to give up.)
+        removed += try storage.removeAbandonedUploads(olderThan: lockStaleAfter) { object in
+            Self.parse(object) != nil || (object.hasPrefix(Self.pendingPrefix) && Self.parse(String(object.dropFirst(Self.pendingPrefix.count))) != nil)
+        }.map { $0 + " (an unfinished upload)" }
         return removed
     }
 

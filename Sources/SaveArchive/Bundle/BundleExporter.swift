@@ -398,11 +398,12 @@ public struct BundleExporter: Sendable {
     }
 
     /// Writes the described source as a bundle into `output`, in order, as it is read: an
-    /// upload takes the bundle as it is made. An error the output threw is rethrown as it was.
+    /// upload takes the bundle as it is made. When libarchive reports a failed write, the
+    /// output's own error (an upload's, say) is rethrown as it was; any other error stands.
     func write(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
         do {
             try writeEntries(described, into: output, name: destination)
-        } catch {
+        } catch let error as ArchiveError {
             throw output.sinkError ?? error
         }
     }

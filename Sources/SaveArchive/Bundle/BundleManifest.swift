@@ -161,6 +161,9 @@ public struct BundleManifest: Sendable, Equatable {
         }
         if !file.xattrs.isEmpty {
             line.key("xattrs")
+            // As the codec writes a one-key dictionary whose key is a typed-JSON marker.
+            let wrapped = file.xattrs.count == 1 && JSONCodec.isTypedMarkerKey(file.xattrs.keys[0])
+            if wrapped { line.raw("{\"$dict\":") }
             var separator: StaticString = "{"
             for (name, value) in file.xattrs {
                 line.raw(separator)
@@ -169,7 +172,7 @@ public struct BundleManifest: Sendable, Equatable {
                 line.string(Data(value).base64EncodedString())
                 separator = ","
             }
-            line.raw("}")
+            line.raw(wrapped ? "}}" : "}")
         }
         if file.sparse { line.key("sparse"); line.raw("true") }
         if let codec = file.codec { line.key("codec"); line.string(codec) }

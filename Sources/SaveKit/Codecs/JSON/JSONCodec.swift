@@ -4,6 +4,11 @@
 /// (`{"$date": "2026-11-21T08:00:00Z"}`); ``EncodingOptions/plainJSON`` writes them as plain
 /// strings and numbers instead, for tools that do not know the markers.
 public struct JSONCodec: SaveCodec {
+    /// Whether a one-key dictionary with this key is written wrapped, `{"$dict": {…}}`, so that
+    /// it is not read back as a typed value (`$date`, `$data`, `$uid`, `$real`, `$dict`): for
+    /// writers that produce the codec's output without it.
+    public static func isTypedMarkerKey(_ key: String) -> Bool { TypedJSON.markerKeys.contains(key) }
+
     public let id = "json"
     public let summary = "JSON (RFC 8259); typed JSON keeps dates, data, uids and int/real apart"
     public let fileExtensions = ["json"]

@@ -1,4 +1,5 @@
 import CArchive
+import Foundation
 import SaveKit
 
 #if canImport(Glibc)
@@ -17,10 +18,15 @@ public final class ArchiveOutput {
     }
 
     private var target: Target
-    /// Why the last write failed (libarchive only learns that it did).
-    private(set) var failure: String?
+    /// The compressor's thread writes, and the writer's reads what went wrong: guarded.
+    private let lock = NSLock()
+    private var failureText: String?
+    private var firstSinkError: (any Error)?
+
+    /// Why the first failed write failed (libarchive only learns that it did).
+    var failure: String? { lock.withLock { failureText } }
     /// The error a sink threw, as it was, for the caller to rethrow.
-    public private(set) var sinkError: (any Error)?
+    public var sinkError: (any Error)? { lock.withLock { firstSinkError } }
 
     /// Writes to `descriptor`, which stays open.
     public init(descriptor: Int32) { target = .descriptor(descriptor, EarlyWriteback()) }
@@ -33,7 +39,7 @@ public final class ArchiveOutput {
         case .descriptor(let descriptor, var writeback):
             let code = FileIO.writeAll(bytes, to: descriptor)
             guard code == 0 else {
-                failure = FileError.reason(code)
+                lock.withLock { if failureText == nil { failureText = FileError.reason(code) } }
                 return -1
             }
             writeback.wrote(bytes.count, to: descriptor)
@@ -44,7 +50,7 @@ public final class ArchiveOutput {
                 target = .sink(sink)
             } catch {
                 // The first error is the one that stopped the writing; later ones follow from it.
-                if sinkError == nil { (failure, sinkError) = ("\(error)", error) }
+                lock.withLock { if firstSinkError == nil { (failureText, firstSinkError) = ("\(error)", error) } }
                 return -1
             }
         }

@@ -2,15 +2,23 @@ import Foundation
 
 /// Recognises documents among a set of save kinds and migrates them to a target version.
 public struct Migrator: Sendable {
-    public var kinds: [SaveKind] { didSet { claims = Self.claims(of: kinds) } }
+    public var kinds: [SaveKind] {
+        didSet { (claims, prefilter) = (Self.claims(of: kinds), ContentPrefilter(kinds: kinds)) }
+    }
     /// Every kind's `files` patterns, with the `*/` form that matches a path's end spelled out
     /// once here instead of for every path asked about (imports ask for every file).
     private var claims: [(kind: Int, pattern: String, anywhere: String)]
+    private var prefilter: ContentPrefilter
 
     public init(kinds: [SaveKind]) {
         self.kinds = kinds
         self.claims = Self.claims(of: kinds)
+        prefilter = ContentPrefilter(kinds: kinds)
     }
+
+    /// Whether a document no kind claims by its path could be recognised by its content at
+    /// all; `false` is certain (see ``ContentPrefilter``), so it need not be decoded.
+    public func mayRecogniseByContent(_ bytes: [UInt8], codec: String) -> Bool { prefilter.mayMatch(bytes, codec: codec) }
 
     private static func claims(of kinds: [SaveKind]) -> [(kind: Int, pattern: String, anywhere: String)] {
         kinds.indices.flatMap { index in kinds[index].files.map { (index, $0, "*/" + $0) } }

@@ -52,6 +52,8 @@ public struct SavePipeline: Sendable {
             if claimed != nil { result.fail(.failed, "cannot tell its format from the content or the name, expected a save document") }
             return result
         }
+        // Nobody's by its path, and its bytes hold no kind's fingerprint: nobody's, undecoded.
+        if claimed == nil, !migrator.mayRecogniseByContent(bytes, codec: codec.id) { return result }
         let value: SaveValue
         do {
             value = try codec.decode(bytes, options: decoding)

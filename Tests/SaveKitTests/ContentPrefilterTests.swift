@@ -1,0 +1,107 @@
+import Foundation
+import PropertyBased
+import SaveKit
+import TestSupport
+import Testing
+
+/// A file no kind claims by its path is not decoded when its bytes show that no fingerprint can
+/// match (``Migrator/mayRecogniseByContent(_:codec:)``). That "no" must never be wrong: checked
+/// on the samples and on generated documents built from the kinds' own keys, in all three
+/// codecs, and on documents whose keys are spelled with escapes.
+@Suite("Recognition by content: the bytes prefilter")
+struct ContentPrefilterTests {
+    static let migrator = BuiltInKindTests.migrator
+    static let codecs: [any SaveCodec] = [Codecs.json, Codecs.xml, Codecs.binary]
+
+    /// Every key a built-in fingerprint names, and some that none does.
+    static let keys = [
+        "players", "deckId", "scores", "roundIndex", "round", "activePlayerIndex", "status", "board", "seconds", "puzzleId",
+        "completed", "timer", "kingdoms", "savedAt", "player_id", "reputation", "cooldowns", "playerLevel", "lastSaved",
+        "gameSave", "launchCount", "Zoë", "玩家", "note",
+    ]
+
+    /// A document of the keys a mask picks, each with a value of a type a seed picks: every
+    /// fingerprint's types come up (integer, string, array, object, data, bool, real, date).
+    static let document = zip(Gen.int(in: 0...(1 << 24) - 1), Gen.int(in: 0...Int(Int32.max))).map { mask, seed -> SaveValue in
+        var state = UInt64(seed) &* 6_364_136_223_846_793_005 &+ 1
+        var members: [(String, SaveValue)] = []
+        for (index, key) in keys.enumerated() where mask & (1 << index) != 0 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let choice = Int(state >> 33) % 8
+            let value: SaveValue = switch choice {
+            case 0: .integer(Int64(state >> 40))
+            case 1: .string("v\(state >> 50)")
+            case 2: .array([.integer(1), .string("Ana")])
+            case 3: ["round": .integer(2)]
+            case 4: .data(Data([0x7B, 0x7D]))
+            case 5: .bool(state & 1 == 0)
+            case 6: .real(Double(state >> 44) / 7)
+            default: .date(Date(timeIntervalSince1970: 1_700_000_000))
+            }
+            members.append((key, value))
+        }
+        var document: SaveValue = [:]
+        for (key, value) in members { try? document.setValue(value, at: JSONPointer(tokens: [key])) }
+        return document
+    }
+
+    /// What a document is, with the prefilter's answer for its bytes in one codec.
+    static func check(_ value: SaveValue, _ codec: any SaveCodec, sourceLocation: SourceLocation = #_sourceLocation) throws -> (recognised: Bool, maybe: Bool) {
+        let bytes = try codec.encode(value, options: EncodingOptions())
+        let recognised = migrator.match(try codec.decode(bytes), path: nil, named: nil) != nil
+        let maybe = migrator.mayRecogniseByContent(bytes, codec: codec.id)
+        let shown = (try? Codecs.compactJSON(value)) ?? "?"
+        #expect(maybe || !recognised, "a \(codec.id) document recognised by content was ruled out by its bytes: \(shown)", sourceLocation: sourceLocation)
+        return (recognised, maybe)
+    }
+
+    @Test func neverRulesOutADocumentAKindRecognises() async throws {
+        final class Tally: @unchecked Sendable { var recognised = 0, ruledOut = 0 }
+        let tally = Tally()
+        await propertyCheck(count: 400, input: Self.document) { (value: SaveValue) in
+            for codec in Self.codecs {
+                guard let (recognised, maybe) = try? Self.check(value, codec) else { continue }
+                if recognised { tally.recognised += 1 }
+                if !maybe { tally.ruledOut += 1 }
+            }
+        }
+        // Not a vacuous pass: both answers came up many times.
+        #expect(tally.recognised > 50, "\(tally.recognised)")
+        #expect(tally.ruledOut > 50, "\(tally.ruledOut)")
+    }
+
+    @Test func theSamplesAreRecognisedAsBefore() throws {
+        let root = Corpus.packageRoot.appendingPathComponent("samples")
+        var recognised = 0
+        for case let file as URL in FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)! where !file.hasDirectoryPath {
+            let bytes = Array(try Data(contentsOf: file))
+            guard let codec = CodecRegistry.builtIn.codec(sniffing: bytes) ?? CodecRegistry.builtIn.codec(forPath: file.path),
+                let value = try? codec.decode(bytes, options: DecodingOptions())
+            else { continue }
+            // Each in every codec that can hold it (an XML plist holds no fraction of a second).
+            for codec in Self.codecs where (try? Self.check(value, codec))?.recognised == true { recognised += 1 }
+        }
+        #expect(recognised >= 12, "\(recognised)")
+    }
+
+    /// Keys spelled with escapes are not in the bytes as they read: the document is decoded.
+    @Test func escapedKeysAreDecodedNotRuledOut() throws {
+        let tournament = #"{"\u0072ound": 2, "activePlayerIndex": 0, "st\u0061tus": "playing", "players": [], "deckId": "classic"}"#
+        #expect(Self.migrator.match(try Codecs.json.decode(Array(tournament.utf8)), path: nil, named: nil)?.kind.name == "kape.tournament")
+        #expect(Self.migrator.mayRecogniseByContent(Array(tournament.utf8), codec: "json"))
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>&#107;ingdoms</key><dict/><key>savedAt</key><real>1.5</real>
+            </dict></plist>
+            """
+        #expect(Self.migrator.match(try Codecs.xml.decode(Array(plist.utf8)), path: nil, named: nil)?.kind.name == "kingdom.state")
+        #expect(Self.migrator.mayRecogniseByContent(Array(plist.utf8), codec: "plist"))
+        // The same plist in UTF-16 (which the reader takes): its keys are not UTF-8 bytes.
+        let utf16: [UInt8] = [0xFE, 0xFF] + plist.replacingOccurrences(of: "&#107;", with: "k").replacingOccurrences(of: "UTF-8", with: "UTF-16").utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        #expect(Self.migrator.match(try Codecs.xml.decode(utf16), path: nil, named: nil)?.kind.name == "kingdom.state")
+        #expect(Self.migrator.mayRecogniseByContent(utf16, codec: "plist"))
+        // Without the escapes and without a needed key, the bytes alone settle it.
+        #expect(!Self.migrator.mayRecogniseByContent(Array(#"{"round": 2, "players": []}"#.utf8), codec: "json"))
+    }
+}

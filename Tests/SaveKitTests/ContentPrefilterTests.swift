@@ -89,6 +89,11 @@ struct ContentPrefilterTests {
         let tournament = #"{"\u0072ound": 2, "activePlayerIndex": 0, "st\u0061tus": "playing", "players": [], "deckId": "classic"}"#
         #expect(Self.migrator.match(try Codecs.json.decode(Array(tournament.utf8)), path: nil, named: nil)?.kind.name == "kape.tournament")
         #expect(Self.migrator.mayRecogniseByContent(Array(tournament.utf8), codec: "json"))
+        // Escapes that spell no needed key (Python's json module writes every non-ASCII letter
+        // so) do not stop the bytes from settling it; an escaped surrogate pair neither.
+        let escapedNames = #"{"round": 2, "players": ["Zo\u00eb", "\ud83c\udf83", "\u73a9\u5bb6"], "note": "a \"quoted\" \\ line\n"}"#
+        #expect(!Self.migrator.mayRecogniseByContent(Array(escapedNames.utf8), codec: "json"))
+        #expect(Self.migrator.match(try Codecs.json.decode(Array(escapedNames.utf8)), path: nil, named: nil) == nil)
         let plist = """
             <?xml version="1.0" encoding="UTF-8"?>
             <plist version="1.0"><dict>

@@ -17,9 +17,12 @@ import Darwin
 /// Decoding every file to learn that it is nobody's was most of what an import spent beyond
 /// unpacking (docs/performance.md).
 struct ContentPrefilter: Sendable {
-    /// Per fingerprint of every kind, the keys it needs, each as the byte strings it may be
-    /// stored as; `nil` when the prefilter cannot judge (a fingerprint that needs no key).
-    private let needed: [[Key]]?
+    /// Every key some fingerprint needs, each as the byte strings it may be stored as.
+    private let keys: [Key]
+    /// Per fingerprint of every kind, the indices in `keys` of what it needs, longest first (a
+    /// long key is rarely there by chance, so a fingerprint is ruled out soonest); `nil` when
+    /// the prefilter cannot judge (a fingerprint that needs no key).
+    private let needed: [[Int]]?
 
     private struct Key: Sendable {
         var utf8: [UInt8]
@@ -29,22 +32,26 @@ struct ContentPrefilter: Sendable {
     }
 
     init(kinds: [SaveKind]) {
-        var needed: [[Key]] = []
-        for kind in kinds {
-            for fingerprint in kind.fingerprints {
-                let keys = Set(fingerprint.conditions.flatMap(Self.neededKeys))
-                guard !keys.isEmpty else {
-                    self.needed = nil
-                    return
-                }
-                needed.append(keys.sorted().map { key in
-                    Key(
-                        utf8: Array(key.utf8), utf16: key.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] },
-                        plainInText: !key.utf8.contains { $0 < 0x20 || [0x22, 0x5C, 0x26, 0x3C, 0x3E].contains($0) })
-                })
+        var names: [String] = []
+        var needed: [[Int]]? = []
+        for fingerprint in kinds.flatMap(\.fingerprints) {
+            let wanted = Set(fingerprint.conditions.flatMap(Self.neededKeys)).sorted { ($0.utf8.count, $0) > ($1.utf8.count, $1) }
+            guard !wanted.isEmpty else {
+                needed = nil
+                break
             }
+            needed?.append(wanted.map { name in
+                if let index = names.firstIndex(of: name) { return index }
+                names.append(name)
+                return names.count - 1
+            })
         }
         self.needed = needed
+        keys = names.map { key in
+            Key(
+                utf8: Array(key.utf8), utf16: key.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] },
+                plainInText: !key.utf8.contains { $0 < 0x20 || [0x22, 0x5C, 0x26, 0x3C, 0x3E].contains($0) })
+        }
     }
 
     /// The dictionary keys a condition cannot hold without.
@@ -65,36 +72,109 @@ struct ContentPrefilter: Sendable {
         guard let needed else { return true }
         if needed.isEmpty { return false }  // no kind recognises anything by content
         return bytes.withUnsafeBytes { raw -> Bool in
-            // memchr for the first byte, memcmp for the rest (memmem is a GNU extension).
-            func contains(_ needle: [UInt8]) -> Bool {
-                guard let first = needle.first else { return true }
-                guard let base = raw.baseAddress, raw.count >= needle.count else { return false }
-                return needle.withUnsafeBytes { wanted in
-                    var start = base
-                    let last = base + (raw.count - needle.count)  // the last place a match can begin
-                    while start <= last, let hit = memchr(start, Int32(first), last - start + 1) {
-                        if memcmp(hit, wanted.baseAddress!, needle.count) == 0 { return true }
-                        start = UnsafeRawPointer(hit) + 1
-                    }
-                    return false
-                }
-            }
             switch codec {
             case "json":
-                // Any escape could spell a key otherwise.
-                if raw.contains(0x5C) { return true }
-                return needed.contains { keys in keys.allSatisfy { !$0.plainInText || contains($0.utf8) } }
+                // An escape can spell a key otherwise (`\u0070layers`, or `Zo\u00eb` as Python's
+                // json module writes it): such a document is looked at with its escapes undone.
+                if raw.contains(0x5C) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
+                return someFingerprintsKeys(in: raw, text: true)
             case "plist":
                 // UTF-16 text (the reader takes it) has NUL bytes; character references and
                 // CDATA spell text otherwise.
-                if raw.contains(0) || contains(Array("&#".utf8)) || contains(Array("<![CDATA[".utf8)) { return true }
-                return needed.contains { keys in keys.allSatisfy { !$0.plainInText || contains($0.utf8) } }
+                if raw.contains(0) || Self.find(Array("&#".utf8), in: raw) || Self.find(Array("<![CDATA[".utf8), in: raw) { return true }
+                return someFingerprintsKeys(in: raw, text: true)
             case "bplist":
-                return needed.contains { keys in keys.allSatisfy { contains($0.utf8) || contains($0.utf16) } }
+                return someFingerprintsKeys(in: raw, text: false)
             default:
                 return true  // a plugin's format: nothing is known of how it stores keys
             }
         }
+    }
+
+    /// Whether every key of some fingerprint is in `haystack`: in text, as UTF-8 (a key that
+    /// would have to be escaped counts as there); in a binary plist, as ASCII or UTF-16. Each
+    /// key is looked for once, however many fingerprints need it.
+    private func someFingerprintsKeys(in haystack: UnsafeRawBufferPointer, text: Bool) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(keys.count, 1)) { known in
+            known.initialize(repeating: 0)  // 0 not looked for, 1 absent, 2 present
+            func present(_ index: Int) -> Bool {
+                if known[index] == 0 {
+                    let key = keys[index]
+                    let found = text ? !key.plainInText || Self.find(key.utf8, in: haystack) : Self.find(key.utf8, in: haystack) || Self.find(key.utf16, in: haystack)
+                    known[index] = found ? 2 : 1
+                }
+                return known[index] == 2
+            }
+            return needed!.contains { $0.allSatisfy(present) }
+        }
+    }
+
+    /// Whether `needle` occurs in `haystack`: memchr for its first byte, memcmp for the rest
+    /// (memmem is a GNU extension).
+    private static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
+        guard let first = needle.first else { return true }
+        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+        return needle.withUnsafeBytes { wanted in
+            var start = base
+            let last = base + (haystack.count - needle.count)  // the last place a match can begin
+            let final = needle[needle.count - 1]
+            while start <= last, let hit = memchr(start, Int32(first), last - start + 1) {
+                if hit.load(fromByteOffset: needle.count - 1, as: UInt8.self) == final, memcmp(hit, wanted.baseAddress!, needle.count) == 0 { return true }
+                start = UnsafeRawPointer(hit) + 1
+            }
+            return false
+        }
+    }
+
+    private static let oneLetterEscapes: [UInt8: UInt8] = [0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x62: 0x08, 0x66: 0x0C, 0x6E: 0x0A, 0x72: 0x0D, 0x74: 0x09]
+
+    /// JSON text with its escapes undone: `\uXXXX` (and surrogate pairs) become UTF-8, the
+    /// one-letter escapes their character. Only looked in, never parsed: what is not a valid
+    /// escape is kept as it is.
+    static func unescapingJSON(_ raw: UnsafeRawBufferPointer) -> [UInt8] {
+        var plain: [UInt8] = []
+        plain.reserveCapacity(raw.count)
+        func hexValue(at index: Int) -> UInt32? {
+            guard index + 4 <= raw.count else { return nil }
+            var value: UInt32 = 0
+            for byte in raw[index..<index + 4] {
+                guard let digit = Character(UnicodeScalar(byte)).hexDigitValue else { return nil }
+                value = value << 4 | UInt32(digit)
+            }
+            return value
+        }
+        var index = 0
+        while index < raw.count {
+            let byte = raw[index]
+            guard byte == 0x5C, index + 1 < raw.count else {
+                plain.append(byte)
+                index += 1
+                continue
+            }
+            let next = raw[index + 1]
+            if next == UInt8(ascii: "u"), var scalar = hexValue(at: index + 2) {
+                var length = 6
+                if (0xD800..<0xDC00).contains(scalar), index + 12 <= raw.count, raw[index + 6] == 0x5C, raw[index + 7] == UInt8(ascii: "u"),
+                    let low = hexValue(at: index + 8), (0xDC00..<0xE000).contains(low)
+                {
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    length = 12
+                }
+                if let unicode = UnicodeScalar(scalar) {
+                    UTF8.encode(unicode) { plain.append($0) }
+                    index += length
+                    continue
+                }
+            }
+            if let character = Self.oneLetterEscapes[next] {
+                plain.append(character)
+                index += 2
+            } else {
+                plain.append(byte)
+                index += 1
+            }
+        }
+        return plain
     }
 }
 

@@ -364,7 +364,8 @@ public struct BundleImporter {
 
     /// The second thread of ``extract(_:manifest:bundle:into:outcome:)``: runs what it is handed
     /// in order, one at a time, and after a failure nothing more. Its state belongs to its queue;
-    /// the extracting thread touches it only after ``drain()``.
+    /// the extracting thread touches it only after ``drain()``. When nothing lands (a dry run),
+    /// the work runs on the extracting thread itself and the queue is never used.
     private final class Lander: @unchecked Sendable {
         /// Files up to this size are read whole and handed over; larger ones are streamed to
         /// disk by the extracting thread itself once the queue is empty.
@@ -385,6 +386,9 @@ public struct BundleImporter {
 
         func enqueue(_ work: @escaping @Sendable (Lander) throws -> Void) throws {
             try check()
+            // Verifying lands nothing: handing each entry to another thread would cost more
+            // than the work (a profile of `backup verify`: 18% of samples in the hand-over).
+            guard tree != nil else { return try work(self) }
             slots.wait()
             queue.async { [self] in
                 defer { slots.signal() }

@@ -102,6 +102,10 @@ struct ContentPrefilterTests {
             """
         #expect(Self.migrator.match(try Codecs.xml.decode(Array(plist.utf8)), path: nil, named: nil)?.kind.name == "kingdom.state")
         #expect(Self.migrator.mayRecogniseByContent(Array(plist.utf8), codec: "plist"))
+        // A comment inside a key's text: the key reads whole, its bytes do not.
+        let commented = plist.replacingOccurrences(of: "&#107;ingdoms", with: "king<!-- split -->doms")
+        #expect(Self.migrator.match(try Codecs.xml.decode(Array(commented.utf8)), path: nil, named: nil)?.kind.name == "kingdom.state")
+        #expect(Self.migrator.mayRecogniseByContent(Array(commented.utf8), codec: "plist"))
         // The same plist in UTF-16 (which the reader takes): its keys are not UTF-8 bytes.
         let utf16: [UInt8] = [0xFE, 0xFF] + plist.replacingOccurrences(of: "&#107;", with: "k").replacingOccurrences(of: "UTF-8", with: "UTF-16").utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
         #expect(Self.migrator.match(try Codecs.xml.decode(utf16), path: nil, named: nil)?.kind.name == "kingdom.state")

@@ -10,10 +10,10 @@ import Darwin
 /// A fingerprint holds only if every dictionary key its conditions need is in the document
 /// (`{"has": "/players"}` needs `players`; `missing` and `not` need nothing). A key in a
 /// document is in its bytes: as the key's UTF-8 text in JSON and XML plists, and as its ASCII
-/// or UTF-16 text in a binary plist. Where a writer could have spelled a key otherwise — a JSON
-/// escape (`\u0070layers`), an XML character reference or CDATA, an XML plist in UTF-16 — the
-/// bytes are not trusted and
-/// the document is decoded. So a "no" is always right, and a "maybe" costs what it did before.
+/// or UTF-16 text in a binary plist. Where a writer could have spelled a key otherwise, the bytes
+/// are not taken as they are: JSON is looked at with its escapes (`\u0070layers`) undone, and an
+/// XML plist with a character reference, CDATA, a comment (which may split a key's text) or
+/// UTF-16 text is decoded. So a "no" is always right, and a "maybe" costs what it did before.
 /// Decoding every file to learn that it is nobody's was most of what an import spent beyond
 /// unpacking (docs/performance.md).
 struct ContentPrefilter: Sendable {
@@ -79,9 +79,9 @@ struct ContentPrefilter: Sendable {
                 if raw.contains(0x5C) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
                 return someFingerprintsKeys(in: raw, text: true)
             case "plist":
-                // UTF-16 text (the reader takes it) has NUL bytes; character references and
-                // CDATA spell text otherwise.
-                if raw.contains(0) || Self.find(Array("&#".utf8), in: raw) || Self.find(Array("<![CDATA[".utf8), in: raw) { return true }
+                // UTF-16 text (the reader takes it) has NUL bytes; character references, CDATA
+                // and comments inside a key's text spell it otherwise.
+                if raw.contains(0) || ["&#", "<![CDATA[", "<!--"].contains(where: { Self.find(Array($0.utf8), in: raw) }) { return true }
                 return someFingerprintsKeys(in: raw, text: true)
             case "bplist":
                 return someFingerprintsKeys(in: raw, text: false)

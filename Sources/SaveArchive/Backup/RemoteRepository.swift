@@ -22,7 +22,8 @@ import Darwin
 /// - `verify` downloads the bundle and checks its SHA-256 against the marker itself, then every
 ///   file's, as for a local backup (servers may not check the checksums they are sent).
 ///
-/// The bundle goes up as it is made, in parts, never held whole in memory or on disk; see docs/backups.md.
+/// A new bundle goes up as it is made, in parts, never held whole in memory or on disk (a second
+/// run of the day brings that day's backup down to compare with); see docs/backups.md.
 public struct RemoteRepository: Sendable {
     public let storage: any SaveStorage
     public var createdBy: String

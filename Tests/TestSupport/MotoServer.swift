@@ -50,8 +50,23 @@ public final class MotoServer: @unchecked Sendable {
         }
         port = try Self.freePort()
         process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-H", "127.0.0.1", "-p", String(port)]
+        // moto's own entry point, with a watch on this process: when the tests end, however they
+        // end (a test runner need not run exit handlers), the server ends too instead of being
+        // left behind.
+        let launcher = """
+            import os, sys, threading, time
+            from moto.server import main
+            parent = os.getppid()
+            def watch():
+                while os.getppid() == parent:
+                    time.sleep(1)
+                os._exit(0)
+            threading.Thread(target=watch, daemon=True).start()
+            sys.argv = ["moto_server"] + sys.argv[1:]
+            sys.exit(main())
+            """
+        process.executableURL = Self.tools.appendingPathComponent("python")
+        process.arguments = ["-c", launcher, "-H", "127.0.0.1", "-p", String(port)]
         var variables = ProcessInfo.processInfo.environment
         // The first four calls (making the user, its policy and key) need no signature; every
         // later one is checked, so a wrong secret is refused as S3 refuses it.

@@ -18,8 +18,19 @@ struct FileWalk {
         /// The whole path, made absolute: what a kind's `files` patterns are matched against
         /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
         /// it recognise the same files.
-        var claimPath: String { URL(fileURLWithPath: path).standardizedFileURL.path }
+        var claimPath: String {
+            // A path without `.`, `..` or empty segments is standard as it is: only made
+            // absolute (Foundation's URL for every file was 9% of a batch migration's samples).
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            let plain = !segments.dropFirst().contains { $0.isEmpty || $0 == "." || $0 == ".." } && segments.first != "." && segments.first != ".."
+            guard plain else { return URL(fileURLWithPath: path).standardizedFileURL.path }
+            if path.hasPrefix("/") { return path }
+            return FileWalk.currentDirectory == "/" ? "/" + path : FileWalk.currentDirectory + "/" + path
+        }
     }
+
+    /// The working directory, once: a command does not change it while it walks.
+    static let currentDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
 
     var paths: [String]
     /// Removes the temporary files a killed savetool left in the walked directories (a run that

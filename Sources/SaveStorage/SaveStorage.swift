@@ -30,7 +30,9 @@ public protocol SaveStorage: Sendable {
     /// A small object's bytes (a marker, a lock), whole.
     func read(_ name: String) throws -> [UInt8]
 
-    /// Writes a small object; with `ifAbsent`, only when no object has that name.
+    /// Writes a small object; with `ifAbsent`, only when no object has that name — or one that
+    /// holds exactly these bytes already, which counts as this write: a store that tries a
+    /// request again when its answer was lost finds its own first try there.
     func write(_ bytes: [UInt8], to name: String, ifAbsent: Bool) throws
 
     /// Starts an object written a piece at a time (a bundle as it is made): nothing appears

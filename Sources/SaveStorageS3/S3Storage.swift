@@ -72,7 +72,12 @@ public struct S3Storage: SaveStorage {
     public func write(_ bytes: [UInt8], to name: String, ifAbsent: Bool) throws {
         let key = place.key(name)
         let response = try client.send("PUT", key: key, headers: ifAbsent ? [("If-None-Match", "*")] : [], body: Data(bytes))
-        guard response.status == 200 else { throw client.failure(response, key: key) }
+        guard response.status == 200 else {
+            let failure = client.failure(response, key: key)
+            // The client tries again when no answer came: the first try may have gone through.
+            if failure.category == .conflict, (try? read(name)) == bytes { return }
+            throw failure
+        }
     }
 
     public func startUpload(to name: String, ifAbsent: Bool) throws -> any StorageUpload {

@@ -52,6 +52,9 @@ struct StorageTests {
         // The compare-and-swap: a second exclusive write loses, and the first object stays.
         #expect { try storage.write(Array("second".utf8), to: "b.marker", ifAbsent: true) } throws: { ($0 as? SaveError)?.category == .conflict }
         #expect(try storage.read("b.marker") == Array("first".utf8))
+        // The same bytes again are the same write (a retry whose first try went through).
+        try storage.write(Array("first".utf8), to: "b.marker", ifAbsent: true)
+        #expect(try storage.read("b.marker") == Array("first".utf8))
         try storage.write(Array("two".utf8), to: "a.lock", ifAbsent: false)
         #expect(try storage.read("a.lock") == Array("two".utf8))
         try storage.delete("a.lock")

@@ -109,12 +109,7 @@ final class RemoteLock: @unchecked Sendable {
             "host": .string(ProcessInfo.processInfo.hostName), "pid": .integer(Int64(getpid())), "renewed": .string(RFC3339.format(Date())),
             "nonce": .string(nonce),
         ]
-        do {
-            try storage.write(try JSONCodec().encode(holder), to: name, ifAbsent: exclusively)
-        } catch let error as SaveError where error.category == .conflict {
-            // A retried write whose first try went through (its answer lost) finds its own lock.
-            guard (try? isMine()) == true else { throw error }
-        }
+        try storage.write(try JSONCodec().encode(holder), to: name, ifAbsent: exclusively)
     }
 
     /// Whether the lock object holds this run's nonce; false when it is gone.

@@ -78,6 +78,11 @@ public struct RemoteRepository: Sendable {
         return backups.sorted { ($0.day, $0.object) > ($1.day, $1.object) }
     }
 
+    /// A replacement on its way up: `.pending-` and a backup's name.
+    static func isPending(_ object: String) -> Bool {
+        object.hasPrefix(pendingPrefix) && parse(String(object.dropFirst(pendingPrefix.count))) != nil
+    }
+
     /// `<name>-YYYY-MM-DD.<archive extension>`, as a local repository names its backups.
     static func parse(_ object: String) -> (name: String, day: BackupRepository.Day, format: ArchiveFormat)? {
         guard !object.hasPrefix("."), let format = ArchiveFormat(path: object) else { return nil }
@@ -169,12 +174,7 @@ public struct RemoteRepository: Sendable {
     public func verify(_ backup: Backup) throws -> BundleSummary {
         let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/verify")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let file = scratch + "/" + backup.object
-        try storage.download(backup.object, to: file)
-        let found = try Self.sha256(of: file)
-        guard found == backup.sha256 else {
-            throw SaveError(.badData, file: storage.location + "/" + backup.object, "its SHA-256 is \(found), expected \(backup.sha256) as its marker says")
-        }
+        let file = try download(backup.object, into: scratch, expecting: backup.sha256)
         var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
         engine.progress = progress
         return try engine.verify(file)
@@ -240,12 +240,7 @@ public struct RemoteRepository: Sendable {
             "format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(uploaded.size), "sha256": .string(uploaded.sha256),
             "files": .integer(Int64(files)),
         ]
-        do {
-            try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
-        } catch let error as SaveError where error.category == .conflict {
-            // A retried write whose first try went through (its answer lost) finds its own marker.
-            guard (try? JSONCodec().decode(storage.read(object + Self.markerSuffix))) == marker else { throw error }
-        }
+        try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
     }
 
     /// A marked backup downloaded into `directory` (for `import s3://…`); unmarked objects are refused.
@@ -254,11 +249,16 @@ public struct RemoteRepository: Sendable {
         guard marker?["backup"]?.stringValue == object else {
             throw SaveError(.notFound, file: storage.location + "/" + object, "no complete backup of that name (no marker), expected one that backup list shows")
         }
+        return try download(object, into: directory, expecting: marker?["sha256"]?.stringValue ?? "")
+    }
+
+    /// Downloads a bundle into `directory` and checks it against the SHA-256 its marker records.
+    private func download(_ object: String, into directory: String, expecting sha256: String) throws -> String {
         let file = directory + "/" + object
         try storage.download(object, to: file)
         let found = try Self.sha256(of: file)
-        guard found == marker?["sha256"]?.stringValue else {
-            throw SaveError(.badData, file: storage.location + "/" + object, "its SHA-256 is \(found), expected \(marker?["sha256"]?.stringValue ?? "") as its marker says")
+        guard found == sha256 else {
+            throw SaveError(.badData, file: storage.location + "/" + object, "its SHA-256 is \(found), expected \(sha256) as its marker says")
         }
         return file
     }
@@ -289,7 +289,7 @@ public struct RemoteRepository: Sendable {
         let names = Set(try storage.list().map(\.name))
         var removed: [String] = []
         for object in names.sorted() {
-            if object.hasPrefix(Self.pendingPrefix), Self.parse(String(object.dropFirst(Self.pendingPrefix.count))) != nil {
+            if Self.isPending(object) {
                 try storage.delete(object)
                 removed.append(object)
             } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix) {
@@ -306,7 +306,7 @@ public struct RemoteRepository: Sendable {
         // which a live run's upload is not without its lock renewed. (An export's upload under
         // another name is not this repository's to give up.)
         removed += try storage.removeAbandonedUploads(olderThan: lockStaleAfter) { object in
-            Self.parse(object) != nil || (object.hasPrefix(Self.pendingPrefix) && Self.parse(String(object.dropFirst(Self.pendingPrefix.count))) != nil)
+            Self.parse(object) != nil || Self.isPending(object)
         }.map { $0 + " (an unfinished upload)" }
         return removed
     }

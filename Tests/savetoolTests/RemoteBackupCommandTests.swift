@@ -64,6 +64,41 @@ struct RemoteBackupCommandTests {
         #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.split(separator: "\n").count == 1)
     }
 
+    /// Forged or broken objects in the bucket: a marker that is not JSON, or whose size is not
+    /// the bundle's, is not counted (with a warning naming it); a bundle whose bytes are not
+    /// what its marker says is refused by import (65) with nothing written; an s3:// address
+    /// without an object name is a usage error (64).
+    @Test func forgedMarkersAndBundlesAreRefused() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let repo = "s3://\(bucket)/qa"
+        let root = try Processes.temporaryDirectory("s3-forged")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-01.tar.gz", text: "not a bundle")
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-01.tar.gz.complete", text: "{not json")
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-02.tar.gz", text: "not a bundle")
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-02.tar.gz.complete",
+                       text: #"{"format": "savetool.backup-marker/1", "backup": "kape-2026-11-02.tar.gz", "size": 999, "sha256": "00", "files": 1}"#)
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-03.tar.gz", text: "not a bundle")
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-03.tar.gz.complete",
+                       text: #"{"format": "savetool.backup-marker/1", "backup": "kape-2026-11-03.tar.gz", "size": 12, "sha256": "\#(String(repeating: "0", count: 64))", "files": 1}"#)
+        let listed = try Self.run(server, "backup", "list", "--repo", repo)
+        #expect(listed.status == 0, "\(listed.errors)")
+        #expect(listed.outputText.split(separator: "\n").map { String($0.prefix(10)) } == ["2026-11-03"], "\(listed.outputText)")
+        #expect(listed.errors.contains("kape-2026-11-01.tar.gz.complete: not a savetool marker"), "\(listed.errors)")
+        #expect(listed.errors.contains("kape-2026-11-02.tar.gz.complete: not a savetool marker"), "\(listed.errors)")
+        let into = root.appendingPathComponent("restored").path
+        let imported = try Self.run(server, "import", "\(repo)/kape-2026-11-03.tar.gz", "--into", into)
+        #expect(imported.status == 65, "\(imported.errors)")
+        #expect(imported.errors.contains("kape-2026-11-03.tar.gz: its SHA-256 is"), "\(imported.errors)")
+        #expect(!FileManager.default.fileExists(atPath: into), "nothing written")
+        let verified = try Self.run(server, "backup", "verify", "--repo", repo)
+        #expect(verified.status == 65, "\(verified.errors)")
+        let noObject = try Self.run(server, "import", "s3://\(bucket)", "--into", into)
+        #expect(noObject.status == 64, "\(noObject.errors)")
+        #expect(noObject.errors.contains("no object name, expected s3://bucket/prefix/<name>.tar.gz"), "\(noObject.errors)")
+    }
+
     /// What a cut run leaves (an unmarked bundle under today's name) blocks nothing: the next run
     /// removes it first. A day's backup replaced after a change verifies. A lock held by another
     /// run makes the next one exit 75.

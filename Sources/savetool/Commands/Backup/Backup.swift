@@ -55,10 +55,13 @@ struct RepositoryOptions: ParsableArguments {
         BackupEngine(repository: repository, createdBy: "savetool \(SaveTool.version)")
     }
 
-    /// The repository on an object store, or `nil` for a directory.
-    func remote() throws -> RemoteRepository? {
+    /// The repository on an object store, or `nil` for a directory; its warnings (a marker
+    /// that is not counted, a stale lock taken over) go where `global` prints them.
+    func remote(warningThrough global: GlobalOptions) throws -> RemoteRepository? {
         guard S3Location.isRemote(repo) else { return nil }
-        return try RemoteRepository.s3(repo)
+        var remote = try RemoteRepository.s3(repo)
+        remote.warn = { global.warn($0) }
+        return remote
     }
 }
 

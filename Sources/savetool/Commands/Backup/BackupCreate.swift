@@ -52,8 +52,7 @@ struct BackupCreate: ParsableCommand {
             // Either repository's report, as it is printed.
             let (outcome, backup, files, deleted, unfinished): (String, String, Int, [String], [String])
             var createdRepository = false
-            if var remote = try options.remote() {
-                remote.warn = { printer.warn($0) }
+            if var remote = try options.remote(warningThrough: global) {
                 remote.progress = bar.update
                 let report: RemoteRepository.CreateReport
                 do {

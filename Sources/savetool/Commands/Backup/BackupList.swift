@@ -20,7 +20,7 @@ struct BackupList: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            if let remote = try options.remote() {
+            if let remote = try options.remote(warningThrough: global) {
                 // Marked backups, as their markers describe them; `backup verify` downloads and checks them.
                 let backups = try remote.backups()
                 if global.json {

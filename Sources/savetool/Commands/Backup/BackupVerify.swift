@@ -25,7 +25,7 @@ struct BackupVerify: ParsableCommand {
         let bar = ProgressBar("verifying", global: global)
         // Each backup to check: its name as printed, and how to check it (in a folder, or on S3).
         let checks: [(place: String, verify: () throws -> BundleSummary)]
-        if var remote = try Failure.reporting({ try options.remote() }) {
+        if var remote = try Failure.reporting({ try options.remote(warningThrough: global) }) {
             remote.progress = bar.update
             let all = try Failure.reporting { try remote.backups() }
             // A backup named by its object, or by its whole s3:// path as list --json prints it.

@@ -59,4 +59,97 @@ struct StreamingTests {
             expected: "text without C0 control characters (XML 1.0 cannot hold them; bplist and JSON can)")
         ) { try Conversion.write(value, with: Codecs.xml, to: &output) }
     }
+
+    /// The seam is the protocol: a codec the library has never seen streams both ways, and
+    /// neither side's tree is ever built (its `decode` and `encode` refuse to run).
+    @Test func aNewCodecStreamsThroughTheProtocol() throws {
+        let save: SaveValue = ["player": ["name": "Zoë", "level": 7], "scores": [10, 20]]
+        var plist = ByteArrayOutput()
+        try Conversion.write(save, with: Codecs.binary, to: &plist)
+
+        // bplist → outline: the binary plist reader walks straight into the new codec's writer.
+        var outline = ByteArrayOutput()
+        try Conversion.convert(plist.bytes, from: Codecs.binary, to: OutlineCodec(), to: &outline)
+        #expect(String(decoding: outline.bytes, as: UTF8.self) == "{ player { name=Zoë level=7 } scores [ 10 20 ] }")
+
+        // A tree written with it goes through the lowering step for what the codec cannot hold.
+        var options = EncodingOptions()
+        options.nullPolicy = .drop
+        var lowered = ByteArrayOutput()
+        let report = try Conversion.write(["scores": [10, .null]], with: OutlineCodec(), options: options, to: &lowered)
+        #expect(String(decoding: lowered.bytes, as: UTF8.self) == "{ scores [ 10 ] }")
+        #expect(report.droppedNulls == 1)
+
+        // outline → JSON: the new codec's events go straight into the JSON writer.
+        var json = ByteArrayOutput()
+        try Conversion.convert(outline.bytes, from: OutlineCodec(), to: Codecs.json, to: &json)
+        #expect(try Codecs.json.decode(json.bytes) == ["player": ["name": "Zoë", "level": 7], "scores": [10, 20]])
+    }
+}
+
+/// A toy format written only to prove the streaming seam: `{ key=value … }`, `[ … ]`.
+private struct OutlineCodec: SaveCodec {
+    struct TreeUsed: Error {}
+    let id = "outline"
+    let summary = "a test format that only streams"
+    let fileExtensions = ["outline"]
+    let capabilities: ValueCapabilities = []
+    func sniff(_ prefix: ArraySlice<UInt8>) -> Bool { false }
+    func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue { throw TreeUsed() }
+    func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] { throw TreeUsed() }
+
+    func events(in bytes: [UInt8], options: DecodingOptions) -> (any SaveEventSource)? { Events(text: String(decoding: bytes, as: UTF8.self)) }
+    func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)? { Writer(output: output) }
+
+    struct Events: SaveEventSource {
+        var text: String
+        func emit(into sink: inout AnySaveValueSink) throws {
+            var containers: [Bool] = []  // true for a dictionary
+            for word in text.split(separator: " ") {
+                switch word {
+                case "{": containers.append(true); try sink.beginDictionary(count: 0)
+                case "[": containers.append(false); try sink.beginArray(count: 0)
+                case "}", "]": try containers.removeLast() ? sink.endDictionary() : sink.endArray()
+                default:
+                    var scalar = Substring(word)
+                    if containers.last == true {
+                        let key = word.prefix { $0 != "=" }
+                        try sink.key(String(key))
+                        scalar = word.dropFirst(key.count + 1)
+                        if scalar.isEmpty { continue }  // a container follows
+                    }
+                    try sink.value(Int64(scalar).map(SaveValue.integer) ?? .string(String(scalar)))
+                }
+            }
+        }
+    }
+
+    struct Writer: SaveEventWriter {
+        var output: any ByteOutput
+        var words: [String] = []
+        var pendingKey: String?
+        mutating func word(_ text: String) {
+            if let key = pendingKey { words.append(key + "=" + text); pendingKey = nil } else { words.append(text) }
+        }
+        mutating func container(_ open: String) {
+            if let key = pendingKey { words.append(key); pendingKey = nil }
+            words.append(open)
+        }
+        mutating func beginArray(count: Int) { container("[") }
+        mutating func endArray() { words.append("]") }
+        mutating func beginDictionary(count: Int) { container("{") }
+        mutating func endDictionary() { words.append("}") }
+        mutating func key(_ key: String) { pendingKey = key }
+        mutating func value(_ scalar: SaveValue) {
+            switch scalar {
+            case .integer(let number): word(String(number))
+            case .string(let text): word(text)
+            default: word("?")
+            }
+        }
+        mutating func finish() throws -> any ByteOutput {
+            try output.write(Array(words.joined(separator: " ").utf8))
+            return output
+        }
+    }
 }

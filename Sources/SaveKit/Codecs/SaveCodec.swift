@@ -42,6 +42,19 @@ public protocol SaveCodec: Sendable {
     /// were converted or dropped (the CLI prints `report.warnings` on stderr). The default
     /// implementation runs ``ValueLowering`` and then ``encode(_:options:)``.
     func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8]
+
+    // Streaming. A codec that can read or write without a whole document in memory says so
+    // here, and ``Conversion`` streams through it, whichever codec is on the other side.
+
+    /// The document in `bytes` as events, when this codec can read it without building a tree
+    /// under `options`; `nil` (the default) otherwise.
+    func events(in bytes: [UInt8], options: DecodingOptions) -> (any SaveEventSource)?
+    /// A writer that takes the document as events and writes them into `output` as they come;
+    /// `nil` (the default) when this codec writes from a whole tree.
+    func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)?
+    /// Writes `value`, already made to fit ``capabilities``, into `output`. The default uses
+    /// ``eventWriter(into:options:)`` if there is one, else ``encode(_:options:)``.
+    func encode(_ value: SaveValue, options: EncodingOptions, into output: inout any ByteOutput) throws
 }
 
 extension SaveCodec {

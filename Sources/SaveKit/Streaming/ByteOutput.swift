@@ -25,6 +25,13 @@ public struct ByteArrayOutput: ByteOutput {
     }
 }
 
+/// Any output behind one concrete type, for writers handed an output by the caller: they write
+/// in 1 MB chunks, so the indirection costs nothing.
+struct ErasedByteOutput: ByteOutput {
+    var base: any ByteOutput
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws { try base.write(bytes) }
+}
+
 /// Writers build their text in a buffer of their own and hand it on in large chunks.
 ///
 /// A raw buffer rather than an `[UInt8]`: appending to an array checks its uniqueness and

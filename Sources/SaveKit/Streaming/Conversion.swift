@@ -1,9 +1,12 @@
 /// Converting between codecs, streaming wherever the codecs allow.
 ///
-/// A binary plist converted to JSON or to an XML plist is walked straight into the writer,
-/// and the writer's text goes to its output in chunks: no value tree and no whole output in
-/// memory. Other pairs decode to a ``SaveValue`` first; their output still streams when the
-/// target is JSON or XML plist.
+/// Streaming goes through ``SaveCodec``, never through a test for a concrete codec: a source
+/// that reads as events (``SaveCodec/events(in:options:)``, the binary plist reader) is walked
+/// straight into a target that writes them (``SaveCodec/eventWriter(into:options:)``, the JSON
+/// and XML plist writers), and the writer's text goes to its output in chunks: no value tree and
+/// no whole output in memory. Other pairs decode to a ``SaveValue`` first; their output still
+/// streams when the target writes as it goes. A plugin or a new codec streams by implementing
+/// the same two requirements.
 ///
 /// ```swift
 /// let output = try AtomicFileOutput(path: "save.json")
@@ -15,7 +18,9 @@ public enum Conversion {
     /// Decodes `bytes` with `source` and writes the document with `target` into `output`.
     /// Returns what had to be changed for the target, as ``EncodingOptions`` allowed.
     ///
-    /// The input is released as soon as it has been read when the caller gives it up
+    /// When `source` can read as events (``SaveCodec/events(in:options:)``) and `target` can
+    /// write them (``SaveCodec/eventWriter(into:options:)``), no value tree is built. The input
+    /// is released as soon as it has been read when the caller gives it up
     /// (`convert(consume bytes, …)`): for a large save that is a copy of its size less in memory.
     @discardableResult
     public static func convert<Output: ByteOutput>(
@@ -23,15 +28,17 @@ public enum Conversion {
         decoding: DecodingOptions = DecodingOptions(), encoding: EncodingOptions = EncodingOptions(),
         to output: inout Output
     ) throws -> ValueLowering.Report {
-        let erased = ErasedOutput(output)
-        defer { output = erased.base as! Output }
-        if source is BinaryPlistCodec, decoding.duplicateKeys == .reject, target is JSONCodec || target is XMLPlistCodec {
-            return try write(BinaryPlistEvents(bytes: bytes, options: decoding), with: target, options: encoding, to: erased)
-        }
+        var erased: any ByteOutput = output
+        defer { output = erased as! Output }
         var input = consume bytes
+        if let events = source.events(in: input, options: decoding),
+           let writer = target.eventWriter(into: erased, options: encoding) {
+            input = []
+            return try stream(events, into: writer, codec: target, options: encoding, output: &erased)
+        }
         let value = try source.decode(input, options: decoding)
         input = []
-        return try write(TreeEvents(value: value), with: target, options: encoding, to: erased)
+        return try write(value, with: target, options: encoding, output: &erased)
     }
 
     /// Writes `value` with `codec` into `output`.
@@ -39,75 +46,64 @@ public enum Conversion {
     public static func write<Output: ByteOutput>(
         _ value: SaveValue, with codec: any SaveCodec, options: EncodingOptions = EncodingOptions(), to output: inout Output
     ) throws -> ValueLowering.Report {
-        let erased = ErasedOutput(output)
-        defer { output = erased.base as! Output }
-        return try write(TreeEvents(value: value), with: codec, options: options, to: erased)
+        var erased: any ByteOutput = output
+        defer { output = erased as! Output }
+        return try write(value, with: codec, options: options, output: &erased)
     }
 
-    /// The writers are specialised for this one output type: a generic output coming from
-    /// another module would leave every event going through the runtime's generic metadata.
-    private static func write<Source: EventSource>(
-        _ source: Source, with codec: any SaveCodec, options: EncodingOptions, to output: ErasedOutput
+    private static func write(
+        _ value: SaveValue, with codec: any SaveCodec, options: EncodingOptions, output: inout any ByteOutput
     ) throws -> ValueLowering.Report {
-        var output = output
-        let capabilities = ValueLowering.effectiveCapabilities(codec.capabilities, options: options)
-        if codec is JSONCodec {
-            let writer = JSONWriter(output: output, pretty: options.pretty, plain: options.plainJSON)
-            return try run(source, into: writer, capabilities: capabilities, codecID: codec.id, options: options, output: &output) { try $0.finish() }
-        }
-        if codec is XMLPlistCodec {
-            let writer = XMLPlistWriter(output: output)
-            return try run(source, into: writer, capabilities: capabilities, codecID: codec.id, options: options, output: &output) { try $0.finish() }
+        if let writer = codec.eventWriter(into: output, options: options) {
+            return try stream(TreeEvents(value: value), into: writer, codec: codec, options: options, output: &output)
         }
         var report = ValueLowering.Report()
-        if codec is BinaryPlistCodec {
-            let value = try ValueLowering.lower(try source.tree(), to: codec.capabilities, codecID: codec.id, options: options, report: &report)
-            try BinaryPlistWriter.write(value, maxDepth: DecodingOptions().maxDepth, to: &output)
-            return report
-        }
-        try output.write(try codec.encode(try source.tree(), options: options, report: &report))
+        let lowered = try ValueLowering.lower(value, to: codec.capabilities, codecID: codec.id, options: options, report: &report)
+        try codec.encode(lowered, options: options, into: &output)
         return report
     }
 
-    private static func run<Source: EventSource, Writer: SaveValueSink>(
-        _ source: Source, into writer: Writer, capabilities: ValueCapabilities, codecID: String, options: EncodingOptions,
-        output: inout ErasedOutput, finish: (inout Writer) throws -> ErasedOutput
+    /// Sends the events into the writer, through ``LoweringSink`` when the codec cannot hold
+    /// every kind of value.
+    private static func stream(
+        _ events: any SaveEventSource, into writer: any SaveEventWriter, codec: any SaveCodec, options: EncodingOptions,
+        output: inout any ByteOutput
     ) throws -> ValueLowering.Report {
-        var writer = writer
+        let capabilities = ValueLowering.effectiveCapabilities(codec.capabilities, options: options)
         if capabilities.isSuperset(of: .all) {
-            try source.emit(into: &writer)
-            output = try finish(&writer)
+            var sink = AnySaveValueSink(writer)
+            try events.emit(into: &sink)
+            var writer = sink.base as! any SaveEventWriter
+            output = try writer.finish()
             return ValueLowering.Report()
         }
-        var lowering = LoweringSink(downstream: writer, capabilities: capabilities, codecID: codecID, options: options)
-        try source.emit(into: &lowering)
-        output = try finish(&lowering.downstream)
-        return lowering.report
+        let lowering = LoweringSink(downstream: AnySaveValueSink(writer), capabilities: capabilities, codecID: codec.id, options: options)
+        var sink = AnySaveValueSink(ConcreteLowering(lowering: lowering))
+        try events.emit(into: &sink)
+        let lowered = (sink.base as! ConcreteLowering).lowering
+        var finished = lowered.downstream.base as! any SaveEventWriter
+        output = try finished.finish()
+        return lowered.report
     }
 }
 
-/// Something that can replay a document as events.
-private protocol EventSource {
-    func emit<Sink: SaveValueSink>(into sink: inout Sink) throws
-    func tree() throws -> SaveValue
+/// The lowering sink for one concrete downstream, behind a type that is not generic: called
+/// through an existential, a generic sink's methods run unspecialised and look up type metadata
+/// on every event (bplist→XML took twice the time that way).
+private struct ConcreteLowering: SaveValueSink {
+    var lowering: LoweringSink<AnySaveValueSink>
+    mutating func beginArray(count: Int) throws { try lowering.beginArray(count: count) }
+    mutating func endArray() throws { try lowering.endArray() }
+    mutating func beginDictionary(count: Int) throws { try lowering.beginDictionary(count: count) }
+    mutating func key(_ key: String) throws { try lowering.key(key) }
+    mutating func endDictionary() throws { try lowering.endDictionary() }
+    mutating func value(_ scalar: SaveValue) throws { try lowering.value(scalar) }
+    mutating func utf8Key(_ text: UnsafeBufferPointer<UInt8>) throws { try lowering.utf8Key(text) }
+    mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws { try lowering.utf8String(text) }
 }
 
-private struct TreeEvents: EventSource {
+/// A tree replayed as events, for a writer that streams.
+private struct TreeEvents: SaveEventSource {
     var value: SaveValue
-    func emit<Sink: SaveValueSink>(into sink: inout Sink) throws { try value.emit(into: &sink) }
-    func tree() -> SaveValue { value }
-}
-
-private struct BinaryPlistEvents: EventSource {
-    var bytes: [UInt8]
-    var options: DecodingOptions
-    func emit<Sink: SaveValueSink>(into sink: inout Sink) throws { try BinaryPlistReader.stream(bytes, options: options, into: &sink) }
-    func tree() throws -> SaveValue { try BinaryPlistReader.parse(bytes, options: options) }
-}
-
-/// Any output behind one concrete type; writers hand it 1 MB chunks, so the indirection costs nothing.
-private final class ErasedOutput: ByteOutput {
-    var base: any ByteOutput
-    init(_ base: any ByteOutput) { self.base = base }
-    func write(_ bytes: UnsafeRawBufferPointer) throws { try base.write(bytes) }
+    func emit(into sink: inout AnySaveValueSink) throws { try value.emit(into: &sink) }
 }

@@ -28,6 +28,10 @@ public struct JSONCodec: SaveCodec {
         try JSONReader.parse(bytes, options: options)
     }
 
+    public func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)? {
+        JSONWriter(output: output, pretty: options.pretty, plain: options.plainJSON)
+    }
+
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
         var report = ValueLowering.Report()
         return try encode(value, options: options, report: &report)

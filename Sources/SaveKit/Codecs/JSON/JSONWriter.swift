@@ -2,7 +2,7 @@ import Foundation
 
 /// Writes typed JSON (or plain JSON, once ``LoweringSink`` has retyped what plain JSON lacks)
 /// as events arrive, so a large document goes to its file without being held in memory.
-struct JSONWriter<Output: ByteOutput>: SaveValueSink {
+struct JSONWriter: SaveEventWriter {
     private struct Level {
         var isDictionary: Bool
         var written = 0
@@ -11,23 +11,23 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
         var wrapped = false
     }
 
-    private var text: ChunkedBuffer<Output>
+    private var text: ChunkedBuffer<ErasedByteOutput>
     private var levels: [Level] = []
     private let pretty: Bool
     /// Plain JSON has no markers, so nothing needs wrapping.
     private let wrapsMarkerLikeDictionaries: Bool
 
-    init(output: Output, pretty: Bool, plain: Bool) {
-        self.text = ChunkedBuffer(output: output)
+    init(output: any ByteOutput, pretty: Bool, plain: Bool) {
+        self.text = ChunkedBuffer(output: ErasedByteOutput(base: output))
         self.pretty = pretty
         self.wrapsMarkerLikeDictionaries = !plain
     }
 
     /// Ends the document with a newline and hands on the last bytes.
-    mutating func finish() throws -> Output {
+    mutating func finish() throws -> any ByteOutput {
         text.append(0x0A)
         try text.flush()
-        return text.output
+        return text.output.base
     }
 
     mutating func beginArray(count: Int) throws {
@@ -192,3 +192,4 @@ struct JSONWriter<Output: ByteOutput>: SaveValueSink {
         text.append(UInt8(ascii: "\""))
     }
 }
+

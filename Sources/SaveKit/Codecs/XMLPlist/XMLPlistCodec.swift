@@ -22,6 +22,10 @@ public struct XMLPlistCodec: SaveCodec {
         try XMLPlistReader.parse(bytes, options: options)
     }
 
+    public func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)? {
+        XMLPlistWriter(output: output)
+    }
+
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
         var report = ValueLowering.Report()
         return try encode(value, options: options, report: &report)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Writes XML property lists the way Apple's and Python's writers do — tab indentation,
 /// `<data>` wrapped to 76 columns — as events arrive.
-struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
+struct XMLPlistWriter: SaveEventWriter {
     static var header: String {
         """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -12,21 +12,21 @@ struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
         """
     }
 
-    private var text: ChunkedBuffer<Output>
+    private var text: ChunkedBuffer<ErasedByteOutput>
     /// Each open container, and whether its start tag still waits for a first element: the
     /// tag is written then, or as `<array/>` at the end if none came (counts declared by a
     /// source may shrink when nulls are dropped).
     private var levels: [(element: StaticString, waiting: Bool)] = []
 
-    init(output: Output) {
-        text = ChunkedBuffer(output: output)
+    init(output: any ByteOutput) {
+        text = ChunkedBuffer(output: ErasedByteOutput(base: output))
         text.append(Self.header)
     }
 
-    mutating func finish() throws -> Output {
+    mutating func finish() throws -> any ByteOutput {
         text.append("</plist>\n")
         try text.flush()
-        return text.output
+        return text.output.base
     }
 
     mutating func beginArray(count: Int) throws { open("array") }
@@ -169,3 +169,4 @@ struct XMLPlistWriter<Output: ByteOutput>: SaveValueSink {
         }
     }
 }
+

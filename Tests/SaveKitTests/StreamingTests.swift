@@ -60,6 +60,20 @@ struct StreamingTests {
         ) { try Conversion.write(value, with: Codecs.xml, to: &output) }
     }
 
+    /// A tree nested too deep is refused with the pointer of the first value past the limit.
+    @Test func aTreeNestedTooDeepIsRefusedWithItsPointer() throws {
+        var value: SaveValue = 1
+        for level in 0..<4 { value = level.isMultiple(of: 2) ? ["a": value] : [value] }
+        var deep = TreeBuilder()
+        #expect(throws: CodecError.limitExceeded(
+            codec: "value", at: .pointer(JSONPointer(tokens: ["0", "a"])), found: "nesting deeper than 2 levels",
+            expected: "a value nested at most 2 deep")
+        ) { try value.emit(into: &deep, maxDepth: 2) }
+        var shallow = TreeBuilder()
+        try value.emit(into: &shallow, maxDepth: 4)
+        #expect(shallow.result == value)
+    }
+
     /// The seam is the protocol: a codec the library has never seen streams both ways, and
     /// neither side's tree is ever built (its `decode` and `encode` refuse to run).
     @Test func aNewCodecStreamsThroughTheProtocol() throws {

@@ -137,6 +137,36 @@ struct MigrateCommandTests {
         #expect(try CLI.run("migrate", saves.appendingPathComponent("nope").path, "--dry-run").status == 66)
     }
 
+    /// A private save stays private, whether it is migrated in place or copied with `--out`.
+    @Test func migratedFilesKeepTheirOriginalsMode() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: saves, withIntermediateDirectories: true)
+        let v1 = #"{"players": ["Ana"], "scores": {"Ana": 1}, "roundIndex": 0, "currentPlayerIndex": 0, "deckId": "x"}"#
+        let modes: [String: Int] = ["private.json": 0o600, "shared.json": 0o644, "group.json": 0o640]
+        for (name, mode) in modes {
+            let path = saves.appendingPathComponent(name).path
+            try Data(v1.utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        }
+        let out = directory.appendingPathComponent("out").path
+        // An earlier copy in --out with other permissions does not decide: the original does.
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: out + "/private.json"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o666], ofItemAtPath: out + "/private.json")
+        func mode(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1 }
+        let copied = try CLI.run("migrate", saves.path, "--out", out)
+        #expect(copied.status == 0, "\(copied.errors)")
+        let inPlace = try CLI.run("migrate", saves.path, "--in-place", "--no-backup")
+        #expect(inPlace.status == 0, "\(inPlace.errors)")
+        for (name, expected) in modes {
+            #expect(try mode(out + "/" + name) == expected, "--out \(name)")
+            #expect(try mode(saves.path + "/" + name) == expected, "--in-place \(name)")
+            #expect(try Codecs.value(String(contentsOfFile: out + "/" + name, encoding: .utf8))["schemaVersion"] == 3)
+        }
+    }
+
     @Test func validateSaysWhenAnEmbeddedDocumentIsFromTheFuture() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -16,17 +16,23 @@ public final class AtomicFileOutput: ByteOutput {
     private let durable: Bool
     private var writeback = EarlyWriteback()
 
-    public init(path: String, durable: Bool = true) throws(FileError) {
+    /// `mode` is the new file's permission bits; without it, those of the file replaced (0644
+    /// for a new file).
+    public init(path: String, durable: Bool = true, mode: mode_t? = nil) throws(FileError) {
         self.path = path
         self.durable = durable
         if path == "-" {
             descriptor = STDOUT_FILENO
             temporaryPath = nil
-            mode = 0
+            self.mode = 0
             return
         }
-        var existing = stat()
-        mode = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
+        if let mode {
+            self.mode = mode
+        } else {
+            var existing = stat()
+            self.mode = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
+        }
         (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: path)
     }
 
@@ -42,7 +48,8 @@ public final class AtomicFileOutput: ByteOutput {
     public func commit() throws(FileError) {
         guard !finished, let temporaryPath else { finished = true; return }
         finished = true
-        defer { if access(temporaryPath, F_OK) == 0 { unlink(temporaryPath) } }
+        var renamed = false
+        defer { if !renamed { unlink(temporaryPath) } }
         guard fchmod(descriptor, mode) == 0 else {
             close(descriptor)
             throw .ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno))
@@ -54,6 +61,7 @@ public final class AtomicFileOutput: ByteOutput {
         }
         guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
         guard rename(temporaryPath, path) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
+        renamed = true
         if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: path)) }
     }
 

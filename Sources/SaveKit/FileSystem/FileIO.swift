@@ -16,6 +16,12 @@ private let systemWrite = Darwin.write
 public enum FileIO {
     /// The whole contents of a regular file; `-` reads standard input.
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
+        try readFile(path).bytes
+    }
+
+    /// The whole contents of a regular file and its permission bits (0644 for standard input),
+    /// from the one `fstat` the read needs anyway: for writing its replacement with the same mode.
+    public static func readFile(_ path: String) throws(FileError) -> (bytes: [UInt8], mode: mode_t) {
         let descriptor: Int32
         if path == "-" {
             descriptor = STDIN_FILENO
@@ -44,14 +50,27 @@ public enum FileIO {
             if failure != 0 { throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(failure)) }
             // The file may also have grown: read on to its end.
             try readRest(descriptor, path: path, into: &contents)
-            return contents
+            return (contents, path == "-" ? 0o644 : info.st_mode & 0o7777)
         }
         var contents: [UInt8] = []
         try readRest(descriptor, path: path, into: &contents)
-        return contents
+        return (contents, path == "-" ? 0o644 : info.st_mode & 0o7777)
     }
 
     private static func readRest(_ descriptor: Int32, path: String, into contents: inout [UInt8]) throws(FileError) {
+        // Almost always the file has not grown: one small read on the stack says so, where a
+        // 64 KiB buffer made for every file of a batch was a malloc and a memset each.
+        var probe: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        while true {
+            let count = withUnsafeMutableBytes(of: &probe) { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(errno))
+            }
+            withUnsafeBytes(of: &probe) { contents.append(contentsOf: $0[..<count]) }
+            break
+        }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
@@ -66,12 +85,12 @@ public enum FileIO {
 
     /// Replaces `path` with `bytes` atomically; `-` writes standard output.
     ///
-    /// The new file keeps the permission bits of the file it replaces (0644 for a new file).
-    /// With `durable: false` the file is renamed into place without being flushed first: still
-    /// never half-written for readers, but a power cut may lose it — for batches that flush the
-    /// whole file system once at the end.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true) throws(FileError) {
-        let output = try AtomicFileOutput(path: path, durable: durable)
+    /// The new file keeps the permission bits of the file it replaces (0644 for a new file), or
+    /// takes `mode` when one is given. With `durable: false` the file is renamed into place
+    /// without being flushed first: still never half-written for readers, but a power cut may
+    /// lose it — for batches that flush the whole file system once at the end.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true, mode: mode_t? = nil) throws(FileError) {
+        let output = try AtomicFileOutput(path: path, durable: durable, mode: mode)
         do {
             try bytes.withUnsafeBytes { try output.write($0) }
         } catch let error as FileError {

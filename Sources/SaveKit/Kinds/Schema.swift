@@ -2,10 +2,24 @@
 /// `enum`, `minimum`, `maximum`, and `additionalProperties` (a schema for every other value of a
 /// dictionary, for maps keyed by names such as kingdoms or players). Written by hand: a full JSON Schema validator would also
 /// have to learn savetool's dates, data and integers that are not reals.
-public indirect enum Schema: Sendable {
-    case rules(
-        type: [String], properties: [String: Schema], required: [String], items: Schema?, otherProperties: Schema?,
-        allowed: [SaveValue]?, minimum: Double?, maximum: Double?)
+///
+/// Every file of a batch is checked against its schema after migration, so the checks are
+/// prepared once here: type names parsed, properties sorted, and a value's pointer built only
+/// when something is wrong with it.
+public final class Schema: Sendable {
+    /// The type names as written, for messages.
+    let typeNames: [String]
+    let types: ValueTypes
+    /// Sorted by key, so that violations come in a stable order.
+    let properties: [(key: String, schema: Schema)]
+    let propertyKeys: Set<String>
+    let required: [String]
+    let items: Schema?
+    /// A schema for every dictionary value not named in `properties`.
+    let otherProperties: Schema?
+    let allowed: [SaveValue]?
+    let minimum: Double?
+    let maximum: Double?
 
     /// One way a value does not fit its schema.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
@@ -23,68 +37,84 @@ public indirect enum Schema: Sendable {
         guard let entries = value.dictionaryValue else {
             throw FormatDefinitionError(at: JSONPointer(tokens: path), message: "found \(value.typeNameWithArticle), expected a schema object")
         }
-        var types: [String] = []
         switch entries["type"] {
-        case .string(let type)?: types = [type]
-        case .array(let list)?: types = list.compactMap(\.stringValue)
-        default: break
+        case .string(let type)?: typeNames = [type]
+        case .array(let list)?: typeNames = list.compactMap(\.stringValue)
+        default: typeNames = []
         }
-        var properties: [String: Schema] = [:]
+        types = typeNames.reduce(into: ValueTypes()) { $0.formUnion(ValueTypes(name: $1)) }
+        var properties: [(key: String, schema: Schema)] = []
         for (key, schema) in entries["properties"]?.dictionaryValue ?? [:] {
-            properties[key] = try Schema(parsing: schema, at: path + ["properties", key])
+            properties.append((key, try Schema(parsing: schema, at: path + ["properties", key])))
         }
-        let items = try entries["items"].map { (schema) throws(FormatDefinitionError) in try Schema(parsing: schema, at: path + ["items"]) }
+        self.properties = properties.sorted { $0.key < $1.key }
+        propertyKeys = Set(properties.map(\.key))
+        items = try entries["items"].map { (schema) throws(FormatDefinitionError) in try Schema(parsing: schema, at: path + ["items"]) }
         // `additionalProperties: false` and `true` are JSON Schema too; only a schema is kept (false is not in the subset).
-        let otherProperties = try entries["additionalProperties"].flatMap { (schema) throws(FormatDefinitionError) -> Schema? in
+        otherProperties = try entries["additionalProperties"].flatMap { (schema) throws(FormatDefinitionError) -> Schema? in
             if case .bool = schema { return nil }
             return try Schema(parsing: schema, at: path + ["additionalProperties"])
         }
-        self = .rules(
-            type: types, properties: properties, required: entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-            items: items, otherProperties: otherProperties, allowed: entries["enum"]?.arrayValue, minimum: entries["minimum"]?.numberValue, maximum: entries["maximum"]?.numberValue)
+        required = entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        allowed = entries["enum"]?.arrayValue
+        minimum = entries["minimum"]?.numberValue
+        maximum = entries["maximum"]?.numberValue
     }
 
     /// Every violation, each with the pointer of its value.
     public func violations(of value: SaveValue, at pointer: JSONPointer = JSONPointer()) -> [Violation] {
-        guard case .rules(let types, let properties, let required, let items, let otherProperties, let allowed, let minimum, let maximum) = self else { return [] }
         var found: [Violation] = []
-        if !types.isEmpty, !types.contains(where: { Self.matches(value, type: $0) }) {
-            found.append(Violation(at: pointer, message: "found \(value.typeNameWithArticle), expected \(types.joined(separator: " or "))"))
-            return found
+        var path = pointer.tokens
+        check(value, path: &path, found: &found)
+        return found
+    }
+
+    /// `path` is the value's place, pushed and popped on the way down: a pointer is only made
+    /// for a violation.
+    private func check(_ value: SaveValue, path: inout [String], found: inout [Violation]) {
+        func report(_ message: String, _ token: String? = nil) {
+            found.append(Violation(at: JSONPointer(tokens: token.map { path + [$0] } ?? path), message: message))
         }
-        if let allowed, !allowed.contains(value) {
-            found.append(Violation(at: pointer, message: "a value outside the allowed ones"))
+        if !typeNames.isEmpty, !types.contains(ValueTypes(of: value)) {
+            report("found \(value.typeNameWithArticle), expected \(typeNames.joined(separator: " or "))")
+            return
         }
-        let numeric = value.numberValue
-        if let numeric, let minimum, numeric < minimum { found.append(Violation(at: pointer, message: "\(numeric) is below the minimum \(minimum)")) }
-        if let numeric, let maximum, numeric > maximum { found.append(Violation(at: pointer, message: "\(numeric) is above the maximum \(maximum)")) }
-        if let entries = value.dictionaryValue {
-            for key in required where entries[key] == nil {
-                found.append(Violation(at: pointer.appending(key), message: "missing, expected a required field"))
-            }
-            for (key, schema) in properties.sorted(by: { $0.key < $1.key }) {
-                if let child = entries[key] { found += schema.violations(of: child, at: pointer.appending(key)) }
+        if let allowed, !allowed.contains(value) { report("a value outside the allowed ones") }
+        if minimum != nil || maximum != nil, let numeric = value.numberValue {
+            if let minimum, numeric < minimum { report("\(numeric) is below the minimum \(minimum)") }
+            if let maximum, numeric > maximum { report("\(numeric) is above the maximum \(maximum)") }
+        }
+        switch value {
+        case .dictionary(let entries):
+            for key in required where entries[key] == nil { report("missing, expected a required field", key) }
+            for (key, schema) in properties {
+                guard let child = entries[key] else { continue }
+                path.append(key)
+                schema.check(child, path: &path, found: &found)
+                path.removeLast()
             }
             if let otherProperties {
-                for (key, child) in entries where properties[key] == nil { found += otherProperties.violations(of: child, at: pointer.appending(key)) }
+                for (key, child) in entries where !propertyKeys.contains(key) {
+                    path.append(key)
+                    otherProperties.check(child, path: &path, found: &found)
+                    path.removeLast()
+                }
             }
+        case .array(let elements):
+            guard let items else { return }
+            for (index, element) in elements.enumerated() {
+                path.append(String(index))
+                items.check(element, path: &path, found: &found)
+                path.removeLast()
+            }
+        default:
+            break
         }
-        if let items, let elements = value.arrayValue {
-            for (index, element) in elements.enumerated() { found += items.violations(of: element, at: pointer.appending(index)) }
-        }
-        return found
     }
 
     /// JSON Schema's type names, plus savetool's own (`date`, `data`, `uid`).
     static func matches(_ value: SaveValue, type: String) -> Bool {
-        switch (type, value) {
-        case ("object", .dictionary), ("dictionary", .dictionary), ("array", .array), ("string", .string), ("boolean", .bool), ("bool", .bool),
-            ("null", .null), ("integer", .integer), ("integer", .unsignedInteger), ("number", .integer), ("number", .unsignedInteger),
-            ("number", .real), ("real", .real), ("date", .date), ("data", .data), ("uid", .uid):
-            true
-        default:
-            false
-        }
+        ValueTypes(name: type).contains(ValueTypes(of: value))
     }
 
     /// Whether the schema requires the field at `pointer` (for rename sources, formats.md).
@@ -92,12 +122,61 @@ public indirect enum Schema: Sendable {
         guard let last = pointer.tokens.last else { return false }
         var schema = self
         for token in pointer.tokens.dropLast() {
-            guard case .rules(_, let properties, _, let items, let otherProperties, _, _, _) = schema,
-                let next = properties[token] ?? ((token == "*" || Int(token) != nil) ? items ?? otherProperties : otherProperties)
+            guard let next = schema.properties.first(where: { $0.key == token })?.schema
+                ?? ((token == "*" || Int(token) != nil) ? schema.items ?? schema.otherProperties : schema.otherProperties)
             else { return false }
             schema = next
         }
-        guard case .rules(_, _, let required, _, _, _, _, _) = schema else { return false }
-        return required.contains(last)
+        return schema.required.contains(last)
+    }
+}
+
+/// The value types a schema's `type` names, as bits, so that checking a value is one test.
+struct ValueTypes: OptionSet, Sendable {
+    let rawValue: UInt16
+    static let dictionary = ValueTypes(rawValue: 1 << 0)
+    static let array = ValueTypes(rawValue: 1 << 1)
+    static let string = ValueTypes(rawValue: 1 << 2)
+    static let bool = ValueTypes(rawValue: 1 << 3)
+    static let null = ValueTypes(rawValue: 1 << 4)
+    static let integer = ValueTypes(rawValue: 1 << 5)
+    static let real = ValueTypes(rawValue: 1 << 6)
+    static let date = ValueTypes(rawValue: 1 << 7)
+    static let data = ValueTypes(rawValue: 1 << 8)
+    static let uid = ValueTypes(rawValue: 1 << 9)
+
+    init(rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// An unknown name matches nothing.
+    init(name: String) {
+        switch name {
+        case "object", "dictionary": self = .dictionary
+        case "array": self = .array
+        case "string": self = .string
+        case "boolean", "bool": self = .bool
+        case "null": self = .null
+        case "integer": self = .integer
+        case "number": self = [.integer, .real]
+        case "real": self = .real
+        case "date": self = .date
+        case "data": self = .data
+        case "uid": self = .uid
+        default: self = []
+        }
+    }
+
+    init(of value: SaveValue) {
+        switch value {
+        case .dictionary: self = .dictionary
+        case .array: self = .array
+        case .string: self = .string
+        case .bool: self = .bool
+        case .null: self = .null
+        case .integer, .unsignedInteger: self = .integer
+        case .real: self = .real
+        case .date: self = .date
+        case .data: self = .data
+        case .uid: self = .uid
+        }
     }
 }

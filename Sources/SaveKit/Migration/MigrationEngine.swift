@@ -17,12 +17,31 @@ public struct MigrationEngine: Sendable {
     /// Applies `operations` to `document`; `step` (such as `"1→2"`) names it in errors.
     public func apply(_ operations: [MigrationOperation], to document: inout SaveValue, step: String) throws(MigrationError) {
         var working = document
-        var context = Context(step: step, root: document)
+        var context = Context(step: step, root: .null)
         for operation in operations {
-            context.root = working
+            // A snapshot shares the document's storage, so the operation's first change copies
+            // what it changes: only taken for the operations that read it.
+            context.root = Self.readsDocument(operation) ? working : .null
             try run(operation, on: &working, context: &context, element: nil)
         }
         document = working
+    }
+
+    /// Whether the operation may read the whole document as it stood before it (`$ref`,
+    /// `$lookup`, or a condition, whose values may be either).
+    static func readsDocument(_ operation: MigrationOperation) -> Bool {
+        func reads(_ source: MigrationOperation.ValueSource) -> Bool {
+            switch source {
+            case .literal, .relative: false
+            case .reference, .lookup: true
+            }
+        }
+        switch operation {
+        case .set(_, let source, _): return reads(source)
+        case .forEach(_, let operations): return operations.contains(where: readsDocument)
+        case .conditional: return true
+        case .move, .copy, .remove, .convert, .wrap, .unwrap, .arrayToMap, .mapToArray, .assert: return false
+        }
     }
 
     private struct Context {

@@ -63,6 +63,22 @@ public enum Conversion {
         return report
     }
 
+    /// Writes a tree with a writer whose type is known where this is called: a codec's own
+    /// `encode`, compiled for that writer (every file of a migration goes through here).
+    static func write<Writer: SaveEventWriter>(
+        _ value: SaveValue, into writer: Writer, capabilities: ValueCapabilities, codecID: String, options: EncodingOptions
+    ) throws -> (report: ValueLowering.Report, output: any ByteOutput) {
+        let capabilities = ValueLowering.effectiveCapabilities(capabilities, options: options)
+        var writer = writer
+        if capabilities.isSuperset(of: .all) {
+            try value.emit(into: &writer)
+            return (ValueLowering.Report(), try writer.finish())
+        }
+        var lowering = LoweringSink(downstream: writer, capabilities: capabilities, codecID: codecID, options: options)
+        try value.emit(into: &lowering)
+        return (lowering.report, try lowering.downstream.finish())
+    }
+
     /// Sends the events into the writer, through ``LoweringSink`` when the codec cannot hold
     /// every kind of value.
     private static func stream(

@@ -93,41 +93,50 @@ extension SaveValue {
     /// Replays the value as events, refusing nesting deeper than `maxDepth` with the pointer
     /// of the first value too deep.
     public func emit<Sink: SaveValueSink>(into sink: inout Sink, maxDepth: Int = DecodingOptions().maxDepth) throws {
-        var path: [String] = []
-        try emit(into: &sink, depth: 0, maxDepth: maxDepth, path: &path)
+        do {
+            try emit(into: &sink, depth: 0, maxDepth: maxDepth)
+        } catch let tooDeep as TooDeep {
+            throw CodecError.limitExceeded(
+                codec: "value", at: .pointer(JSONPointer(tokens: tooDeep.reversedPath.reversed())),
+                found: "nesting deeper than \(maxDepth) levels", expected: "a value nested at most \(maxDepth) deep")
+        }
     }
 
-    private func emit<Sink: SaveValueSink>(into sink: inout Sink, depth: Int, maxDepth: Int, path: inout [String]) throws {
+    /// The place of a value nested too deep, gathered on the way out: keeping a path on the
+    /// way in cost a string for every value of every document written.
+    private struct TooDeep: Error {
+        var reversedPath: [String] = []
+    }
+
+    private func emit<Sink: SaveValueSink>(into sink: inout Sink, depth: Int, maxDepth: Int) throws {
         switch self {
         case .array(let items):
-            try checkDepth(depth, maxDepth, path)
+            if depth >= maxDepth { throw TooDeep() }
             try sink.beginArray(count: items.count)
             for (index, item) in items.enumerated() {
-                path.append(String(index))
-                try item.emit(into: &sink, depth: depth + 1, maxDepth: maxDepth, path: &path)
-                path.removeLast()
+                do {
+                    try item.emit(into: &sink, depth: depth + 1, maxDepth: maxDepth)
+                } catch var tooDeep as TooDeep {
+                    tooDeep.reversedPath.append(String(index))
+                    throw tooDeep
+                }
             }
             try sink.endArray()
         case .dictionary(let entries):
-            try checkDepth(depth, maxDepth, path)
+            if depth >= maxDepth { throw TooDeep() }
             try sink.beginDictionary(count: entries.count)
             for (key, item) in entries {
                 try sink.key(key)
-                path.append(key)
-                try item.emit(into: &sink, depth: depth + 1, maxDepth: maxDepth, path: &path)
-                path.removeLast()
+                do {
+                    try item.emit(into: &sink, depth: depth + 1, maxDepth: maxDepth)
+                } catch var tooDeep as TooDeep {
+                    tooDeep.reversedPath.append(key)
+                    throw tooDeep
+                }
             }
             try sink.endDictionary()
         default:
             try sink.value(self)
-        }
-    }
-
-    private func checkDepth(_ depth: Int, _ maxDepth: Int, _ path: [String]) throws(CodecError) {
-        if depth >= maxDepth {
-            throw .limitExceeded(
-                codec: "value", at: .pointer(JSONPointer(tokens: path)), found: "nesting deeper than \(maxDepth) levels",
-                expected: "a value nested at most \(maxDepth) deep")
         }
     }
 }

@@ -182,9 +182,9 @@ struct Migrate: ParsableCommand {
     }
 
     private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?) -> Outcome {
-        let bytes: [UInt8]
+        let (bytes, mode): ([UInt8], mode_t)
         do {
-            bytes = try FileIO.read(file.path)
+            (bytes, mode) = try FileIO.readFile(file.path)
         } catch {
             var result = FileResult(status: .failed, sha256Before: "")
             result.problem = "\(error)"
@@ -204,7 +204,8 @@ struct Migrate: ParsableCommand {
                 if out != nil { try directories.make(FileIO.parentDirectory(of: destination)) }
                 // --out leaves the originals untouched, so one flush at the end is enough;
                 // --in-place replaces each file durably (the originals are in a bundle first).
-                try FileIO.writeAtomically(output, to: destination, durable: out == nil)
+                // Either way the file keeps its original's mode: a private save stays private.
+                try FileIO.writeAtomically(output, to: destination, durable: out == nil, mode: mode)
             } catch {
                 result.status = .failed
                 result.problem = "\(error)"

@@ -38,8 +38,9 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        var output = ByteArrayOutput()
-        report = try Conversion.write(value, with: self, options: options, to: &output)
-        return output.bytes
+        let writer = JSONWriter(output: ByteArrayOutput(), pretty: options.pretty, plain: options.plainJSON)
+        let written = try Conversion.write(value, into: writer, capabilities: capabilities, codecID: id, options: options)
+        report = written.report
+        return (written.output as! ByteArrayOutput).bytes
     }
 }

@@ -32,8 +32,8 @@ public struct XMLPlistCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        var output = ByteArrayOutput()
-        report = try Conversion.write(value, with: self, options: options, to: &output)
-        return output.bytes
+        let written = try Conversion.write(value, into: XMLPlistWriter(output: ByteArrayOutput()), capabilities: capabilities, codecID: id, options: options)
+        report = written.report
+        return (written.output as! ByteArrayOutput).bytes
     }
 }

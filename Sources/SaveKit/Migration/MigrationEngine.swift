@@ -295,6 +295,8 @@ public struct MigrationEngine: Sendable {
     /// The concrete pointers an (optionally `*`-bearing) pointer matches in `value`, each with the
     /// tokens its wildcards took. Without wildcards: the pointer itself, whether it exists or not.
     static func expand(_ pattern: JSONPointer, in value: SaveValue) -> [(JSONPointer, [String])] {
+        // Most pointers have no wildcard, and operations inside forEach run for every element.
+        if !pattern.tokens.contains("*") { return [(pattern, [])] }
         var results: [(JSONPointer, [String])] = [(JSONPointer(), [])]
         for token in pattern.tokens {
             var next: [(JSONPointer, [String])] = []
@@ -313,7 +315,7 @@ public struct MigrationEngine: Sendable {
 
     /// The targets of `set`: the pointer with its parent's wildcards expanded (the last token names the field to set).
     static func expandParents(of pattern: JSONPointer, in value: SaveValue) -> [JSONPointer] {
-        guard let last = pattern.tokens.last, let parent = pattern.parent else { return [pattern] }
+        guard let last = pattern.tokens.last, let parent = pattern.parent, parent.tokens.contains("*") else { return [pattern] }
         return expand(parent, in: value).map { $0.0.appending(last) }
     }
 

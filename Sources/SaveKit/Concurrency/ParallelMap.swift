@@ -5,14 +5,20 @@ extension Array where Element: Sendable {
     /// the remaining items of every thread and is rethrown.
     ///
     /// Batch work (migration, export's checksums, merging folders) is a few hundred independent
-    /// files at a time: `DispatchQueue.concurrentPerform` with one stride per thread keeps it
-    /// simple, with no task per item.
+    /// files at a time: `DispatchQueue.concurrentPerform` with one loop per thread keeps it
+    /// simple, with no task per item. Each thread takes the next item not yet taken, so a thread
+    /// that meets the large files does not leave the others idle at the end of a batch.
     public func parallelMap<Result: Sendable>(jobs: Int, _ transform: @Sendable (Element) throws -> Result) throws -> [Result] {
         let results = ParallelResults<Result>(count: count)
         let workers = Swift.max(1, Swift.min(jobs, count))
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for index in stride(from: worker, to: count, by: workers) {
-                if results.lock.withLock({ results.failure != nil }) { return }
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let next = results.lock.withLock { () -> Int? in
+                    guard results.failure == nil, results.taken < count else { return nil }
+                    defer { results.taken += 1 }
+                    return results.taken
+                }
+                guard let index = next else { return }
                 do {
                     let value = try transform(self[index])
                     results.lock.withLock { results.values[index] = value }
@@ -31,6 +37,8 @@ extension Array where Element: Sendable {
 private final class ParallelResults<Result>: @unchecked Sendable {
     var values: [Result?]
     var failure: (any Error)?
+    /// How many items threads have taken so far.
+    var taken = 0
     let lock = NSLock()
     init(count: Int) { values = Array(repeating: nil, count: count) }
 }

@@ -111,7 +111,8 @@ struct Migrate: ParsableCommand {
                 defer { progress.advance() }
                 return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept)
             }
-            let lines = try report(outcomes, into: &summary)
+            // The lines are made only for someone to read: between batches both cores wait.
+            let lines = try report(outcomes, into: &summary, writingLines: reportOutput != nil || global.json)
             if let reportOutput { try Failure.reporting { try Array(lines.utf8).withUnsafeBytes { try reportOutput.write($0) } } }
             if global.json { Console.output(lines) }
         }
@@ -215,7 +216,7 @@ struct Migrate: ParsableCommand {
     }
 
     /// The report lines of a batch (and its problems on stderr), counted into `counts`.
-    private func report(_ outcomes: [Outcome], into counts: inout Summary) throws -> String {
+    private func report(_ outcomes: [Outcome], into counts: inout Summary, writingLines: Bool) throws -> String {
         var lines: [String] = []
         for outcome in outcomes {
             let result = outcome.result
@@ -228,6 +229,7 @@ struct Migrate: ParsableCommand {
             if let problem = result.problem, !global.quiet {
                 Console.error("savetool: \(outcome.file.path): \(result.status.rawValue): \(problem)")
             }
+            guard writingLines else { continue }
             var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]
             if let kind = result.kind { line["kind"] = .string(kind) }
             if let from = result.from { line["from"] = .int(UInt64(from)) }

@@ -47,7 +47,9 @@ let package = Package(
         // Where backup repositories keep their objects: the storage protocol and a local folder.
         .target(name: "SaveStorage", dependencies: ["SaveKit"]),
         // S3-compatible object storage behind the same protocol: SigV4 and the AWS environment.
-        .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", "CSaveHTTP", .product(name: "Crypto", package: "swift-crypto")]),
+        // HTTP through libcurl, opened only when an object store is used (see its header).
+        .target(name: "CSaveHTTP", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
         // The command-line tool: argument parsing and output only; the work is in SaveKit.
         .executableTarget(
             name: "savetool",

@@ -1,9 +1,6 @@
 import Foundation
 import SaveKit
 import SaveStorage
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,7 +16,7 @@ public struct S3Storage: SaveStorage {
     public let client: S3Client
     public let place: S3Location
     /// S3's smallest part (but the last): an upload holds two parts, the one filling and the
-    /// one going up (read by URLSession straight from its bytes), so smaller is flatter.
+    /// one going up (sent by libcurl straight from its bytes), so smaller is flatter.
     public var partSize = 5 << 20
     /// The largest object one CopyObject copies (S3's limit, 5 GB); larger ones are copied in
     /// parts of ``copyPartSize``, on the server.

@@ -1,0 +1,97 @@
+import CSaveHTTP
+import Foundation
+import SaveKit
+
+/// One HTTP request, signed and ready to send.
+struct HTTPRequest {
+    var method: String
+    var url: String
+    /// Lower-case names, in the order they were signed.
+    var headers: [(String, String)]
+    var body: Data
+    var sendsBody: Bool
+}
+
+/// HTTP/1.1 through libcurl, loaded the first time a request is made (see `csavehttp.h` for
+/// why it is not linked). Connections are kept between requests in a few curl handles, one per
+/// request in flight: an upload's part thread and the caller each take their own.
+final class HTTPConnections: @unchecked Sendable {
+    private let idleTimeout: Int
+    private let totalTimeout: Int
+    private let lock = NSLock()
+    /// Handles not in use (curl handles may not serve two threads at once).
+    private var idle: [UnsafeMutableRawPointer] = []
+
+    init(idleTimeout: TimeInterval, totalTimeout: TimeInterval) {
+        self.idleTimeout = max(1, Int(idleTimeout.rounded(.up)))
+        self.totalTimeout = max(1, Int(totalTimeout.rounded(.up)))
+    }
+
+    deinit { for handle in idle { savetool_http_close(handle) } }
+
+    /// Sends the request; a failure to reach the store or to read its answer is an error,
+    /// any HTTP answer a response.
+    func perform(_ request: HTTPRequest) -> Result<S3Client.Response, any Error> {
+        var problem = [CChar](repeating: 0, count: 512)
+        guard let handle = lock.withLock({ idle.popLast() }) ?? savetool_http_open(&problem, problem.count) else {
+            return .failure(Unavailable(reason: Self.text(problem)))
+        }
+        defer { lock.withLock { idle.append(handle) } }
+        let answer = Answer()
+        let lines = request.headers.map { "\($0.0): \($0.1)" } + ["expect:"]  // no 100-continue round trip
+        var status = 0
+        let code = withCStrings(lines) { headers in
+            request.body.withUnsafeBytes { body in
+                savetool_http_perform(
+                    handle, request.method, request.url, headers, lines.count, body.baseAddress, body.count, request.sendsBody ? 1 : 0,
+                    idleTimeout, idleTimeout, totalTimeout,
+                    { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().header(data, length) },
+                    { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().body(data, length) },
+                    Unmanaged.passUnretained(answer).toOpaque(), &status, &problem, problem.count)
+            }
+        }
+        guard code == 0 else { return .failure(SaveError(.io, Self.text(problem))) }
+        return .success(S3Client.Response(status: status, headers: answer.headers, body: answer.received))
+    }
+
+    /// The text of a C string buffer.
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// libcurl could not be loaded: no use trying again.
+    struct Unavailable: Error {
+        var reason: String
+    }
+
+    /// What comes back, gathered by curl's callbacks.
+    private final class Answer {
+        var headers: [String: String] = [:]
+        var received = Data()
+
+        func header(_ data: UnsafePointer<CChar>?, _ length: Int) -> Int {
+            guard let data else { return length }
+            let line = String(decoding: UnsafeRawBufferPointer(start: data, count: length), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            // A status line starts a new set of headers (after an interim answer).
+            if line.hasPrefix("HTTP/") { headers = [:] }
+            if let colon = line.firstIndex(of: ":") {
+                headers[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            return length
+        }
+
+        func body(_ data: UnsafePointer<CChar>?, _ length: Int) -> Int {
+            if let data { received.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length) }
+            return length
+        }
+    }
+}
+
+/// Calls `body` with the strings as an array of C strings, alive for the call.
+private func withCStrings<Result>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> Result) -> Result {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    let pointers = copies.map { UnsafePointer<CChar>($0) }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -2,9 +2,10 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/types.h>
+#include <time.h>
 
 // libcurl's ABI, stable since 7.x (curl.h is not needed to build savetool): option numbers are
 // a type base (long 0, object pointer 10000, function pointer 20000, off_t 30000) plus an index.
@@ -12,8 +13,9 @@ enum {
     OPT_WRITEDATA = 10001, OPT_URL = 10002, OPT_ERRORBUFFER = 10010, OPT_WRITEFUNCTION = 20011,
     OPT_TIMEOUT = 13, OPT_POSTFIELDS = 10015, OPT_LOW_SPEED_LIMIT = 19, OPT_LOW_SPEED_TIME = 20,
     OPT_HTTPHEADER = 10023, OPT_HEADERDATA = 10029, OPT_CUSTOMREQUEST = 10036, OPT_NOBODY = 44,
-    OPT_CONNECTTIMEOUT = 78, OPT_HEADERFUNCTION = 20079, OPT_NOSIGNAL = 99,
+    OPT_CONNECTTIMEOUT = 78, OPT_HEADERFUNCTION = 20079, OPT_HTTP_VERSION = 84, OPT_NOSIGNAL = 99,
     OPT_POSTFIELDSIZE_LARGE = 30120,
+    HTTP_VERSION_1_1 = 2,
     INFO_RESPONSE_CODE = 0x200002,
     GLOBAL_DEFAULT = 3,
     ERROR_SIZE = 256,
@@ -41,12 +43,12 @@ static void load(void) {
     void *library = NULL;
     for (size_t i = 0; i < sizeof names / sizeof *names && !library; i++) library = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        snprintf(curl.problem, sizeof curl.problem, "libcurl could not be loaded (%s); install libcurl 7.62 or later", dlerror());
+        snprintf(curl.problem, sizeof curl.problem, "libcurl could not be loaded (%s); install libcurl (Debian: libcurl4)", dlerror());
         return;
     }
 #define FIND(field, symbol) \
     if (!(*(void **)&curl.field = dlsym(library, symbol))) { \
-        snprintf(curl.problem, sizeof curl.problem, "libcurl has no %s; install libcurl 7.62 or later", symbol); \
+        snprintf(curl.problem, sizeof curl.problem, "libcurl has no %s; install a newer libcurl", symbol); \
         return; \
     }
     FIND(global_init, "curl_global_init")
@@ -119,6 +121,8 @@ int savetool_http_perform(void *handle, const char *method, const char *url,
     char message[ERROR_SIZE] = "";
     struct sinks sinks = {on_header, on_body, context};
     curl.easy_setopt(handle, OPT_URL, url);
+    // What the client is tested with against the stores; curl would offer HTTP/2 over TLS.
+    curl.easy_setopt(handle, OPT_HTTP_VERSION, (long)HTTP_VERSION_1_1);
     curl.easy_setopt(handle, OPT_NOSIGNAL, 1L);
     curl.easy_setopt(handle, OPT_ERRORBUFFER, message);
     curl.easy_setopt(handle, OPT_HTTPHEADER, list);
@@ -136,12 +140,23 @@ int savetool_http_perform(void *handle, const char *method, const char *url,
     } else if (sends_body) {
         // The body is sent from the caller's bytes, not copied; its length is set, so it does not go chunked.
         curl.easy_setopt(handle, OPT_POSTFIELDS, body ? body : "");
-        curl.easy_setopt(handle, OPT_POSTFIELDSIZE_LARGE, (off_t)body_length);
+        curl.easy_setopt(handle, OPT_POSTFIELDSIZE_LARGE, (long long)body_length);  // curl_off_t is 64 bits
         curl.easy_setopt(handle, OPT_CUSTOMREQUEST, method);
     } else if (strcmp(method, "GET") != 0) {
         curl.easy_setopt(handle, OPT_CUSTOMREQUEST, method);
     }
+    // With NOSIGNAL, a write to a connection the store closed may raise SIGPIPE, which would end
+    // the process; it is blocked on this thread for the request and a pending one taken away.
+    sigset_t pipe_only, previous;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    int blocked = pthread_sigmask(SIG_BLOCK, &pipe_only, &previous) == 0 && !sigismember(&previous, SIGPIPE);
     int code = curl.easy_perform(handle);
+    if (blocked) {
+        const struct timespec now = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &now) == SIGPIPE) {}
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    }
     curl.slist_free_all(list);
     curl.easy_setopt(handle, OPT_ERRORBUFFER, NULL);
     if (code != 0) {

@@ -12,7 +12,7 @@ struct HTTPRequest {
     var sendsBody: Bool
 }
 
-/// HTTP/1.1 through libcurl, loaded the first time a request is made (see `csavehttp.h` for
+/// HTTP/1.1 (asked for: HTTP/2 is untested against the stores) through libcurl, loaded the first time a request is made (see `csavehttp.h` for
 /// why it is not linked). Connections are kept between requests in a few curl handles, one per
 /// request in flight: an upload's part thread and the caller each take their own.
 final class HTTPConnections: @unchecked Sendable {
@@ -22,9 +22,14 @@ final class HTTPConnections: @unchecked Sendable {
     /// Handles not in use (curl handles may not serve two threads at once).
     private var idle: [UnsafeMutableRawPointer] = []
 
+    /// Whole seconds; an infinite timeout is none (0 to curl).
     init(idleTimeout: TimeInterval, totalTimeout: TimeInterval) {
-        self.idleTimeout = max(1, Int(idleTimeout.rounded(.up)))
-        self.totalTimeout = max(1, Int(totalTimeout.rounded(.up)))
+        func seconds(_ interval: TimeInterval) -> Int {
+            guard interval.isFinite else { return 0 }
+            return max(1, Int(min(interval, TimeInterval(Int32.max)).rounded(.up)))
+        }
+        self.idleTimeout = seconds(idleTimeout)
+        self.totalTimeout = seconds(totalTimeout)
     }
 
     deinit { for handle in idle { savetool_http_close(handle) } }
@@ -50,6 +55,7 @@ final class HTTPConnections: @unchecked Sendable {
                     Unmanaged.passUnretained(answer).toOpaque(), &status, &problem, problem.count)
             }
         }
+        withExtendedLifetime(answer) {}
         guard code == 0 else { return .failure(SaveError(.io, Self.text(problem))) }
         return .success(S3Client.Response(status: status, headers: answer.headers, body: answer.received))
     }

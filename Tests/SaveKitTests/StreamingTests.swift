@@ -74,6 +74,15 @@ struct StreamingTests {
         #expect(shallow.result == value)
     }
 
+    /// A codec without an event writer is written through its own `encode(_:options:report:)`,
+    /// the requirement a codec overrides to make values fit in its own way.
+    @Test func aCodecsOwnLoweringIsUsed() throws {
+        var output = ByteArrayOutput()
+        let report = try Conversion.write(["a": .null, "b": 1], with: CountingCodec(), to: &output)
+        #expect(report.retypedValues == 7)
+        #expect(String(decoding: output.bytes, as: UTF8.self) == "lowered its own way")
+    }
+
     /// The seam is the protocol: a codec the library has never seen streams both ways, and
     /// neither side's tree is ever built (its `decode` and `encode` refuse to run).
     @Test func aNewCodecStreamsThroughTheProtocol() throws {
@@ -165,5 +174,20 @@ private struct OutlineCodec: SaveCodec {
             try output.write(Array(words.joined(separator: " ").utf8))
             return output
         }
+    }
+}
+
+/// A codec that makes values fit in its own way, and says so in the report.
+private struct CountingCodec: SaveCodec {
+    let id = "counting"
+    let summary = "a test codec with its own lowering"
+    let fileExtensions = ["counting"]
+    let capabilities: ValueCapabilities = []
+    func sniff(_ prefix: ArraySlice<UInt8>) -> Bool { false }
+    func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue { .null }
+    func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] { Array("plain encode".utf8) }
+    func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
+        report.retypedValues = 7
+        return Array("lowered its own way".utf8)
     }
 }

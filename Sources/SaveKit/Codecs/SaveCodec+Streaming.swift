@@ -41,13 +41,7 @@ extension SaveCodec {
     /// Codecs write from a tree unless they say otherwise.
     public func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)? { nil }
 
-    /// Encodes to bytes and writes them; a codec with a writer of its own writes as it goes.
-    public func encode(_ value: SaveValue, options: EncodingOptions, into output: inout any ByteOutput) throws {
-        if var writer = eventWriter(into: output, options: options) {
-            try value.emit(into: &writer)
-            output = try writer.finish()
-            return
-        }
-        try output.write(try encode(value, options: options))
+    public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report, into output: inout any ByteOutput) throws {
+        try output.write(try encode(value, options: options, report: &report))
     }
 }

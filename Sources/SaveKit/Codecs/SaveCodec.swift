@@ -52,9 +52,11 @@ public protocol SaveCodec: Sendable {
     /// A writer that takes the document as events and writes them into `output` as they come;
     /// `nil` (the default) when this codec writes from a whole tree.
     func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)?
-    /// Writes `value`, already made to fit ``capabilities``, into `output`. The default uses
-    /// ``eventWriter(into:options:)`` if there is one, else ``encode(_:options:)``.
-    func encode(_ value: SaveValue, options: EncodingOptions, into output: inout any ByteOutput) throws
+    /// Writes `value` into `output`, made to fit ``capabilities`` as `options` say, and tells in
+    /// `report` what changed: what ``Conversion`` calls for a codec without an event writer. The
+    /// default writes what ``encode(_:options:report:)`` returns; a codec that can write straight
+    /// into the output (the binary plist) does that instead.
+    func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report, into output: inout any ByteOutput) throws
 }
 
 extension SaveCodec {

@@ -19,7 +19,7 @@ public enum FileIO {
         try readFile(path).bytes
     }
 
-    /// The whole contents of a regular file and its permission bits (0644 for standard input),
+    /// The whole contents of a regular file and its permission bits (0644 for standard input or a pipe),
     /// from the one `fstat` the read needs anyway: for writing its replacement with the same mode.
     public static func readFile(_ path: String) throws(FileError) -> (bytes: [UInt8], mode: mode_t) {
         let descriptor: Int32
@@ -31,9 +31,12 @@ public enum FileIO {
         }
         defer { if path != "-" { close(descriptor) } }
         var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+        let described = fstat(descriptor, &info) == 0
+        if described, info.st_mode & S_IFMT == S_IFDIR {
             throw .unreadable(path: path, reason: FileError.reason(EISDIR))
         }
+        // A regular file's own bits; a pipe's or terminal's are no file's to keep.
+        let mode = described && path != "-" && info.st_mode & S_IFMT == S_IFREG ? info.st_mode & 0o7777 : 0o644
         // A regular file is read straight into an array of its size; a pipe, in chunks.
         if info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
             let size = Int(info.st_size)
@@ -50,11 +53,11 @@ public enum FileIO {
             if failure != 0 { throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(failure)) }
             // The file may also have grown: read on to its end.
             try readRest(descriptor, path: path, into: &contents)
-            return (contents, path == "-" ? 0o644 : info.st_mode & 0o7777)
+            return (contents, mode)
         }
         var contents: [UInt8] = []
         try readRest(descriptor, path: path, into: &contents)
-        return (contents, path == "-" ? 0o644 : info.st_mode & 0o7777)
+        return (contents, mode)
     }
 
     private static func readRest(_ descriptor: Int32, path: String, into contents: inout [UInt8]) throws(FileError) {

@@ -5,8 +5,8 @@
 /// straight into a target that writes them (``SaveCodec/eventWriter(into:options:)``, the JSON
 /// and XML plist writers), and the writer's text goes to its output in chunks: no value tree and
 /// no whole output in memory. Other pairs decode to a ``SaveValue`` first; their output still
-/// streams when the target writes as it goes. A plugin or a new codec streams by implementing
-/// the same two requirements.
+/// streams when the target writes as it goes. A new codec type streams by implementing the same
+/// two requirements (an external plugin, which runs as its own process, does not).
 ///
 /// ```swift
 /// let output = try AtomicFileOutput(path: "save.json")
@@ -58,14 +58,22 @@ public enum Conversion {
             return try stream(TreeEvents(value: value), into: writer, codec: codec, options: options, output: &output)
         }
         var report = ValueLowering.Report()
-        let lowered = try ValueLowering.lower(value, to: codec.capabilities, codecID: codec.id, options: options, report: &report)
-        try codec.encode(lowered, options: options, into: &output)
+        try codec.encode(value, options: options, report: &report, into: &output)
         return report
     }
 
-    /// Writes a tree with a writer whose type is known where this is called: a codec's own
-    /// `encode`, compiled for that writer (every file of a migration goes through here).
-    static func write<Writer: SaveEventWriter>(
+    /// Encodes a tree to bytes with a writer whose type is known where this is called: a codec's
+    /// own `encode`, compiled for that writer (every file of a migration goes through here).
+    static func bytes<Writer: SaveEventWriter>(
+        of value: SaveValue, writer makeWriter: (any ByteOutput) -> Writer, capabilities: ValueCapabilities, codecID: String,
+        options: EncodingOptions, report: inout ValueLowering.Report
+    ) throws -> [UInt8] {
+        let written = try write(value, into: makeWriter(ByteArrayOutput()), capabilities: capabilities, codecID: codecID, options: options)
+        report = written.report
+        return (written.output as! ByteArrayOutput).bytes
+    }
+
+    private static func write<Writer: SaveEventWriter>(
         _ value: SaveValue, into writer: Writer, capabilities: ValueCapabilities, codecID: String, options: EncodingOptions
     ) throws -> (report: ValueLowering.Report, output: any ByteOutput) {
         let capabilities = ValueLowering.effectiveCapabilities(capabilities, options: options)

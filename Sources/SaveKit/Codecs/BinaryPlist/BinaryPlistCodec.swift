@@ -24,7 +24,8 @@ public struct BinaryPlistCodec: SaveCodec {
     }
 
     /// The object table needs the whole document, but the bytes go straight to `output`.
-    public func encode(_ value: SaveValue, options: EncodingOptions, into output: inout any ByteOutput) throws {
+    public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report, into output: inout any ByteOutput) throws {
+        let value = try ValueLowering.lower(value, to: capabilities, codecID: id, options: options, report: &report)
         // One concrete output type, so that the writer is compiled for it rather than run generic.
         var erased = ErasedByteOutput(base: output)
         try BinaryPlistWriter.write(value, maxDepth: DecodingOptions().maxDepth, to: &erased)

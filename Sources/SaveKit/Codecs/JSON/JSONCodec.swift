@@ -38,9 +38,8 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        let writer = JSONWriter(output: ByteArrayOutput(), pretty: options.pretty, plain: options.plainJSON)
-        let written = try Conversion.write(value, into: writer, capabilities: capabilities, codecID: id, options: options)
-        report = written.report
-        return (written.output as! ByteArrayOutput).bytes
+        try Conversion.bytes(
+            of: value, writer: { JSONWriter(output: $0, pretty: options.pretty, plain: options.plainJSON) }, capabilities: capabilities,
+            codecID: id, options: options, report: &report)
     }
 }

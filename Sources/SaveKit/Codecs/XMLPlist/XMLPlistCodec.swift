@@ -32,8 +32,6 @@ public struct XMLPlistCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        let written = try Conversion.write(value, into: XMLPlistWriter(output: ByteArrayOutput()), capabilities: capabilities, codecID: id, options: options)
-        report = written.report
-        return (written.output as! ByteArrayOutput).bytes
+        try Conversion.bytes(of: value, writer: XMLPlistWriter.init, capabilities: capabilities, codecID: id, options: options, report: &report)
     }
 }

@@ -24,6 +24,18 @@ struct ImportCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
     }
 
+    /// A holder whose own version stays says which embedded save was migrated, not "1 to 1".
+    @Test func anEmbeddedMigrationIsNamed() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("blocks.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("blocks"), "-o", bundle).status == 0)
+        let dryRun = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("blocks").path, "--dry-run")
+        #expect(dryRun.status == 0, "\(dryRun.errors)")
+        #expect(dryRun.outputText.contains(
+            "would migrate Library/Preferences/com.example.blocks.plist (blocks.defaults) /gameSave: blocks.gamesave 1→2\n"))
+    }
+
     @Test func dryRunThenRestoreThenRefuseADamagedBundle() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

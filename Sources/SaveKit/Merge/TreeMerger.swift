@@ -183,7 +183,7 @@ public struct TreeMerger: Sendable {
             }
             outcome.changesLocal = side == .local ? output == nil : output != nil
         case (nil, nil):
-            outcome.decisions = [MergeDecision(path: .root, policy: "changedOnOneSide", result: nil, why: "removed on both sides", isConflict: false)]
+            outcome.decisions = [MergeDecision(path: .root, policy: "sameOnBothSides", result: nil, why: "removed on both sides", isConflict: false)]
         }
         outcome.isPresent = output != nil
         return (outcome, output)

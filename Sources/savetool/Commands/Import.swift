@@ -124,7 +124,12 @@ struct Import: ParsableCommand {
                 try Console.outputJSON(summary)
             } else if !global.quiet {
                 let migrated = outcome.migrated.map { item in
-                    "\(dryRun ? "would migrate" : "migrated") \(item.path) (\(item.result.kind ?? "")) from version \(item.result.from ?? 0) to \(item.result.to ?? 0)\n"
+                    let result = item.result
+                    // A holder whose own version stays may still have had an embedded save
+                    // migrated: its steps say which ("/gameSave: blocks.gamesave 1→2").
+                    let change = result.from == result.to && !result.steps.isEmpty
+                        ? result.steps.joined(separator: ", ") : "from version \(result.from ?? 0) to \(result.to ?? 0)"
+                    return "\(dryRun ? "would migrate" : "migrated") \(item.path) (\(result.kind ?? "")) \(change)\n"
                 }
                 if dryRun {
                     Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n" + migrated.joined())

@@ -381,7 +381,7 @@ struct JSONReader {
 
     /// Steps over one multi-byte UTF-8 sequence, refusing overlong forms, surrogates and values past U+10FFFF.
     private mutating func skipUTF8Sequence() throws(Failure) {
-        let length = try UTF8Validation.sequenceLength(in: bytes, at: position)
+        let length = UTF8Validation.sequenceLength(in: bytes, at: position)
         guard length > 0 else {
             throw Failure(offset: position, found: "the byte 0x\(hex(bytes[position], digits: 2)), which is not valid UTF-8", expected: "UTF-8 text")
         }

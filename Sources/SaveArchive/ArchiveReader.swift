@@ -64,7 +64,7 @@ public final class ArchiveReader {
         let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
         if status != ARCHIVE_OK {
             // Every stored property is set, so deinit runs and frees both.
-            throw .malformed(archive: path, entry: nil, message: Self.openFailure(archive, reading: reading))
+            throw .malformed(archive: path, entry: nil, message: Self.openFailure(archive, reading: reading, layers: layers))
         }
     }
 
@@ -120,7 +120,7 @@ public final class ArchiveReader {
         compressedSize = Int64(bytes.count)
         boundsExpansion = reading == .anyArchive
         let status = UTF8Locale.run { archive_read_open_memory(archive, copy.baseAddress, bytes.count) }
-        if status != ARCHIVE_OK { throw .malformed(archive: name, entry: nil, message: Self.openFailure(archive, reading: reading)) }
+        if status != ARCHIVE_OK { throw .malformed(archive: name, entry: nil, message: Self.openFailure(archive, reading: reading, layers: layers)) }
     }
 
     // MARK: - Compression layers
@@ -253,9 +253,14 @@ public final class ArchiveReader {
 
     /// Why an archive could not be opened, in words: libarchive's "Unrecognized archive format"
     /// says neither what was found nor what was expected.
-    private static func openFailure(_ archive: OpaquePointer, reading: Reading) -> String {
+    private static func openFailure(_ archive: OpaquePointer, reading: Reading, layers: [Int32]) -> String {
         let text = message(archive)
         guard text.hasPrefix("Unrecognized archive format") else { return "damaged archive: \(text)" }
+        // The compression was recognised and what it holds was not: most often a file cut short.
+        if let layer = layers.last, reading == .bundle {
+            return "\(Compression.name(of: layer)) data that is not a tar or zip archive, or is cut short (a truncated or damaged file?), "
+                + "expected a bundle (tar or zip, compressed with gzip, zstd or xz, or not at all)"
+        }
         return switch reading {
         case .bundle: "not a tar or zip archive, expected a bundle (tar or zip, compressed with gzip, zstd or xz, or not at all)"
         case .anyArchive: "not an archive format savetool reads, expected tar, zip, 7z, rar, cpio, iso, ar or another libarchive reads in-process"

@@ -18,6 +18,7 @@ struct ImportCommandTests {
 
         let refused = try CLI.run("import", damaged, "--into", directory.appendingPathComponent("new/deeper/kape").path)
         #expect(refused.status == 65, "\(refused.errors)")
+        #expect(refused.errors.contains("gzip data that is not a tar or zip archive, or is cut short"), "\(refused.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("new").path))
         let landed = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("new/deeper/kape").path)
         #expect(landed.status == 0, "\(landed.errors)")

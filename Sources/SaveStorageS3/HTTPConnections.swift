@@ -12,9 +12,10 @@ struct HTTPRequest {
     var sendsBody: Bool
 }
 
-/// HTTP/1.1 (asked for: HTTP/2 is untested against the stores) through libcurl, loaded the first time a request is made (see `csavehttp.h` for
-/// why it is not linked). Connections are kept between requests in a few curl handles, one per
-/// request in flight: an upload's part thread and the caller each take their own.
+/// HTTP/1.1 through libcurl, loaded the first time a request is made (see `csavehttp.h` for why
+/// it is not linked); HTTP/1.1 is asked for because HTTP/2 is untested against the stores.
+/// Connections are kept between requests in a few curl handles, one per request in flight: an
+/// upload's part thread and the caller each take their own.
 final class HTTPConnections: @unchecked Sendable {
     private let idleTimeout: Int
     private let totalTimeout: Int
@@ -45,17 +46,19 @@ final class HTTPConnections: @unchecked Sendable {
         let answer = Answer()
         let lines = request.headers.map { "\($0.0): \($0.1)" } + ["expect:"]  // no 100-continue round trip
         var status = 0
-        let code = withCStrings(lines) { headers in
-            request.body.withUnsafeBytes { body in
-                savetool_http_perform(
-                    handle, request.method, request.url, headers, lines.count, body.baseAddress, body.count, request.sendsBody ? 1 : 0,
-                    idleTimeout, idleTimeout, totalTimeout,
-                    { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().header(data, length) },
-                    { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().body(data, length) },
-                    Unmanaged.passUnretained(answer).toOpaque(), &status, &problem, problem.count)
+        // The callbacks reach `answer` through an unretained pointer: it lives through the call.
+        let code = withExtendedLifetime(answer) {
+            withCStrings(lines) { headers in
+                request.body.withUnsafeBytes { body in
+                    savetool_http_perform(
+                        handle, request.method, request.url, headers, lines.count, body.baseAddress, body.count, request.sendsBody ? 1 : 0,
+                        idleTimeout, idleTimeout, totalTimeout,
+                        { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().header(data, length) },
+                        { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().body(data, length) },
+                        Unmanaged.passUnretained(answer).toOpaque(), &status, &problem, problem.count)
+                }
             }
         }
-        withExtendedLifetime(answer) {}
         guard code == 0 else { return .failure(SaveError(.io, Self.text(problem))) }
         return .success(S3Client.Response(status: status, headers: answer.headers, body: answer.received))
     }

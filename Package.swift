@@ -17,6 +17,11 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         // Property tests of the merge engine (generated documents, shrinking).
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        // The sync server (`savetool serve`): HTTP/1.1 on swift-nio. No traits: the
+        // swift-configuration reader and the extra Foundation support are not used.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        // The sync server's /metrics, in Prometheus's text format.
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The core: value model, codecs, editing. No archive or CLI dependency.
@@ -33,13 +38,14 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
-        // System calls the Swift overlays lack (an atomic swap of two directories).
-        .target(name: "CSystem"),
+        // System calls the Swift overlays lack (an atomic swap of two directories). Not named CSystem:
+        // swift-system, which swift-nio and Hummingbird bring, has a C target of that name.
+        .target(name: "CSaveToolSystem"),
         // Archives and save bundles over libarchive, kept out of the SaveKit core.
         .target(
             name: "SaveArchive",
             dependencies: [
-                "SaveKit", "SaveStorage", "CArchive", "CSystem",
+                "SaveKit", "SaveStorage", "CArchive", "CSaveToolSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
@@ -47,14 +53,30 @@ let package = Package(
         // Where backup repositories keep their objects: the storage protocol and a local folder.
         .target(name: "SaveStorage", dependencies: ["SaveKit"]),
         // S3-compatible object storage behind the same protocol: SigV4 and the AWS environment.
-        .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", "CSaveHTTP", .product(name: "Crypto", package: "swift-crypto")]),
-        // HTTP through libcurl, opened only when an object store is used (see its header).
+        .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", "SaveHTTP", .product(name: "Crypto", package: "swift-crypto")]),
+        // A small synchronous HTTP client over libcurl, for the S3 client and the sync client.
+        .target(name: "SaveHTTP", dependencies: ["CSaveHTTP", "SaveKit"]),
+        // libcurl, opened only when a request is made (see its header).
         .target(name: "CSaveHTTP", linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]),
+        // Sync: slot names, the wire's records, and the client of `savetool sync`.
+        .target(
+            name: "SaveSync",
+            dependencies: ["SaveKit", "SaveHTTP", .product(name: "OrderedCollections", package: "swift-collections")]),
+        // The sync server of `savetool serve`: routes, pushes and merges, the slot store, tokens, metrics.
+        .target(
+            name: "SaveServer",
+            dependencies: [
+                "SaveKit", "SaveStorage", "SaveSync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         // The command-line tool: argument parsing and output only; the work is in SaveKit.
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit", "SaveArchive", "SaveStorage", "SaveStorageS3", "BuiltInFormats", "CSystem",
+                "SaveKit", "SaveArchive", "SaveStorage", "SaveStorageS3", "SaveSync", "SaveServer", "BuiltInFormats", "CSaveToolSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]

@@ -1,4 +1,4 @@
-import CSystem
+import CSaveToolSystem
 import SaveKit
 
 #if canImport(Glibc)

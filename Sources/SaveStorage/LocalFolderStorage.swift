@@ -11,8 +11,18 @@ import Darwin
 /// taken), so a reader never sees half an object and two writers never both win.
 public struct LocalFolderStorage: SaveStorage {
     public let directory: String
+    /// Whether writing makes the folder (and those above it) when it is missing: a child's is
+    /// made by its first object, a repository's must exist.
+    public let createsDirectory: Bool
 
-    public init(directory: String) { self.directory = directory }
+    public init(directory: String, createsDirectory: Bool = false) {
+        self.directory = directory
+        self.createsDirectory = createsDirectory
+    }
+
+    public func child(_ folder: String) throws -> any SaveStorage {
+        LocalFolderStorage(directory: try path(of: folder), createsDirectory: true)
+    }
 
     public var location: String { directory }
 
@@ -127,7 +137,17 @@ public struct LocalFolderStorage: SaveStorage {
     }
 
     private func temporaryFile(beside path: String) throws -> (Int32, String) {
+        if createsDirectory, access(directory, F_OK) != 0 { try makeDirectory(directory) }
         do { return try FileIO.makeTemporaryFile(beside: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
+    }
+
+    /// Makes `folder` and what is missing above it, each flushed into its parent: an object
+    /// written in it must not vanish with a folder that was never on disk.
+    private func makeDirectory(_ folder: String) throws {
+        let parent = FileIO.parentDirectory(of: folder)
+        if parent != folder, access(parent, F_OK) != 0 { try makeDirectory(parent) }
+        guard mkdir(folder, 0o755) == 0 || errno == EEXIST else { throw SaveError(.cannotCreate, file: folder, FileError.reason(errno)) }
+        FileIO.syncDirectory(parent)
     }
 
     /// Gives the complete temporary file its name: exclusively (a hard link, which fails when the

@@ -27,6 +27,15 @@ public protocol SaveStorage: Sendable {
     /// which a retention pass would take for "nothing to keep".
     func list() throws -> [StoredObject]
 
+    /// The objects whose names begin with `prefix`, sorted by name: an object store asks the
+    /// server for just those (a sync server's slot among thousands).
+    func list(prefix: String) throws -> [StoredObject]
+
+    /// The objects under `folder` (one name, no `/`) as a store of their own: a folder beside
+    /// the objects, or a longer prefix. Nothing is created until an object is written in it;
+    /// listing one that holds nothing yet fails with `notFound`, or lists nothing.
+    func child(_ folder: String) throws -> any SaveStorage
+
     /// A small object's bytes (a marker, a lock), whole.
     func read(_ name: String) throws -> [UInt8]
 
@@ -57,6 +66,8 @@ public protocol SaveStorage: Sendable {
 }
 
 extension SaveStorage {
+    public func list(prefix: String) throws -> [StoredObject] { try list().filter { $0.name.hasPrefix(prefix) } }
+
     /// A local folder has none: an unfinished file is a temporary name, never an object.
     public func removeAbandonedUploads(olderThan age: TimeInterval, of belongs: (String) -> Bool) throws -> [String] { [] }
 

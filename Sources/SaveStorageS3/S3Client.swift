@@ -1,5 +1,5 @@
-import CSaveHTTP
 import Foundation
+import SaveHTTP
 import SaveKit
 
 /// The subset of the S3 API a backup repository needs, over path-style URLs, signed with
@@ -29,12 +29,7 @@ public final class S3Client: Sendable {
         connections = HTTPConnections(idleTimeout: timeout, totalTimeout: timeout * 4)
     }
 
-    public struct Response: Sendable {
-        public var status: Int
-        public var headers: [String: String]
-        public var body: Data
-        public func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
-    }
+    public typealias Response = HTTPResponse
 
     /// Sends one request, tried again with backoff while the store does not answer or fails on
     /// its side; a 4xx answer comes back as it is, for the caller to read.
@@ -80,7 +75,9 @@ public final class S3Client: Sendable {
         if let token = environment.sessionToken { headers.append(("x-amz-security-token", token)) }
         let authorization = signer.authorization(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash, timestamp: timestamp)
         let encodedPath = SigV4.encodePath(path)
-        let encodedQuery = query.map { SigV4.encode($0.0) + "=" + SigV4.encode($0.1) }.joined(separator: "&")
+        // A `/` in a value goes as it is (as AWS's own SDKs send it) and is signed encoded: servers
+        // that decode the query before checking the signature (moto) then agree with AWS.
+        let encodedQuery = query.map { SigV4.encode($0.0) + "=" + SigV4.encode($0.1).replacingOccurrences(of: "%2F", with: "/") }.joined(separator: "&")
         let base = environment.endpoint.absoluteString.hasSuffix("/") ? String(environment.endpoint.absoluteString.dropLast()) : environment.endpoint.absoluteString
         return HTTPRequest(
             method: method, url: base + encodedPath + (encodedQuery.isEmpty ? "" : "?" + encodedQuery),

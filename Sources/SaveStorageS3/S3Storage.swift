@@ -14,7 +14,7 @@ import Glibc
 /// removed by ``removeAbandonedUploads(olderThan:of:)``).
 public struct S3Storage: SaveStorage {
     public let client: S3Client
-    public let place: S3Location
+    public private(set) var place: S3Location
     /// S3's smallest part (but the last): an upload holds two parts, the one filling and the
     /// one going up (sent by libcurl straight from its bytes), so smaller is flatter.
     public var partSize = 5 << 20
@@ -30,15 +30,23 @@ public struct S3Storage: SaveStorage {
 
     public var location: String { place.description }
 
-    public func list() throws -> [StoredObject] {
+    public func child(_ folder: String) throws -> any SaveStorage {
+        guard !folder.isEmpty, !folder.contains("/"), folder != ".", folder != ".." else {
+            throw SaveError(.usage, file: location, "the folder name \"\(folder)\", expected a name without /")
+        }
+        var child = self
+        child.place.prefix = place.key(folder)
+        return child
+    }
+
+    public func list() throws -> [StoredObject] { try list(prefix: "") }
+
+    public func list(prefix namePrefix: String) throws -> [StoredObject] {
         var objects: [StoredObject] = []
         var token: String?
         let prefix = place.prefix.isEmpty ? "" : place.prefix + "/"
-        // The server is asked for the keys that begin with the prefix's first segment (`devices`
-        // of `devices/qa`), and the rest is matched here: servers disagree on how a `/` in a
-        // query value is signed (AWS encodes it; moto's checker decodes it first), and a prefix
-        // without one is signed alike by all of them.
-        let asked = String(prefix.prefix { $0 != "/" })
+        // Only the keys under the prefix are asked for; deeper ones are left out here.
+        let asked = prefix + namePrefix
         repeat {
             var query = [("list-type", "2")]
             if !asked.isEmpty { query.append(("prefix", asked)) }
@@ -49,7 +57,8 @@ public struct S3Storage: SaveStorage {
                 let body = Data(contents.utf8)
                 guard let key = S3Client.firstElement("Key", in: body), key.hasPrefix(prefix) else { continue }
                 let name = String(key.dropFirst(prefix.count))
-                guard !name.isEmpty, !name.contains("/") else { continue }  // deeper keys belong to other prefixes
+                // Deeper keys belong to other prefixes.
+                guard !name.isEmpty, !name.contains("/"), name.hasPrefix(namePrefix) else { continue }
                 let size = Int64(S3Client.firstElement("Size", in: body) ?? "") ?? 0
                 let modified = S3Client.firstElement("LastModified", in: body).flatMap(RFC3339.parse)
                 objects.append(StoredObject(name: name, size: size, modified: modified))

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CSystem
+import CSaveToolSystem
 import Foundation
 import SaveKit
 
@@ -33,7 +33,7 @@ struct SaveTool: ParsableCommand {
             """,
         version: version,
         subcommands: [
-            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Backup.self, Migrate.self, Merge.self, Validate.self, Formats.self,
+            Convert.self, Inspect.self, Get.self, SetValue.self, Remove.self, Diff.self, Export.self, Import.self, Backup.self, Migrate.self, Merge.self, Validate.self, Formats.self, Serve.self, Sync.self,
         ]
     )
 

@@ -1,4 +1,4 @@
-import CSystem
+import CSaveToolSystem
 import Crypto
 import Foundation
 import OrderedCollections

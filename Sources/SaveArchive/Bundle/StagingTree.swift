@@ -1,4 +1,4 @@
-import CSystem
+import CSaveToolSystem
 import Foundation
 import OrderedCollections
 import SaveKit

@@ -20,6 +20,13 @@ public struct MergeDecision: Sendable {
     public var why: String
     /// Not settled: no rule, answer or preference decided it, so nothing is written.
     public var isConflict: Bool
+
+    public init(
+        path: JSONPointer, policy: String, base: SaveValue? = nil, local: SaveValue? = nil, remote: SaveValue? = nil, result: SaveValue?, why: String, isConflict: Bool
+    ) {
+        (self.path, self.policy, self.base, self.local, self.remote, self.result) = (path, policy, base, local, remote, result)
+        (self.why, self.isConflict) = (why, isConflict)
+    }
 }
 
 /// A place the policies could not decide, as handed to a ``ValueMerger/Resolver``.

@@ -2,21 +2,39 @@ import CSaveHTTP
 import Foundation
 import SaveKit
 
-/// One HTTP request, signed and ready to send.
-struct HTTPRequest {
-    var method: String
-    var url: String
-    /// Lower-case names, in the order they were signed.
-    var headers: [(String, String)]
-    var body: Data
-    var sendsBody: Bool
+/// One HTTP request, ready to send.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: String
+    /// Sent in this order (a signature may cover them).
+    public var headers: [(String, String)]
+    public var body: Data
+    /// Whether to send `body` (and a length) even when it is empty: a PUT of nothing does.
+    public var sendsBody: Bool
+
+    public init(method: String, url: String, headers: [(String, String)] = [], body: Data = Data(), sendsBody: Bool? = nil) {
+        (self.method, self.url, self.headers, self.body) = (method, url, headers, body)
+        self.sendsBody = sendsBody ?? !body.isEmpty
+    }
+}
+
+/// An HTTP answer, read whole.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) { (self.status, self.headers, self.body) = (status, headers, body) }
+
+    /// A header's value, whatever the case of its name.
+    public func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
 }
 
 /// HTTP/1.1 through libcurl, loaded the first time a request is made (see `csavehttp.h` for why
 /// it is not linked); HTTP/1.1 is asked for because HTTP/2 is untested against the stores.
 /// Connections are kept between requests in a few curl handles, one per request in flight: an
 /// upload's part thread and the caller each take their own.
-final class HTTPConnections: @unchecked Sendable {
+public final class HTTPConnections: @unchecked Sendable {
     private let idleTimeout: Int
     private let totalTimeout: Int
     private let lock = NSLock()
@@ -24,7 +42,7 @@ final class HTTPConnections: @unchecked Sendable {
     private var idle: [UnsafeMutableRawPointer] = []
 
     /// Whole seconds; an infinite timeout is none (0 to curl).
-    init(idleTimeout: TimeInterval, totalTimeout: TimeInterval) {
+    public init(idleTimeout: TimeInterval, totalTimeout: TimeInterval) {
         func seconds(_ interval: TimeInterval) -> Int {
             guard interval.isFinite else { return 0 }
             return max(1, Int(min(interval, TimeInterval(Int32.max)).rounded(.up)))
@@ -37,7 +55,7 @@ final class HTTPConnections: @unchecked Sendable {
 
     /// Sends the request; a failure to reach the store or to read its answer is an error,
     /// any HTTP answer a response.
-    func perform(_ request: HTTPRequest) -> Result<S3Client.Response, any Error> {
+    public func perform(_ request: HTTPRequest) -> Result<HTTPResponse, any Error> {
         var problem = [CChar](repeating: 0, count: 512)
         guard let handle = lock.withLock({ idle.popLast() }) ?? savetool_http_open(&problem, problem.count) else {
             return .failure(Unavailable(reason: Self.text(problem)))
@@ -60,7 +78,7 @@ final class HTTPConnections: @unchecked Sendable {
             }
         }
         guard code == 0 else { return .failure(SaveError(.io, Self.text(problem))) }
-        return .success(S3Client.Response(status: status, headers: answer.headers, body: answer.received))
+        return .success(HTTPResponse(status: status, headers: answer.headers, body: answer.received))
     }
 
     /// The text of a C string buffer.
@@ -69,8 +87,8 @@ final class HTTPConnections: @unchecked Sendable {
     }
 
     /// libcurl could not be loaded: no use trying again.
-    struct Unavailable: Error {
-        var reason: String
+    public struct Unavailable: Error {
+        public var reason: String
     }
 
     /// What comes back, gathered by curl's callbacks.

@@ -1,6 +1,6 @@
 // System calls the Swift overlays do not expose.
 #define _GNU_SOURCE
-#include "csystem.h"
+#include "csavetoolsystem.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

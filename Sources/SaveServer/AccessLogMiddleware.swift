@@ -1,0 +1,42 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// One line per request: method, space, slot, status, body bytes in and out, milliseconds and
+/// device. Never a header's value but the device's, never a body: a token cannot reach the log.
+struct AccessLogMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let log: @Sendable (String) -> Void
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        let response: Response
+        do { response = try await next(request, context) } catch let error as HTTPError {
+            response = Response(status: error.status)
+        }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let received = request.headers[.contentLength].flatMap(Int.init) ?? 0
+        let sent = response.body.contentLength ?? 0
+        metrics.request(status: response.status.code, bytesIn: received, bytesOut: sent)
+        let (space, slot) = Self.names(in: request.uri.path)
+        let device = request.headers[HTTPField.Name("Device-Id")!].map { Self.printable($0.prefix(64)) } ?? "-"
+        log("\(request.method) \(space) \(slot) \(response.status.code) in=\(received) out=\(sent) \(String(format: "%.1f", milliseconds))ms device=\(device)")
+        return response
+    }
+
+    /// The space and slot a path names, as far as they are names (`-` otherwise).
+    static func names(in path: String) -> (String, String) {
+        guard path.hasPrefix("/v1/spaces/") else { return (printable(path.prefix(80)), "-") }
+        let rest = path.dropFirst("/v1/spaces/".count)
+        guard let range = rest.range(of: "/slots") else { return (printable(rest.prefix(80)), "-") }
+        let slot = rest[range.upperBound...].drop { $0 == "/" }
+        return (printable(rest[..<range.lowerBound].prefix(200)), slot.isEmpty ? "-" : printable(slot.prefix(300)))
+    }
+
+    /// Only printable ASCII reaches the log: a request cannot forge a line.
+    static func printable(_ text: Substring) -> String {
+        String(text.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+    }
+}

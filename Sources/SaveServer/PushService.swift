@@ -1,0 +1,191 @@
+import Foundation
+import SaveKit
+import SaveSync
+
+/// What a push does, whatever carries it (HTTP here): the body through SaveKit's per-file
+/// pipeline (decode, recognise, migrate, validate), then stored as the next version — on top
+/// of the head it was based on, or merged three ways with the head by the kind's policies,
+/// against the version the device last synced. A merge that leaves conflicts is parked.
+///
+/// Synchronous and blocking (storage, fsync): the server calls it off its event loops.
+public struct PushService: Sendable {
+    public let store: SlotStore
+    public let pipeline: SavePipeline
+    public let merger: SaveMerger
+    /// How many times a push is merged again when another process took the next version first.
+    public var attempts = 8
+
+    public init(store: SlotStore, kinds: [SaveKind], registry: CodecRegistry) throws(SaveError) {
+        self.store = store
+        pipeline = try SavePipeline(kinds: kinds, registry: registry)
+        merger = try SaveMerger(kinds: kinds, registry: registry)
+    }
+
+    /// Which version the device says its copy is based on.
+    public enum Base: Sendable, Equatable {
+        /// `If-None-Match: *`: the slot's first push.
+        case none
+        /// `If-Match: "0"`: a device that never synced this slot.
+        case unknown
+        /// `If-Match: "N"`.
+        case version(Int)
+        /// `?force=true`: stored as the new head whatever it is (history kept).
+        case force
+    }
+
+    /// The version a push says it is based on does not fit the slot (the HTTP API's 412).
+    public struct BaseMismatch: CategorizedError, Sendable {
+        public var message: String
+        public var category: ErrorCategory { .usage }
+        public var description: String { message }
+    }
+
+    public enum Outcome: Sendable {
+        /// Stored (or already the head): the version, and the bytes the device should hold.
+        case stored(VersionRecord, bytes: [UInt8])
+        /// The merge left conflicts; the push is kept under `parked`, and the head is unchanged.
+        case conflict(head: Int, conflicts: [MergeDecision], parked: String)
+    }
+
+    public func push(_ body: [UInt8], to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
+        let checked = try check(body, slot: address)
+        return try store.exclusively(address) {
+            for _ in 1...attempts {
+                do { return try attempt(checked, to: address, base: base, device: device) } catch let error as SaveError where error.category == .conflict {
+                    continue  // another process took the version: its head is read again, and merged with
+                }
+            }
+            throw SaveError(.busy, file: address.description, "the slot changed \(attempts) times while this push was merged; try again")
+        }
+    }
+
+    /// A new head equal to version `number`.
+    public func restore(_ number: Int, of address: SlotAddress, device: String?) throws -> VersionRecord {
+        try store.exclusively(address) {
+            for _ in 1...attempts {
+                guard let old = try store.version(number, of: address) else {
+                    throw SaveError(.notFound, file: address.description, "no version \(number) of this slot")
+                }
+                guard let head = try store.head(of: address) else { throw SaveError(.notFound, file: address.description, "no such slot") }
+                var record = old.record
+                (record.version, record.device, record.createdAt, record.how) = (head.record.version + 1, device, Date(), .restored)
+                (record.restoredFrom, record.base, record.mergedWith, record.decisions) = (number, nil, nil, [])
+                do {
+                    try store.create(record, bytes: old.bytes, at: address)
+                    return record
+                } catch let error as SaveError where error.category == .conflict { continue }
+            }
+            throw SaveError(.busy, file: address.description, "the slot changed \(attempts) times during the restore; try again")
+        }
+    }
+
+    /// A push's body after the pipeline: what to store.
+    struct Checked {
+        var bytes: [UInt8]
+        var codec: String
+        var kind: String?
+        var schemaVersion: Int?
+    }
+
+    /// Bad data is refused before anything is stored: a body that does not decode, is not in
+    /// the codec the slot's name says, or is a save of a kind that fails its schema.
+    func check(_ body: [UInt8], slot address: SlotAddress) throws -> Checked {
+        let name = address.slotName
+        let registry = pipeline.registry
+        guard let codec = registry.codec(sniffing: body) ?? registry.codec(forPath: name), !codec.traits.contains(.archive) else {
+            throw SaveError(.badData, file: name, location: "byte 0", "not a save document, expected JSON or a property list")
+        }
+        if let named = registry.codec(forPath: name), !Self.sameFamily(named.id, codec.id) {
+            throw SaveError(.badData, file: name, location: "byte 0", "\(codec.id) data, expected \(named.id) as the slot's name says")
+        }
+        do { _ = try codec.decode(body) } catch {
+            let location = (error as? CodecError)?.location.map { "\($0)" }
+            throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
+        }
+        let result = pipeline.process(body, path: name)
+        switch result.status {
+        case .migrated, .unchanged, .unrecognized:
+            return Checked(bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from)
+        case .ambiguous, .future, .invalid, .failed:
+            throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
+        }
+    }
+
+    /// A `.plist` slot takes either property list codec: devices write XML or binary alike.
+    static func sameFamily(_ first: String, _ second: String) -> Bool {
+        first == second || (first.hasSuffix("plist") && second.hasSuffix("plist"))
+    }
+
+    private func record(
+        _ version: Int, _ bytes: [UInt8], _ pushed: Checked, device: String?, how: VersionRecord.Origin, base: Int? = nil, mergedWith: Int? = nil,
+        kind: String? = nil, decisions: [MergeDecision] = []
+    ) -> VersionRecord {
+        VersionRecord(
+            version: version, sha256: Checksum.sha256(bytes), size: bytes.count, codec: pipeline.registry.codec(sniffing: bytes)?.id ?? pushed.codec,
+            kind: kind ?? pushed.kind, schemaVersion: pushed.schemaVersion, device: device, createdAt: Date(), how: how, base: base, mergedWith: mergedWith,
+            decisions: decisions)
+    }
+
+    private func attempt(_ pushed: Checked, to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
+        let head = try store.head(of: address)
+        func record(_ version: Int, _ bytes: [UInt8], how: VersionRecord.Origin, base: Int? = nil) -> VersionRecord {
+            self.record(version, bytes, pushed, device: device, how: how, base: base)
+        }
+        func keep(_ made: VersionRecord, _ bytes: [UInt8]) throws -> Outcome {
+            try self.store.create(made, bytes: bytes, at: address)
+            return .stored(made, bytes: bytes)
+        }
+        guard let head else {
+            switch base {
+            case .version(let number):
+                throw BaseMismatch(message: "no version \(number): the slot has none yet; push it as new (If-None-Match: *)")
+            case .none, .unknown, .force:
+                return try keep(record(1, pushed.bytes, how: .first), pushed.bytes)
+            }
+        }
+        let next = head.record.version + 1
+        switch base {
+        case .none:
+            throw BaseMismatch(message: "the slot exists already (version \(head.record.version)), expected If-Match with the version this copy is based on")
+        case .force:
+            return try keep(record(next, pushed.bytes, how: .forced), pushed.bytes)
+        case .version(let number) where number > head.record.version || number < 1:
+            throw BaseMismatch(message: "no version \(number) of this slot, expected a version up to its head, \(head.record.version)")
+        case .version(let number) where number == head.record.version:
+            // Nothing new: the device's copy is the head already.
+            if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
+            return try keep(record(next, pushed.bytes, how: .fastForward, base: number), pushed.bytes)
+        case .version(let number):
+            // A base thinned away since is treated as none: every difference reaches a rule.
+            let baseBytes = try self.store.version(number, of: address)?.bytes
+            return try merge(pushed, base: baseBytes, baseNumber: number, head: head, address: address, device: device)
+        case .unknown:
+            if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
+            return try merge(pushed, base: nil, baseNumber: nil, head: head, address: address, device: device)
+        }
+    }
+
+    private func merge(
+        _ pushed: Checked, base: [UInt8]?, baseNumber: Int?, head: SlotStore.Stored, address: SlotAddress, device: String?
+    ) throws -> Outcome {
+        let name = address.slotName
+        let result = try merger.merge(
+            base: base.map { .init(bytes: $0, path: name, name: "version \(baseNumber ?? 0)") },
+            local: .init(bytes: pushed.bytes, path: name, name: "the push"),
+            remote: .init(bytes: head.bytes, path: name, name: "version \(head.record.version)"))
+        let how: VersionRecord.Origin = base == nil ? .mergedWithoutBase : .merged
+        guard result.conflicts.isEmpty else {
+            var parked = record(
+                head.record.version, pushed.bytes, pushed, device: device, how: .conflicted, base: baseNumber, mergedWith: head.record.version,
+                decisions: result.decisions)
+            parked.state = .parked
+            let name = try store.park(parked, bytes: pushed.bytes, at: address)
+            return .conflict(head: head.record.version, conflicts: result.conflicts, parked: name)
+        }
+        let made = record(
+            head.record.version + 1, result.output, pushed, device: device, how: how, base: baseNumber, mergedWith: head.record.version,
+            kind: result.kind, decisions: result.decisions)
+        try store.create(made, bytes: result.output, at: address)
+        return .stored(made, bytes: result.output)
+    }
+}

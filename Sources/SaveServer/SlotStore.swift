@@ -1,0 +1,178 @@
+import Crypto
+import Foundation
+import SaveKit
+import SaveStorage
+import SaveSync
+
+/// The versions of every slot, in a ``SaveStorage`` (a local folder or an S3 prefix).
+///
+/// Layout: a folder per space, a folder per slot in it, and in that one object per version
+/// (`v0000000007`) and per parked push (`p<milliseconds>-<random>`). Each object is the
+/// version's record as one line of JSON, a newline, then the save's bytes, so that a version
+/// appears whole or not at all. A space's folder also holds a marker per slot (`slot-<name>`)
+/// that lists it. Names join segments with `+` (never in a segment); a name too long for a
+/// file system is replaced by `=` and its SHA-256, and the record keeps the real one.
+///
+/// Version N+1 is created with `ifAbsent`: that is the compare-and-swap. Two processes on one
+/// store that race for it both try; one gets `conflict`, reads the new head and merges again.
+public final class SlotStore: @unchecked Sendable {
+    public let storage: any SaveStorage
+    private let lock = NSLock()
+    /// The last head seen per slot: a hint, checked by looking for the version after it.
+    private var knownHeads: [SlotAddress: Int] = [:]
+    private var slotLocks: [SlotAddress: NSLock] = [:]
+
+    public init(storage: any SaveStorage) { self.storage = storage }
+
+    /// One stored version (or parked push): its record and the save's bytes.
+    public struct Stored: Sendable {
+        public var record: VersionRecord
+        public var bytes: [UInt8]
+    }
+
+    // MARK: Reading
+
+    /// The highest version, or `nil` for a slot never pushed.
+    public func head(of address: SlotAddress) throws -> Stored? {
+        let folder = try slotFolder(address)
+        var known = lock.withLock { knownHeads[address] }
+        if known == nil { known = try versionNumbers(in: folder).last }
+        guard var number = known else { return nil }
+        // Another process may have gone further: the versions after the one known are looked for.
+        var stored = try read(versionName(number), in: folder)
+        while let next = try read(versionName(number + 1), in: folder) {
+            (number, stored) = (number + 1, next)
+        }
+        guard let stored else {
+            // The known head is gone (a store emptied under a running server): list again.
+            lock.withLock { knownHeads[address] = nil }
+            guard let listed = try versionNumbers(in: folder).last else { return nil }
+            return try read(versionName(listed), in: folder)
+        }
+        remember(number, of: address)
+        return stored
+    }
+
+    public func version(_ number: Int, of address: SlotAddress) throws -> Stored? {
+        guard number >= 1 else { return nil }
+        return try read(versionName(number), in: try slotFolder(address))
+    }
+
+    /// Every version and parked push, newest first.
+    public func history(of address: SlotAddress) throws -> [VersionRecord] {
+        let folder = try slotFolder(address)
+        var records: [VersionRecord] = []
+        for object in try objects(in: folder) where object.name.hasPrefix("v") || object.name.hasPrefix("p") {
+            if let stored = try read(object.name, in: folder) { records.append(stored.record) }
+        }
+        return records.sorted { ($0.createdAt, $0.version, $0.state == .parked ? 1 : 0) > ($1.createdAt, $1.version, $1.state == .parked ? 1 : 0) }
+    }
+
+    /// The slots of a space with their heads, by name.
+    public func slots(in space: [String]) throws -> [(slot: String, head: VersionRecord)] {
+        let folder = try storage.child(Self.folderName(space))
+        var slots: [(String, VersionRecord)] = []
+        for object in try objects(in: folder) where object.name.hasPrefix(Self.markerPrefix) {
+            let slot = String(decoding: try folder.read(object.name), as: UTF8.self)
+            guard let address = try? SlotAddress(space: space.joined(separator: "/"), slot: slot), let head = try head(of: address) else { continue }
+            slots.append((slot, head.record))
+        }
+        return slots.sorted { $0.0 < $1.0 }
+    }
+
+    // MARK: Writing
+
+    /// Stores version `record.version` of the slot, only if no such version exists: a
+    /// `conflict` error means another push took the number first.
+    public func create(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress) throws {
+        let folder = try slotFolder(address)
+        if record.version == 1 {
+            // The marker first: a slot listed before its first version is harmless, one
+            // missing from the list is not.
+            let space = try storage.child(Self.folderName(address.space))
+            try space.write(Array(address.slotName.utf8), to: Self.markerPrefix + Self.folderName(address.slot), ifAbsent: true)
+        }
+        try folder.write(Self.object(record, bytes: bytes, slot: address.slotName), to: versionName(record.version), ifAbsent: true)
+        remember(record.version, of: address)
+    }
+
+    /// Keeps a push that could not be merged; returns its name in the history.
+    public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress) throws -> String {
+        let name = "p" + String(Int64(record.createdAt.timeIntervalSince1970 * 1000)) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        var record = record
+        (record.state, record.parked) = (.parked, name)
+        try slotFolder(address).write(Self.object(record, bytes: bytes, slot: address.slotName), to: name, ifAbsent: true)
+        return name
+    }
+
+    /// Runs `body` with the slot to itself in this process: pushes to one slot are merged one
+    /// after another, never two against the same head.
+    public func exclusively<T>(_ address: SlotAddress, _ body: () throws -> T) rethrows -> T {
+        let slotLock = lock.withLock {
+            if let existing = slotLocks[address] { return existing }
+            let made = NSLock()
+            slotLocks[address] = made
+            return made
+        }
+        return try slotLock.withLock(body)
+    }
+
+    // MARK: -
+
+    static let markerPrefix = "slot-"
+
+    private func remember(_ number: Int, of address: SlotAddress) {
+        lock.withLock { knownHeads[address] = max(knownHeads[address] ?? 0, number) }
+    }
+
+    private func slotFolder(_ address: SlotAddress) throws -> any SaveStorage {
+        try storage.child(Self.folderName(address.space)).child(Self.folderName(address.slot))
+    }
+
+    private func versionName(_ number: Int) -> String {
+        let digits = String(number)
+        return "v" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits
+    }
+
+    private func versionNumbers(in folder: any SaveStorage) throws -> [Int] {
+        try objects(in: folder).compactMap { $0.name.hasPrefix("v") ? Int($0.name.dropFirst()) : nil }.sorted()
+    }
+
+    /// A folder's objects; one that was never written is empty.
+    private func objects(in folder: any SaveStorage) throws -> [StoredObject] {
+        do { return try folder.list() } catch let error as SaveError where error.category == .notFound { return [] }
+    }
+
+    private func read(_ name: String, in folder: any SaveStorage) throws -> Stored? {
+        let object: [UInt8]
+        do { object = try folder.read(name) } catch let error as SaveError where error.category == .notFound { return nil }
+        guard let newline = object.firstIndex(of: 0x0A) else {
+            throw SaveError(.badData, file: folder.location + "/" + name, "no record line, expected a version of a slot")
+        }
+        let header: SaveValue
+        do { header = try JSONCodec().decode(Array(object[..<newline])) } catch {
+            throw SaveError(.badData, file: folder.location + "/" + name, "a record line that is not JSON: \(error)", cause: error)
+        }
+        return Stored(record: try VersionRecord(header), bytes: Array(object[(newline + 1)...]))
+    }
+
+    static func object(_ record: VersionRecord, bytes: [UInt8], slot: String) -> [UInt8] {
+        var header = record.value
+        if case .dictionary(var fields) = header {
+            fields["slot"] = .string(slot)
+            header = .dictionary(fields)
+        }
+        var options = EncodingOptions()
+        options.pretty = false
+        var object = (try? JSONCodec().encode(header, options: options)) ?? []
+        while object.last == 0x0A { object.removeLast() }
+        return object + [0x0A] + bytes
+    }
+
+    /// A folder's name for a space's or slot's segments.
+    static func folderName(_ segments: [String]) -> String {
+        let joined = segments.joined(separator: "+")
+        guard joined.utf8.count > 200 else { return joined }
+        return "=" + Checksum.hex(SHA256.hash(data: Array(joined.utf8)))
+    }
+}

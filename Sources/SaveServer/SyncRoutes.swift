@@ -1,0 +1,320 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+import SaveKit
+import SaveSync
+
+/// The API's routes: each request authenticated, its names checked, its space authorised, and
+/// only then the store touched. Storage and merging run on NIO's thread pool, off the event loops.
+struct SyncRoutes: Sendable {
+    let configuration: SyncServerConfiguration
+    let service: PushService
+    let metrics: ServerMetrics
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.get("/healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
+        }
+        for method in [HTTPRequest.Method.get, .put, .post, .delete, .patch, .head] {
+            router.on("/v1/**", method: method) { request, _ in await respond(to: request) }
+        }
+    }
+
+    /// Every answer of the API, errors included, as JSON in the spec's shape.
+    private func respond(to request: Request) async -> Response {
+        do {
+            return try await route(request)
+        } catch let error as APIError {
+            return error.response
+        } catch let error as PushService.BaseMismatch {
+            return APIError(.preconditionFailed, "preconditionFailed", error.message).response
+        } catch let error as SaveError {
+            return APIError(error).response
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
+        } catch {
+            return APIError(.internalServerError, "internal", "the request failed: \(error)").response
+        }
+    }
+
+    private func route(_ request: Request) async throws -> Response {
+        let caller = try authenticate(request)
+        let target = try Target(path: request.uri.path, method: request.method)
+        switch (target, request.method) {
+        case (.slots(let space), .get):
+            try authorise(caller, space: space, .read)
+            return try await listing(space)
+        case (.slot(let address), .get):
+            try authorise(caller, space: address.spaceName, .read)
+            return try await read(address, request)
+        case (.history(let address), .get):
+            try authorise(caller, space: address.spaceName, .read)
+            return try await history(address)
+        case (.slot(let address), .put):
+            let force = request.uri.queryParameters["force"] == "true"
+            try authorise(caller, space: address.spaceName, force ? .admin : .write)
+            return try await push(address, request, force: force)
+        case (.restore(let address), .post):
+            try authorise(caller, space: address.spaceName, .admin)
+            return try await restore(address, request)
+        default:
+            throw APIError(.methodNotAllowed, "method", "\(request.method) is not allowed here")
+        }
+    }
+
+    // MARK: Who may do what
+
+    private func authenticate(_ request: Request) throws -> TokenList.Entry? {
+        guard let tokens = configuration.tokens else { return nil }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), let entry = tokens.entry(for: String(header.dropFirst(7))) else {
+            throw APIError(.unauthorized, "unauthorized", "a missing or unknown token, expected Authorization: Bearer <token>")
+        }
+        return entry
+    }
+
+    /// The same answer whether or not the space exists: a token cannot probe for spaces.
+    private func authorise(_ caller: TokenList.Entry?, space: String, _ needed: TokenList.Access) throws {
+        guard let caller else { return }
+        guard caller.covers(space) else { throw APIError(.forbidden, "forbidden", "this token does not reach that space") }
+        guard caller.access >= needed else { throw APIError(.forbidden, "forbidden", "this token has \(caller.access.rawValue) access, expected \(needed.rawValue)") }
+    }
+
+    // MARK: Requests
+
+    private func listing(_ space: String) async throws -> Response {
+        let segments = space.split(separator: "/").map(String.init)
+        let slots = try await blocking { try service.store.slots(in: segments) }
+        let items = slots.map { slot, head -> SaveValue in
+            var fields: [(String, SaveValue)] = [("slot", .string(slot)), ("head", .integer(Int64(head.version)))]
+            if let kind = head.kind { fields.append(("kind", .string(kind))) }
+            if let version = head.schemaVersion { fields.append(("version", .integer(Int64(version)))) }
+            fields += [("size", .integer(Int64(head.size))), ("sha256", .string(head.sha256)), ("updatedAt", .string(RFC3339.format(head.createdAt)))]
+            return .dictionary(.init(uniqueKeysWithValues: fields))
+        }
+        return json(.ok, .array(items))
+    }
+
+    private func read(_ address: SlotAddress, _ request: Request) async throws -> Response {
+        let asked = try request.uri.queryParameters["version"].map { text -> Int in
+            guard let number = Int(text), number >= 1 else { throw APIError(.badRequest, "badVersion", "version=\(text), expected a version number from 1") }
+            return number
+        }
+        let stored = try await blocking { try asked.map { try service.store.version($0, of: address) } ?? service.store.head(of: address) }
+        guard let stored else { throw APIError(.notFound, "notFound", asked.map { "no version \($0) of this slot" } ?? "no such slot") }
+        let tag = "\"\(stored.record.version)\""
+        if asked == nil, request.headers[.ifNoneMatch] == tag { return Response(status: .notModified, headers: [.eTag: tag]) }
+        return saveResponse(.ok, stored.record, bytes: stored.bytes, merged: nil)
+    }
+
+    private func history(_ address: SlotAddress) async throws -> Response {
+        let records = try await blocking { try service.store.history(of: address) }
+        guard !records.isEmpty else { throw APIError(.notFound, "notFound", "no such slot") }
+        return json(.ok, .array(records.map(\.value)))
+    }
+
+    private func push(_ address: SlotAddress, _ request: Request, force: Bool) async throws -> Response {
+        let base: PushService.Base
+        if force {
+            base = .force
+        } else if let match = request.headers[.ifMatch] {
+            guard let number = Self.version(inTag: match) else {
+                throw APIError(.badRequest, "badIfMatch", "If-Match: \(match.prefix(40)), expected the quoted version this copy is based on, such as \"3\"")
+            }
+            base = number == 0 ? .unknown : .version(number)
+        } else if request.headers[.ifNoneMatch] == "*" {
+            base = .none
+        } else {
+            throw APIError(
+                .preconditionRequired, "preconditionRequired",
+                "a push without If-Match or If-None-Match: *, expected the version it is based on (a blind overwrite is never done; ?force=true stores it as a new head)")
+        }
+        let body = try await readBody(request)
+        let device = request.headers[HTTPField.Name("Device-Id")!].map { String($0.prefix(128)) }
+        let started = ContinuousClock.now
+        let outcome = try await blocking { try service.push(body, to: address, base: base, device: device) }
+        metrics.pushed(outcome, bytes: body.count, took: ContinuousClock.now - started)
+        switch outcome {
+        case .stored(let record, let bytes):
+            return saveResponse(.ok, record, bytes: bytes, merged: record.how == .merged || record.how == .mergedWithoutBase)
+        case .conflict(let head, let conflicts, let parked):
+            return json(.conflict, .dictionary([
+                "error": .dictionary([
+                    "code": .string("conflict"),
+                    "message": .string("\(conflicts.count) place\(conflicts.count == 1 ? "" : "s") changed on both sides that no rule settles; the push is kept as \(parked)"),
+                    "pointer": .string(conflicts.first?.path.displayText ?? "/"),
+                ]),
+                "head": .integer(Int64(head)),
+                "parked": .string(parked),
+                "conflicts": .array(conflicts.map { conflict in
+                    var fields: [(String, SaveValue)] = [("pointer", .string(conflict.path.displayText)), ("why", .string(conflict.why))]
+                    if let base = conflict.base { fields.append(("base", base)) }
+                    if let head = conflict.remote { fields.append(("head", head)) }
+                    if let pushed = conflict.local { fields.append(("pushed", pushed)) }
+                    return .dictionary(.init(uniqueKeysWithValues: fields))
+                }),
+            ]), headers: [.eTag: "\"\(head)\""])
+        }
+    }
+
+    private func restore(_ address: SlotAddress, _ request: Request) async throws -> Response {
+        let body = try await readBody(request)
+        guard let document = try? JSONCodec().decode(body), case .integer(let number)? = document.dictionaryValue?["version"], number >= 1 else {
+            throw APIError(.badRequest, "badRestore", "a body that is not {\"version\": N}, expected the version to restore")
+        }
+        let device = request.headers[HTTPField.Name("Device-Id")!].map { String($0.prefix(128)) }
+        let record = try await blocking { try service.restore(Int(number), of: address, device: device) }
+        return json(.ok, record.value, headers: [.eTag: "\"\(record.version)\""])
+    }
+
+    // MARK: -
+
+    /// The body, refused with 413 before it is read when it says it is too large, and with
+    /// 408 when it has not all come in within the body timeout.
+    private func readBody(_ request: Request) async throws -> [UInt8] {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBody {
+            throw APIError(.contentTooLarge, "tooLarge", "a body of \(length) bytes, expected at most \(configuration.maxBody)")
+        }
+        let limit = configuration.maxBody
+        let timeout = configuration.bodyTimeout
+        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await request.body.collect(upTo: limit) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else {
+                throw APIError(.requestTimeout, "timeout", "the body did not arrive within \(timeout)")
+            }
+            return buffer
+        }
+        return Array(buffer.readableBytesView)
+    }
+
+    private func saveResponse(_ status: HTTPResponse.Status, _ record: VersionRecord, bytes: [UInt8], merged: Bool?) -> Response {
+        var headers: HTTPFields = [.eTag: "\"\(record.version)\"", .contentType: Self.contentType(record.codec)]
+        if let kind = record.kind { headers[HTTPField.Name("Save-Kind")!] = kind }
+        if let version = record.schemaVersion { headers[HTTPField.Name("Save-Version")!] = String(version) }
+        if let merged {
+            headers[HTTPField.Name("Save-Merged")!] = merged ? "true" : "false"
+            if merged { headers[HTTPField.Name("Save-Merge-Report")!] = "\(record.decisions.count) decisions; GET …/history for them" }
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    private func json(_ status: HTTPResponse.Status, _ value: SaveValue, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        var options = EncodingOptions()
+        options.pretty = false
+        let bytes = (try? JSONCodec().encode(value, options: options)) ?? Array("{}\n".utf8)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    private static func contentType(_ codec: String) -> String {
+        switch codec {
+        case "json": "application/json"
+        case "xml-plist": "application/x-plist"
+        default: "application/octet-stream"
+        }
+    }
+
+    /// `"3"` (or a weak `W/"3"`) → 3.
+    static func version(inTag tag: String) -> Int? {
+        var text = Substring(tag.trimmingCharacters(in: .whitespaces))
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        guard text.count >= 3, text.first == "\"", text.last == "\"", let number = Int(text.dropFirst().dropLast()), number >= 0 else { return nil }
+        return number
+    }
+
+    private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await NIOThreadPool.singleton.runIfActive(body)
+    }
+}
+
+/// What a request's path names.
+enum Target: Sendable {
+    case slots(space: String)
+    case slot(SlotAddress)
+    case history(SlotAddress)
+    case restore(SlotAddress)
+
+    /// `/v1/spaces/{space}/slots[/{slot}[/history|/restore]]`, the space ending at its first
+    /// `slots` segment. Names never need percent-encoding, so a `%` is refused outright: an
+    /// encoded slash or NUL cannot slip through.
+    init(path: String, method: HTTPRequest.Method) throws {
+        guard !path.contains("%") else { throw APIError(.badRequest, "badName", "a percent-encoded path, expected names of A-Z a-z 0-9 . _ - only") }
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count >= 4, segments[0].isEmpty, segments[1] == "v1", segments[2] == "spaces" else {
+            throw APIError(.notFound, "notFound", "no such resource, expected /v1/spaces/{space}/slots…")
+        }
+        segments.removeFirst(3)
+        guard let separator = segments.dropFirst().firstIndex(of: "slots") else {
+            throw APIError(.notFound, "notFound", "no /slots in the path, expected /v1/spaces/{space}/slots…")
+        }
+        let space = segments[..<separator].joined(separator: "/")
+        var slot = Array(segments[(separator + 1)...])
+        if slot.isEmpty {
+            self = .slots(space: try SlotAddress.space(space))
+            return
+        }
+        if slot.count > 1, slot.last == "history", method == .get {
+            slot.removeLast()
+            self = .history(try SlotAddress(space: space, slot: slot.joined(separator: "/")))
+        } else if slot.count > 1, slot.last == "restore", method == .post {
+            slot.removeLast()
+            self = .restore(try SlotAddress(space: space, slot: slot.joined(separator: "/")))
+        } else {
+            self = .slot(try SlotAddress(space: space, slot: slot.joined(separator: "/")))
+        }
+    }
+}
+
+/// An answer that is not a save: `{"error": {"code", "message", "pointer"?}}` with its status.
+struct APIError: Error {
+    var status: HTTPResponse.Status
+    var code: String
+    var message: String
+    var pointer: String?
+    var retryAfter: Int?
+
+    init(_ status: HTTPResponse.Status, _ code: String, _ message: String, pointer: String? = nil) {
+        (self.status, self.code, self.message, self.pointer) = (status, code, message, pointer)
+    }
+
+    /// The one table from an error's category to a status.
+    init(_ error: SaveError) {
+        let message = [error.file, error.location].compactMap { $0 }.joined(separator: ":") + (error.file == nil && error.location == nil ? "" : ": ") + error.message
+        let pointer = error.location.flatMap { $0.hasPrefix("/") ? $0 : nil }
+        switch error.category {
+        case .usage: self.init(.badRequest, "badRequest", message, pointer: pointer)
+        case .badData: self.init(.unprocessableContent, "badData", message, pointer: pointer)
+        case .notFound: self.init(.notFound, "notFound", message)
+        case .conflict: self.init(.conflict, "conflict", message)
+        case .permissionDenied: self.init(.serviceUnavailable, "storageRefused", "the store refused the server's credentials: \(message)")
+        case .busy:
+            self.init(.serviceUnavailable, "unavailable", message)
+            retryAfter = 1
+        case .io, .cannotCreate:
+            // The storage's messages name a full disk or quota the same way everywhere (FileError.reason).
+            let full = ["no space left", "disk quota exceeded", "file too large"].contains { message.contains($0) }
+            self.init(full ? HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage") : .serviceUnavailable, full ? "storageFull" : "storage", message)
+            if !full { retryAfter = 1 }
+        }
+    }
+
+    var response: Response {
+        var fields: [(String, SaveValue)] = [("code", .string(code)), ("message", .string(message))]
+        if let pointer { fields.append(("pointer", .string(pointer))) }
+        var options = EncodingOptions()
+        options.pretty = false
+        let body = (try? JSONCodec().encode(.dictionary(["error": .dictionary(.init(uniqueKeysWithValues: fields))]), options: options)) ?? []
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
+import SaveKit
+import SaveStorage
+import SaveSync
+
+/// How `savetool serve` runs: where it listens, where versions go, who may do what, and its limits.
+public struct SyncServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (the tests do); the port taken is handed to `onRunning`.
+    public var port = 8080
+    public var storage: any SaveStorage
+    /// `nil`: no tokens, and the server must listen on a loopback address only.
+    public var tokens: TokenList?
+    public var kinds: [SaveKind]
+    public var registry: CodecRegistry
+    /// A larger body is refused with 413 before it is read.
+    public var maxBody = 16 << 20
+    /// A connection with nothing to read or write for this long is closed.
+    public var idleTimeout: TimeAmount = .seconds(30)
+    /// A request whose body has not all come in by then gets 408 (a slow client).
+    public var bodyTimeout: Duration = .seconds(30)
+    public var maxConnections = 512
+    /// One line per request (method, space, slot, status, bytes, milliseconds, device).
+    public var accessLog: @Sendable (String) -> Void = { _ in }
+
+    public init(storage: any SaveStorage, tokens: TokenList?, kinds: [SaveKind], registry: CodecRegistry) {
+        (self.storage, self.tokens, self.kinds, self.registry) = (storage, tokens, kinds, registry)
+    }
+
+    /// Whether `host` can be reached only from this machine.
+    public var isLoopback: Bool { ["127.0.0.1", "::1", "localhost"].contains(host) || host.hasPrefix("127.") }
+}
+
+/// The sync server: the HTTP API of the spec (server.md) over ``PushService`` and ``SlotStore``.
+///
+/// ```swift
+/// let app = try SyncServer.buildApplication(configuration) { port in print("listening on \(port)") }
+/// try await app.runService()
+/// ```
+public enum SyncServer {
+    public static func buildApplication(
+        _ configuration: SyncServerConfiguration, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
+        if configuration.tokens == nil, !configuration.isLoopback {
+            throw SaveError(.usage, "listening on \(configuration.host) without tokens, expected a tokens file or a loopback address (127.0.0.1)")
+        }
+        let store = SlotStore(storage: configuration.storage)
+        let service = try PushService(store: store, kinds: configuration.kinds, registry: configuration.registry)
+        let routes = SyncRoutes(configuration: configuration, service: service, metrics: ServerMetrics())
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: AccessLogMiddleware(log: configuration.accessLog, metrics: routes.metrics))
+        routes.add(to: router)
+        var logger = Logger(label: "savetool-serve")
+        logger.logLevel = .critical  // the access log is the server's voice; NIO's own lines would hold no more
+        return Application(
+            router: router,
+            server: .http1(configuration: .init(idleTimeout: configuration.idleTimeout)),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "savetool",
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger)
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import SaveHTTP
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The device's side of sync (`savetool sync`): for each file, push it when it changed since
+/// its last sync (the server merges it with what other devices pushed), pull the head when it
+/// did not, and write what the server answers atomically, in the file's own codec. A conflict
+/// leaves the file untouched.
+public final class SyncClient: Sendable {
+    /// `http://host:port`, without a trailing slash.
+    public let server: String
+    public let space: String
+    public let token: String?
+    public let device: String?
+    public let registry: CodecRegistry
+    /// Tries per request while the server cannot be reached or answers 5xx.
+    public let attempts: Int
+    private let connections: HTTPConnections
+
+    public init(server: String, space: String, token: String?, device: String?, registry: CodecRegistry, attempts: Int = 4, timeout: TimeInterval = 30) throws(SaveError) {
+        var server = server
+        while server.hasSuffix("/") { server.removeLast() }
+        guard server.hasPrefix("http://") || server.hasPrefix("https://") else {
+            throw SaveError(.usage, "the server \"\(server)\", expected http://host:port or https://host")
+        }
+        (self.server, self.space, self.token, self.device, self.registry) = (server, try SlotAddress.space(space), token, device, registry)
+        self.attempts = max(1, attempts)
+        connections = HTTPConnections(idleTimeout: timeout, totalTimeout: timeout * 4)
+    }
+
+    /// What happened to one file.
+    public struct Outcome: Sendable {
+        public enum Action: String, Sendable {
+            /// The server had nothing newer, and the file had not changed.
+            case upToDate
+            /// The file was the server's first copy of the slot.
+            case created
+            /// The file's changes went on top of the head.
+            case pushed
+            /// The file's changes were merged with other devices' and the result written here.
+            case merged
+            /// The server's newer head was written here.
+            case pulled
+            /// Changes on both sides that no rule settles: nothing was written here.
+            case conflict
+        }
+
+        public var file: String
+        public var slot: String
+        public var action: Action
+        public var version: Int
+        /// The merge's decisions, when the server merged (their number: the server's history has them).
+        public var decisions: Int = 0
+        /// For a conflict: each place, with the base's, the head's and this file's values.
+        public var conflicts: [SaveValue] = []
+        /// For a conflict: the name the server kept the push under.
+        public var parked: String?
+    }
+
+    /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
+    public func sync(file: String, slot: String, entry: inout SyncState.Entry?) throws -> Outcome {
+        let address = try SlotAddress(space: space, slot: slot)
+        let (local, mode) = try readLocal(file)
+        let sha256 = Checksum.sha256(local)
+        let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }
+        let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName
+
+        func finish(_ response: HTTPResponse, _ action: Outcome.Action) throws -> Outcome {
+            guard let version = response.header("ETag").flatMap(Self.version(inTag:)) else {
+                throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
+            }
+            let written = try write(Array(response.body), over: local, to: file, mode: mode)
+            entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
+            let merged = response.header("Save-Merged") == "true"
+            let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
+            return Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
+        }
+
+        if let remembered, remembered.sha256 == sha256 {
+            // Unchanged here since the last sync: only a newer head comes down.
+            let response = try send("GET", url, headers: [("If-None-Match", "\"\(remembered.version)\"")], file: file)
+            switch response.status {
+            case 304: return Outcome(file: file, slot: slot, action: .upToDate, version: remembered.version)
+            case 200:
+                let outcome = try finish(response, .pulled)
+                return outcome.version == remembered.version ? Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) : outcome
+            case 404: break  // gone from the server: pushed again as new, below
+            default: throw failure(response, url: url, file: file)
+            }
+        }
+        var condition = remembered.map { ("If-Match", "\"\($0.version)\"") } ?? ("If-None-Match", "*")
+        for _ in 1...3 {
+            let response = try send("PUT", url, headers: [condition], body: local, file: file)
+            switch response.status {
+            case 200, 201:
+                return try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
+            case 409:
+                let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
+                let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0
+                return Outcome(
+                    file: file, slot: slot, action: .conflict, version: head, conflicts: answer.dictionaryValue?["conflicts"]?.arrayValue ?? [],
+                    parked: answer.dictionaryValue?["parked"]?.stringValue)
+            case 412:
+                // The slot exists though this device never synced it, or the server no longer
+                // has the version remembered: merged with the head without a base.
+                guard condition != ("If-Match", "\"0\"") else { throw failure(response, url: url, file: file) }
+                condition = ("If-Match", "\"0\"")
+            default:
+                throw failure(response, url: url, file: file)
+            }
+        }
+        throw SaveError(.busy, file: file, "the server kept refusing the push's base; try again")
+    }
+
+    // MARK: -
+
+    private func readLocal(_ file: String) throws -> ([UInt8], mode_t) {
+        do { return try FileIO.readFile(file) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
+    }
+
+    /// Writes what the server holds in the local file's codec (a device that writes binary
+    /// plists keeps binary plists, whatever another device pushed); returns the bytes written.
+    private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t) throws -> [UInt8] {
+        var bytes = answer
+        if let localCodec = registry.codec(sniffing: local) ?? registry.codec(forPath: file), let answerCodec = registry.codec(sniffing: answer),
+            localCodec.id != answerCodec.id
+        {
+            do {
+                var options = EncodingOptions()
+                options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.contains(0x0A) : true
+                bytes = try localCodec.encode(try answerCodec.decode(answer), options: options)
+            } catch {
+                throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
+            }
+        }
+        guard bytes != local else { return local }
+        do { try FileIO.writeAtomically(bytes, to: file, mode: mode) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
+        return bytes
+    }
+
+    /// One request, tried again with backoff while the server cannot be reached or answers
+    /// 5xx (waiting as long as its Retry-After asks, up to 5 s).
+    private func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8] = [], file: String) throws -> HTTPResponse {
+        var all = headers
+        if let token { all.append(("Authorization", "Bearer " + token)) }
+        if let device { all.append(("Device-Id", device)) }
+        var problem = ""
+        for attempt in 1...attempts {
+            switch connections.perform(HTTPRequest(method: method, url: url, headers: all, body: Data(body), sendsBody: method == "PUT" || method == "POST")) {
+            case .success(let response) where response.status < 500:
+                return response
+            case .success(let response):
+                problem = "the server answered \(response.status)" + (Self.message(response).map { ": " + $0 } ?? "")
+                if attempt < attempts {
+                    let asked = response.header("Retry-After").flatMap(Double.init) ?? 0
+                    Thread.sleep(forTimeInterval: min(5, max(asked, 0.25 * pow(2, Double(attempt - 1)))))
+                }
+            case .failure(let error as HTTPConnections.Unavailable):
+                throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)")
+            case .failure(let error):
+                problem = "cannot reach \(server): \(error)"
+                if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }
+            }
+        }
+        throw SaveError(.busy, file: file, "\(problem) (tried \(attempts) times); try again later")
+    }
+
+    /// A 4xx answer as an error of its category (cli.md's exit codes follow).
+    private func failure(_ response: HTTPResponse, url: String, file: String) -> SaveError {
+        let message = Self.message(response) ?? "the server answered \(response.status)"
+        switch response.status {
+        case 401: return SaveError(.permissionDenied, file: file, "the server refused the token: \(message)")
+        case 403: return SaveError(.permissionDenied, file: file, "the token does not allow this: \(message)")
+        case 413, 422: return SaveError(.badData, file: file, "the server refused the file: \(message)")
+        case 404: return SaveError(.notFound, file: url, message)
+        case 507: return SaveError(.io, file: file, "the server's storage is full: \(message)")
+        default: return SaveError(.usage, file: url, "the server answered \(response.status): \(message)")
+        }
+    }
+
+    private static func message(_ response: HTTPResponse) -> String? {
+        guard let answer = try? JSONCodec().decode(Array(response.body)) else { return nil }
+        return answer.dictionaryValue?["error"]?.dictionaryValue?["message"]?.stringValue
+    }
+
+    static func version(inTag tag: String) -> Int? {
+        var text = Substring(tag.trimmingCharacters(in: .whitespaces))
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        guard text.count >= 3, text.first == "\"", text.last == "\"" else { return nil }
+        return Int(text.dropFirst().dropLast())
+    }
+}

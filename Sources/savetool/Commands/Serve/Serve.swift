@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import SaveKit
+import SaveServer
+import SaveStorage
+import SaveStorageS3
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run a sync server: devices push saves, and concurrent pushes are merged, not overwritten.",
+        discussion: """
+            Devices push a save to a slot of a space (one account of one app) with the version \
+            they last synced. A push on top of the head is stored as the next version; a push \
+            from an older version is merged three ways with the head, by the save's kind's \
+            merge rules, and the merged save is stored and sent back. A merge with conflicts \
+            is kept (parked) and answered 409; nothing a device pushed is ever lost, and no \
+            version is ever overwritten. See docs/server.md for the API.
+
+            Without --tokens the server listens on 127.0.0.1 only. With them, each request \
+            needs Authorization: Bearer <token>, and a token reaches only its spaces.
+
+            Examples:
+              savetool serve --store /var/lib/savetool/sync --tokens tokens.json --host 0.0.0.0
+              savetool serve --store s3://saves/sync --port 8080
+              savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write
+            """,
+        subcommands: [Run.self, TokenAdd.self],
+        defaultSubcommand: Run.self
+    )
+
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the server (the default).")
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: ArgumentHelp("Where versions are kept: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"))
+        var store: String
+
+        @Option(help: ArgumentHelp("The address to listen on.", valueName: "address"))
+        var host = "127.0.0.1"
+
+        @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one (printed).", valueName: "port"))
+        var port = 8080
+
+        @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"))
+        var tokens: String?
+
+        @Option(help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
+        var maxBody = 16 << 20
+
+        @Option(help: ArgumentHelp("Seconds before an idle connection, or a body still coming in, is given up.", valueName: "seconds"))
+        var timeout = 30
+
+        @Option(help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
+        var maxConnections = 512
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port \(port), expected 0 to 65535") }
+            guard maxBody > 0, timeout > 0, maxConnections > 0 else { throw ValidationError("--max-body, --timeout and --max-connections must be above 0") }
+        }
+
+        func run() throws {
+            let configuration = try Failure.reporting {
+                let storage: any SaveStorage
+                if S3Location.isRemote(store) {
+                    storage = S3Storage(try S3Location(parsing: store), environment: try AWSEnvironment.current())
+                } else {
+                    var info = stat()
+                    guard stat(store, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                        throw SaveError(.notFound, file: store, "no such directory, expected the folder versions are kept in")
+                    }
+                    storage = LocalFolderStorage(directory: store)
+                }
+                var configuration = SyncServerConfiguration(
+                    storage: storage, tokens: try tokens.map { try TokenList(file: $0) }, kinds: try global.kinds(), registry: global.registry())
+                (configuration.host, configuration.port, configuration.maxBody) = (host, port, maxBody)
+                configuration.idleTimeout = .seconds(Int64(timeout))
+                configuration.bodyTimeout = .seconds(timeout)
+                configuration.maxConnections = maxConnections
+                let quiet = global.quiet
+                configuration.accessLog = { line in if !quiet { Console.error(line) } }
+                return configuration
+            }
+            if tokens == nil { Console.error("savetool: no --tokens: anyone on this machine may read and push; listening on \(host) only") }
+            let failure = ServerRun()
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                do {
+                    let app = try SyncServer.buildApplication(configuration) { port in
+                        Console.output("savetool serve: listening on http://\(configuration.host):\(port)\n")
+                    }
+                    try await app.runService()
+                } catch {
+                    failure.error = error
+                }
+                done.signal()
+            }
+            done.wait()
+            if let error = failure.error { _ = try Failure.reporting { throw error } }
+        }
+    }
+
+    struct TokenAdd: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "token",
+            abstract: "Add a token to a tokens file; the token is printed once, only its hash is kept.",
+            discussion: """
+                Example:
+                  savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write --name qa-farm
+                """)
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: ArgumentHelp("add", valueName: "add"))
+        var action: String
+
+        @Option(help: ArgumentHelp("The tokens file; made when missing.", valueName: "file"))
+        var tokens: String
+
+        @Option(parsing: .upToNextOption, help: ArgumentHelp("The spaces it reaches, as patterns (* matches anything, / included).", valueName: "pattern"))
+        var spaces: [String]
+
+        @Option(help: ArgumentHelp("What it may do: read, write (push) or admin (restore, force).", valueName: "access"))
+        var access: TokenList.Access = .write
+
+        @Option(help: ArgumentHelp("A name for people (the operator's).", valueName: "name"))
+        var name: String?
+
+        func validate() throws {
+            guard action == "add" else { throw ValidationError("unknown action '\(action)', expected add") }
+            guard !spaces.isEmpty else { throw ValidationError("missing --spaces, expected the spaces the token reaches") }
+        }
+
+        func run() throws {
+            let token = try Failure.reporting(file: tokens) {
+                let existing = Glibc.access(tokens, F_OK) == 0 ? try TokenList(file: tokens) : TokenList(entries: [])
+                let made = TokenList.make(name: name ?? "token \(existing.entries.count + 1)", spaces: spaces, access: access)
+                let list = TokenList(entries: existing.entries + [made.entry])
+                try FileIO.writeAtomically(list.json, to: tokens, mode: 0o600)
+                return made.token
+            }
+            Console.output(token + "\n")
+        }
+    }
+}
+
+extension TokenList.Access: ExpressibleByArgument {}
+
+/// Carries the server's error out of its task.
+private final class ServerRun: @unchecked Sendable {
+    var error: (any Error)?
+}

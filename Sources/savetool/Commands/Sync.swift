@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import SaveKit
+import SaveSync
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Sync: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Sync save files with a sync server (savetool serve): push changes, merge, pull.",
+        discussion: """
+            Each file is a slot of the space: a file given alone is the slot named by its file \
+            name (or --slot); in a folder, each file's path in it is its slot. savetool \
+            remembers the version each file last synced, in .savetool-sync/ in the folder (or \
+            beside the file):
+              - changed since: pushed with that version as its base; the server stores it, or \
+                merges it with what other devices pushed since, by the kind's merge rules, and \
+                the merged save is written here (in the file's own codec);
+              - unchanged: the server's newer head, if any, is written here;
+              - never synced: pushed as the slot's first version, or merged with the slot \
+                that another device made.
+            Files are replaced atomically. On a conflict the conflicts are printed, the file \
+            is left as it was, and the exit code is 1; the server keeps the push.
+
+            Exit codes: 1 a conflict; 65 the server refused a file as bad data; 75 the server \
+            could not be reached or failed, after a few tries; 77 the token was refused.
+
+            Examples:
+              savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token
+              savetool sync com.example.blocks.plist --server http://127.0.0.1:8080 --space blocks/player-42 --slot Library/Preferences/com.example.blocks.plist
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: ArgumentHelp("A save file, or a folder of them.", valueName: "file|dir"))
+    var path: String
+
+    @Option(help: ArgumentHelp("The server: http://host:port or https://host.", valueName: "url"))
+    var server: String
+
+    @Option(help: ArgumentHelp("The space (one account of one app), such as blocks/player-42.", valueName: "space"))
+    var space: String
+
+    @Option(help: ArgumentHelp("The slot of a single file (default: its file name).", valueName: "slot"))
+    var slot: String?
+
+    @Option(help: ArgumentHelp("A file holding the token (Authorization: Bearer).", valueName: "file"))
+    var tokenFile: String?
+
+    @Option(help: ArgumentHelp("This device's name, for the server's history (default: the host name).", valueName: "name"))
+    var device: String?
+
+    func run() throws {
+        var worst: Int32 = 0
+        try Failure.reporting {
+            let token = try tokenFile.map { file -> String in
+                let text = String(decoding: try FileIO.read(file), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !text.isEmpty else { throw SaveError(.usage, file: file, "an empty token file, expected the token") }
+                return text
+            }
+            let client = try SyncClient(
+                server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry())
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw SaveError(.notFound, file: path, FileError.reason(errno)) }
+            let isFolder = info.st_mode & S_IFMT == S_IFDIR
+            if !isFolder, slot == nil, path.hasSuffix("/") { throw SaveError(.usage, file: path, "not a folder") }
+            guard isFolder || info.st_mode & S_IFMT == S_IFREG else { throw SaveError(.usage, file: path, "not a file or folder") }
+            if isFolder, slot != nil { throw SaveError(.usage, "--slot names the slot of one file, expected a file rather than a folder") }
+            let folder = isFolder ? path : FileIO.parentDirectory(of: path)
+            var state = try SyncState(folder: folder)
+            var files: [(file: String, key: String, slot: String)] = []
+            if isFolder {
+                // The walk skips names starting with `.`: the state folder among them.
+                try FileWalk(paths: [path]).forEach { file in
+                    files.append((file.path, file.relative, file.relative))
+                    return true
+                }
+            } else {
+                let name = String(path.split(separator: "/").last ?? Substring(path))
+                files = [(path, name, slot ?? name)]
+            }
+            for (file, key, slot) in files {
+                var entry = state.entries[key]
+                do {
+                    let outcome = try client.sync(file: file, slot: slot, entry: &entry)
+                    if let entry { state.entries[key] = entry }
+                    try state.save()
+                    report(outcome)
+                    if outcome.action == .conflict { worst = max(worst, Failure.Code.negative) }
+                } catch {
+                    let (message, code) = Failure.describe(error, file: file)
+                    Console.error(message)
+                    worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
+                }
+            }
+        }
+        if worst != 0 { throw ExitCode(worst) }
+    }
+
+    private func report(_ outcome: SyncClient.Outcome) {
+        if global.json {
+            var fields: [(String, SaveValue)] = [
+                ("file", .string(outcome.file)), ("slot", .string(outcome.slot)), ("action", .string(outcome.action.rawValue)),
+                ("version", .integer(Int64(outcome.version))),
+            ]
+            if outcome.decisions > 0 { fields.append(("decisions", .integer(Int64(outcome.decisions)))) }
+            if !outcome.conflicts.isEmpty { fields.append(("conflicts", .array(outcome.conflicts))) }
+            if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
+            var options = EncodingOptions()
+            options.pretty = false
+            if let line = try? JSONCodec().encode(.dictionary(.init(uniqueKeysWithValues: fields)), options: options) { Console.output(line) }
+            return
+        }
+        guard !global.quiet || outcome.action == .conflict else { return }
+        switch outcome.action {
+        case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
+        case .created: Console.output("\(outcome.file): pushed as the slot's first version\n")
+        case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\n")
+        case .merged: Console.output("\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(outcome.decisions) decisions)\n")
+        case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
+        case .conflict:
+            var text = "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
+            if let parked = outcome.parked { text += " (the server keeps the push as \(parked))" }
+            for conflict in outcome.conflicts {
+                let fields = conflict.dictionaryValue ?? [:]
+                let shown = { (key: String) in fields[key].map { $0.compactText } ?? "(none)" }
+                text += "\n  \(fields["pointer"]?.stringValue ?? "/"): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
+                if let why = fields["why"]?.stringValue { text += " — \(why)" }
+            }
+            Console.error(text)
+        }
+    }
+}

@@ -112,6 +112,8 @@ let package = Package(
         // The storage seam, against a local folder and a real S3-compatible server (moto).
         .testTarget(name: "SaveStorageTests", dependencies: ["SaveStorage", "SaveStorageS3", "SaveKit", "TestSupport"]),
         // Runs the built savetool binary: exit codes, messages, files on disk.
-        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "SaveArchive", "TestSupport"], exclude: ["Fixtures"]),
+        // Runs the built savetool binary: exit codes, messages, files on disk; and `savetool serve`,
+        // started for real, through a real HTTP client.
+        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "SaveArchive", "SaveHTTP", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

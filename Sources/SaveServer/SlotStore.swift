@@ -10,8 +10,9 @@ import SaveSync
 /// (`v0000000007`) and per parked push (`p<milliseconds>-<random>`). Each object is the
 /// version's record as one line of JSON, a newline, then the save's bytes, so that a version
 /// appears whole or not at all. A space's folder also holds a marker per slot (`slot-<name>`)
-/// that lists it. Names join segments with `+` (never in a segment); a name too long for a
-/// file system is replaced by `=` and its SHA-256, and the record keeps the real one.
+/// that lists it. Names join segments with `~` (never in a segment, and left as it is in a
+/// URL, so that every object store signs it alike); a name too long for a file system is
+/// replaced by `~` and its SHA-256, and the record keeps the real one.
 ///
 /// Version N+1 is created with `ifAbsent`: that is the compare-and-swap. Two processes on one
 /// store that race for it both try; one gets `conflict`, reads the new head and merges again.
@@ -36,7 +37,7 @@ public final class SlotStore: @unchecked Sendable {
     public func head(of address: SlotAddress) throws -> Stored? {
         let folder = try slotFolder(address)
         var known = lock.withLock { knownHeads[address] }
-        if known == nil { known = try versionNumbers(in: folder).last }
+        if known == nil { known = try lastVersion(in: folder) }
         guard var number = known else { return nil }
         // Another process may have gone further: the versions after the one known are looked for.
         var stored = try read(versionName(number), in: folder)
@@ -46,7 +47,7 @@ public final class SlotStore: @unchecked Sendable {
         guard let stored else {
             // The known head is gone (a store emptied under a running server): list again.
             lock.withLock { knownHeads[address] = nil }
-            guard let listed = try versionNumbers(in: folder).last else { return nil }
+            guard let listed = try lastVersion(in: folder) else { return nil }
             return try read(versionName(listed), in: folder)
         }
         remember(number, of: address)
@@ -134,8 +135,20 @@ public final class SlotStore: @unchecked Sendable {
         return "v" + String(repeating: "0", count: max(0, 10 - digits.count)) + digits
     }
 
-    private func versionNumbers(in folder: any SaveStorage) throws -> [Int] {
-        try objects(in: folder).compactMap { $0.name.hasPrefix("v") ? Int($0.name.dropFirst()) : nil }.sorted()
+    /// The highest version, found by reading rather than listing (an object store lists a
+    /// whole prefix to find one slot's): versions 1, 2, 4, 8 … until one is missing, then a
+    /// binary search between the last two. Versions are never removed below the head, so
+    /// those that exist are 1 up to the head.
+    private func lastVersion(in folder: any SaveStorage) throws -> Int? {
+        func exists(_ number: Int) throws -> Bool { try read(versionName(number), in: folder) != nil }
+        guard try exists(1) else { return nil }
+        var (present, missing) = (1, 2)
+        while try exists(missing) { (present, missing) = (missing, missing * 2) }
+        while missing - present > 1 {
+            let middle = (present + missing) / 2
+            if try exists(middle) { present = middle } else { missing = middle }
+        }
+        return present
     }
 
     /// A folder's objects; one that was never written is empty.
@@ -171,8 +184,8 @@ public final class SlotStore: @unchecked Sendable {
 
     /// A folder's name for a space's or slot's segments.
     static func folderName(_ segments: [String]) -> String {
-        let joined = segments.joined(separator: "+")
+        let joined = segments.joined(separator: "~")
         guard joined.utf8.count > 200 else { return joined }
-        return "=" + Checksum.hex(SHA256.hash(data: Array(joined.utf8)))
+        return "~" + Checksum.hex(SHA256.hash(data: Array(joined.utf8)))
     }
 }

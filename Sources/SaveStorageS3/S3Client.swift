@@ -75,9 +75,7 @@ public final class S3Client: Sendable {
         if let token = environment.sessionToken { headers.append(("x-amz-security-token", token)) }
         let authorization = signer.authorization(method: method, path: path, query: query, headers: headers, payloadHash: payloadHash, timestamp: timestamp)
         let encodedPath = SigV4.encodePath(path)
-        // A `/` in a value goes as it is (as AWS's own SDKs send it) and is signed encoded: servers
-        // that decode the query before checking the signature (moto) then agree with AWS.
-        let encodedQuery = query.map { SigV4.encode($0.0) + "=" + SigV4.encode($0.1).replacingOccurrences(of: "%2F", with: "/") }.joined(separator: "&")
+        let encodedQuery = query.map { SigV4.encode($0.0) + "=" + SigV4.encode($0.1) }.joined(separator: "&")
         let base = environment.endpoint.absoluteString.hasSuffix("/") ? String(environment.endpoint.absoluteString.dropLast()) : environment.endpoint.absoluteString
         return HTTPRequest(
             method: method, url: base + encodedPath + (encodedQuery.isEmpty ? "" : "?" + encodedQuery),

@@ -99,7 +99,12 @@ public final class SyncClient: Sendable {
             let response = try send("PUT", url, headers: [condition], body: local, file: file)
             switch response.status {
             case 200, 201:
-                return try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
+                let outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
+                // The server had this very copy already (a device joining a slot it holds, or a
+                // push of the version it is based on): nothing new was stored.
+                let joined = condition == ("If-Match", "\"0\"") && Array(response.body) == local
+                if joined || outcome.version == remembered?.version { return Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) }
+                return outcome
             case 409:
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
                 let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0

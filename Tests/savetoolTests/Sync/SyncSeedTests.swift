@@ -1,0 +1,180 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// Where a test's server keeps versions: a local folder, or a bucket of moto's S3 server.
+enum SyncStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case local, s3
+    var testDescription: String { rawValue }
+
+    /// The `--store` argument and the environment the server needs.
+    func make(in root: URL) throws -> (store: String, environment: [String: String]?) {
+        switch self {
+        case .local:
+            let folder = root.appendingPathComponent("store")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            return (folder.path, nil)
+        case .s3:
+            let moto = try MotoServer.shared()
+            return ("s3://\(try moto.makeBucket())/sync", moto.variables)
+        }
+    }
+}
+
+/// The issue's seeds end to end: two device folders, `savetool sync` on each, against a real
+/// `savetool serve`, on a local store and on S3.
+@Suite("savetool sync: the seeds", .serialized)
+struct SyncSeedTests {
+    /// A device's save folder: the puzzle game's defaults (a JSON save inside a binary plist),
+    /// a sudoku game, the location game's player defaults (kingdoms inside) and a tournament.
+    struct Device {
+        let root: URL
+        let name: String
+        let server: String
+
+        init(_ root: URL, name: String, server: String, from other: Device? = nil) throws {
+            (self.root, self.name, self.server) = (root, name, server)
+            let files = [
+                ("Library/Preferences/com.example.blocks.plist", CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist")),
+                ("Documents/games/daily.json", CLI.sample("sudoku/Documents/games/v2-in-progress.json")),
+                ("Library/Preferences/com.example.kingdoms.plist", CLI.kingdoms),
+                ("Documents/current_tournament.json", CLI.tournament),
+            ]
+            for (relative, source) in files {
+                try FileManager.default.createDirectory(at: root.appendingPathComponent(relative).deletingLastPathComponent(), withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: other?.file(relative) ?? source, toPath: file(relative))
+            }
+        }
+
+        func file(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+        func set(_ relative: String, _ pointer: String, _ value: String) throws {
+            let result = try CLI.run("set", file(relative), pointer, value)
+            #expect(result.status == 0, "\(result.errors)")
+        }
+
+        func get(_ relative: String, _ pointer: String) throws -> String {
+            try CLI.run("get", file(relative), pointer).outputText.trimmingCharacters(in: .newlines)
+        }
+
+        @discardableResult
+        func sync(expecting status: Int32 = 0) throws -> ProcessResult {
+            let result = try CLI.run("sync", root.path, "--server", server, "--space", "games/player-42", "--device", name)
+            #expect(result.status == status, "\(name): \(result.outputText) \(result.errors)")
+            return result
+        }
+    }
+
+    static let blocks = "Library/Preferences/com.example.blocks.plist"
+    static let sudoku = "Documents/games/daily.json"
+    static let kingdoms = "Library/Preferences/com.example.kingdoms.plist"
+    static let tournament = "Documents/current_tournament.json"
+
+    @Test(arguments: SyncStore.allCases)
+    func twoDevicesPlayOfflineThenSync(_ kind: SyncStore) throws {
+        let root = try Processes.temporaryDirectory("sync-seeds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, environment) = try kind.make(in: root)
+        let server = try SyncServerProcess(store: store, environment: environment)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
+        let first = try phone.sync()
+        #expect(first.outputText.components(separatedBy: "pushed as the slot's first version").count == 5, "\(first.outputText)")
+        // The tablet starts from the same saves: its first sync finds the slots, and joins them.
+        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
+        let joined = try tablet.sync()
+        #expect(joined.outputText.components(separatedBy: "up to date (version 1)").count == 5, "\(joined.outputText)")
+
+        let coins = Int(try phone.get(Self.blocks, "/gameSave/coins"))!
+        // Played offline on both.
+        #expect(try phone.get(Self.blocks, "/gameSave/player/level") == "31")
+        try phone.set(Self.blocks, "/gameSave/player/level", "32")
+        try phone.set(Self.blocks, "/gameSave/player/xp", "120")
+        try phone.set(Self.blocks, "/gameSave/coins", String(coins + 30))
+        try phone.set(Self.blocks, "/gameSave/unlockedThemes/-", #""lava""#)
+        try tablet.set(Self.blocks, "/gameSave/player/xp", "99999")  // a lower level with more XP: never mixed with the phone's level
+        try tablet.set(Self.blocks, "/gameSave/coins", String(coins - 15))
+        try tablet.set(Self.blocks, "/gameSave/unlockedThemes/-", #""ocean""#)
+
+        try tablet.set(Self.sudoku, "/completed", "true")
+        try tablet.set(Self.sudoku, "/timer/elapsedSeconds", "200")
+        try phone.set(Self.sudoku, "/timer/elapsedSeconds", "400")  // still in progress, played longer
+
+        let castle = "/kingdoms_local_state/kingdoms/Arbëria/buildings/0"
+        #expect(try phone.get(Self.kingdoms, castle + "/type") == #""castle""#)
+        try phone.set(Self.kingdoms, castle + "/level", "4")  // upgraded on the phone
+        try tablet.set(Self.kingdoms, "/kingdoms_local_state/kingdoms/Dardania/buildings/-", #"{"type": "tower", "level": 1}"#)
+        try tablet.set(Self.kingdoms, "/kingdoms_local_state/savedAt", #""2026-11-23T10:00:00Z""#)
+
+        try phone.set(Self.tournament, "/round", "3")
+        try tablet.set(Self.tournament, "/players/0/score", "4")
+
+        // The tablet syncs first; the phone later, then the tablet again to pull the result.
+        try tablet.sync()
+        let merged = try phone.sync()
+        #expect(merged.outputText.contains("\(phone.file(Self.blocks)): merged with other devices' changes"), "\(merged.outputText)")
+        try tablet.sync()
+
+        for device in [phone, tablet] {
+            // Puzzle game: the higher level with its own XP, themes united, coins from the base.
+            #expect(try device.get(Self.blocks, "/gameSave/player/level") == "32", "\(device.name)")
+            #expect(try device.get(Self.blocks, "/gameSave/player/xp") == "120", "\(device.name)")
+            #expect(try device.get(Self.blocks, "/gameSave/coins") == String(coins + 30 - 15), "\(device.name): counted from the base, never doubled")
+            let themes = try device.get(Self.blocks, "/gameSave/unlockedThemes")
+            #expect(themes.contains("lava") && themes.contains("ocean"), "\(device.name): \(themes)")
+            // Sudoku: the completed game wins whole, its time with it.
+            #expect(try device.get(Self.sudoku, "/completed") == "true", "\(device.name)")
+            #expect(try device.get(Self.sudoku, "/timer/elapsedSeconds") == "200", "\(device.name)")
+            // Location game: the upgrade survives the other device's new kingdom data.
+            #expect(try device.get(Self.kingdoms, castle + "/level") == "4", "\(device.name)")
+            #expect(try device.get(Self.kingdoms, "/kingdoms_local_state/kingdoms/Dardania/buildings/2/type") == #""tower""#, "\(device.name)")
+            // Tournament: the copy further along wins.
+            #expect(try device.get(Self.tournament, "/round") == "3", "\(device.name)")
+            #expect(try device.get(Self.tournament, "/players/0/score") == "3", "\(device.name): the other copy's score went with it")
+            // Binary plists stay binary on the device.
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: device.file(Self.blocks))).prefix(8)) == Array("bplist00".utf8))
+        }
+        // Both devices hold the same bytes now, and a further sync changes nothing.
+        for file in [Self.blocks, Self.sudoku, Self.kingdoms, Self.tournament] {
+            #expect(FileManager.default.contentsEqual(atPath: phone.file(file), andPath: tablet.file(file)), "\(file)")
+        }
+        let again = try phone.sync()
+        #expect(again.outputText.components(separatedBy: "up to date").count == 5, "\(again.outputText)")
+
+        // The server's history says what each merge decided.
+        let api = SyncAPI(server.url)
+        let history = try api.request("GET", SyncAPI.slot("games/player-42", Self.blocks) + "/history")
+        #expect(history.status == 200)
+        let records = try Codecs.json.decode(history.bytes).arrayValue ?? []
+        #expect(records.first?["how"] == "merged" && records.first?["device"] == "phone", "\(history.text.prefix(300))")
+        let decisions = records.first?["decisions"]?.arrayValue ?? []
+        #expect(decisions.contains { $0["pointer"] == "/gameSave/coins" && $0["policy"] == "counter" }, "\(decisions)")
+    }
+
+    /// A conflict: the device's file is left as it was, the exit code is 1, and the server
+    /// keeps the push (parked) without serving it.
+    @Test func aConflictLeavesTheFileAndParksThePush() throws {
+        let root = try Processes.temporaryDirectory("sync-conflict")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
+        try phone.sync()
+        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
+        try tablet.sync()
+        // The player's name has no rule (ask): changed on both, it is a conflict.
+        try phone.set(Self.kingdoms, "/player_name", #""Drita P""#)
+        try tablet.set(Self.kingdoms, "/player_name", #""Drita T""#)
+        try tablet.sync()
+        let before = try Data(contentsOf: URL(fileURLWithPath: phone.file(Self.kingdoms)))
+        let result = try phone.sync(expecting: 1)
+        #expect(result.errors.contains("conflict with version 2 on the server; the file is left as it was"), "\(result.errors)")
+        #expect(result.errors.contains(#"/player_name: here "Drita P", on the server "Drita T", before "Drita""#), "\(result.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(Self.kingdoms))) == before)
+        let api = SyncAPI(server.url)
+        let head = try api.get("games/player-42", Self.kingdoms)
+        #expect(head.version == 2)
+        let history = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
+        #expect(history.map { $0["state"]?.stringValue ?? "" }.sorted() == ["parked", "version", "version"])
+    }
+}

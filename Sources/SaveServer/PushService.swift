@@ -81,6 +81,8 @@ public struct PushService: Sendable {
 
     /// A push's body after the pipeline: what to store.
     struct Checked {
+        /// The SHA-256 of the body as it came.
+        var pushed: String
         var bytes: [UInt8]
         var codec: String
         var kind: String?
@@ -105,7 +107,7 @@ public struct PushService: Sendable {
         let result = pipeline.process(body, path: name)
         switch result.status {
         case .migrated, .unchanged, .unrecognized:
-            return Checked(bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from)
+            return Checked(pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from)
         case .ambiguous, .future, .invalid, .failed:
             throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
         }
@@ -123,7 +125,7 @@ public struct PushService: Sendable {
         VersionRecord(
             version: version, sha256: Checksum.sha256(bytes), size: bytes.count, codec: pipeline.registry.codec(sniffing: bytes)?.id ?? pushed.codec,
             kind: kind ?? pushed.kind, schemaVersion: pushed.schemaVersion, device: device, createdAt: Date(), how: how, base: base, mergedWith: mergedWith,
-            decisions: decisions)
+            pushed: pushed.pushed, decisions: decisions)
     }
 
     private func attempt(_ pushed: Checked, to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
@@ -156,6 +158,7 @@ public struct PushService: Sendable {
             if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
             return try keep(record(next, pushed.bytes, how: .fastForward, base: number), pushed.bytes)
         case .version(let number):
+            if let earlier = try earlierAnswer(to: pushed, base: number, head: head.record.version, device: device, at: address) { return earlier }
             // A base thinned away since is treated as none: every difference reaches a rule.
             let baseBytes = try self.store.version(number, of: address)?.bytes
             return try merge(pushed, base: baseBytes, baseNumber: number, head: head, address: address, device: device)
@@ -163,6 +166,18 @@ public struct PushService: Sendable {
             if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
             return try merge(pushed, base: nil, baseNumber: nil, head: head, address: address, device: device)
         }
+    }
+
+    /// The version this very push made already (the same bytes, base and device): a device
+    /// tries a push again when its answer was lost, and merging it twice would count its
+    /// counters twice. Looked for among the versions since the base (up to 64).
+    private func earlierAnswer(to pushed: Checked, base: Int, head: Int, device: String?, at address: SlotAddress) throws -> Outcome? {
+        for number in stride(from: head, to: max(base, head - 64), by: -1) {
+            guard let record = try store.record(number, of: address), record.pushed == pushed.pushed, record.base == base, record.device == device else { continue }
+            guard let stored = try store.version(number, of: address) else { continue }
+            return .stored(stored.record, bytes: stored.bytes)
+        }
+        return nil
     }
 
     private func merge(

@@ -22,6 +22,9 @@ public final class SlotStore: @unchecked Sendable {
     /// The last head seen per slot: a hint, checked by looking for the version after it.
     private var knownHeads: [SlotAddress: Int] = [:]
     private var slotLocks: [SlotAddress: NSLock] = [:]
+    /// Recent versions' records per slot (they never change once written), so that a push
+    /// looking through the versions since its base rarely reads them again.
+    private var recentRecords: [SlotAddress: [Int: VersionRecord]] = [:]
 
     public init(storage: any SaveStorage) { self.storage = storage }
 
@@ -56,7 +59,24 @@ public final class SlotStore: @unchecked Sendable {
 
     public func version(_ number: Int, of address: SlotAddress) throws -> Stored? {
         guard number >= 1 else { return nil }
-        return try read(versionName(number), in: try slotFolder(address))
+        let stored = try read(versionName(number), in: try slotFolder(address))
+        if let stored { keep(stored.record, of: address) }
+        return stored
+    }
+
+    /// A version's record, from memory when it was seen lately.
+    public func record(_ number: Int, of address: SlotAddress) throws -> VersionRecord? {
+        if let known = lock.withLock({ recentRecords[address]?[number] }) { return known }
+        return try version(number, of: address)?.record
+    }
+
+    private func keep(_ record: VersionRecord, of address: SlotAddress) {
+        lock.withLock {
+            var records = recentRecords[address] ?? [:]
+            records[record.version] = record
+            if records.count > 128, let oldest = records.keys.min() { records[oldest] = nil }
+            recentRecords[address] = records
+        }
     }
 
     /// Every version and parked push, newest first.
@@ -95,6 +115,7 @@ public final class SlotStore: @unchecked Sendable {
         }
         try folder.write(Self.object(record, bytes: bytes, slot: address.slotName), to: versionName(record.version), ifAbsent: true)
         remember(record.version, of: address)
+        keep(record, of: address)
     }
 
     /// Keeps a push that could not be merged; returns its name in the history.

@@ -7,7 +7,7 @@ import SaveKit
 ///
 /// Encoded as a JSON object (``value``) whose keys are the wire's: `version`, `state`, `sha256`,
 /// `size`, `codec`, `kind`, `schemaVersion`, `device`, `createdAt`, `how`, `base`, `mergedWith`,
-/// `restoredFrom`, `parked`, `decisions`.
+/// `restoredFrom`, `parked`, `pushed`, `decisions`.
 public struct VersionRecord: Sendable, Equatable {
     public enum State: String, Sendable {
         /// A version: it was, or is, the head.
@@ -52,15 +52,19 @@ public struct VersionRecord: Sendable, Equatable {
     /// The head a merge was made with.
     public var mergedWith: Int?
     public var restoredFrom: Int?
+    /// The SHA-256 of the bytes the device pushed (before a merge or migration changed them):
+    /// a push tried again after its answer was lost is found by it, and not merged twice.
+    public var pushed: String?
     public var decisions: [MergeDecision]
 
     public init(
         state: State = .version, version: Int, parked: String? = nil, sha256: String, size: Int, codec: String, kind: String?, schemaVersion: Int?,
-        device: String?, createdAt: Date, how: Origin, base: Int? = nil, mergedWith: Int? = nil, restoredFrom: Int? = nil, decisions: [MergeDecision] = []
+        device: String?, createdAt: Date, how: Origin, base: Int? = nil, mergedWith: Int? = nil, restoredFrom: Int? = nil, pushed: String? = nil,
+        decisions: [MergeDecision] = []
     ) {
         (self.state, self.version, self.parked, self.sha256, self.size, self.codec) = (state, version, parked, sha256, size, codec)
         (self.kind, self.schemaVersion, self.device, self.createdAt, self.how) = (kind, schemaVersion, device, createdAt, how)
-        (self.base, self.mergedWith, self.restoredFrom, self.decisions) = (base, mergedWith, restoredFrom, decisions)
+        (self.base, self.mergedWith, self.restoredFrom, self.pushed, self.decisions) = (base, mergedWith, restoredFrom, pushed, decisions)
     }
 
     public static func == (left: VersionRecord, right: VersionRecord) -> Bool { left.value == right.value }
@@ -81,6 +85,7 @@ public struct VersionRecord: Sendable, Equatable {
         if let base { fields["base"] = .integer(Int64(base)) }
         if let mergedWith { fields["mergedWith"] = .integer(Int64(mergedWith)) }
         if let restoredFrom { fields["restoredFrom"] = .integer(Int64(restoredFrom)) }
+        if let pushed { fields["pushed"] = .string(pushed) }
         if !decisions.isEmpty { fields["decisions"] = .array(decisions.map(Self.value(of:))) }
         return .dictionary(fields)
     }
@@ -95,7 +100,7 @@ public struct VersionRecord: Sendable, Equatable {
             size: try read.int("size"), codec: try read.string("codec"), kind: try read.optionalString("kind"),
             schemaVersion: try read.optionalInt("schemaVersion"), device: try read.optionalString("device"), createdAt: createdAt, how: how,
             base: try read.optionalInt("base"), mergedWith: try read.optionalInt("mergedWith"), restoredFrom: try read.optionalInt("restoredFrom"),
-            decisions: try (value.dictionaryValue?["decisions"]?.arrayValue ?? []).map { item throws(SaveError) in try Self.decision(item) })
+            pushed: try read.optionalString("pushed"), decisions: try (value.dictionaryValue?["decisions"]?.arrayValue ?? []).map { item throws(SaveError) in try Self.decision(item) })
     }
 
     /// A merge decision on the wire: `{"pointer", "policy", "why", "conflict", "base"?, "local"?, "remote"?, "result"?}`.

@@ -48,6 +48,23 @@ struct MergeTests {
         #expect(merged["statistics"]?["gamesPlayed"] == 65, "30 + 10 + 25")
     }
 
+    /// Two devices that each earned the same from the base hold equal counters: both changes
+    /// count (a counter is the base plus both sides' changes), whereas an equal value under any
+    /// other rule is one change, taken once. Found by the sync server's 32-device test.
+    @Test func theSameChangeToACounterOnBothSidesCountsTwice() throws {
+        let base = #"{"saveVersion": 2, "player": {"level": 3, "xp": 10}, "coins": 100, "unlockedThemes": ["a"], "statistics": {"gamesPlayed": 30}, "lastSaved": "2026-11-20T10:00:00Z"}"#
+        let both = base.replacingOccurrences(of: #""coins": 100"#, with: #""coins": 110"#).replacingOccurrences(of: #"["a"]"#, with: #"["a", "b"]"#)
+        // Equal copies, byte for byte, and equal counters inside copies that differ elsewhere.
+        for (local, remote) in [(both, both), (both, both.replacingOccurrences(of: #""gamesPlayed": 30"#, with: #""gamesPlayed": 31"#))] {
+            let (value, result) = try Self.merge("blocks.gamesave", base: base, local: local, remote: remote)
+            #expect(result.conflicts.isEmpty)
+            #expect(value["coins"] == 120, "100 + 10 + 10")
+            #expect(value["unlockedThemes"] == ["a", "b"], "a union: the same unlock once")
+        }
+        let (unchanged, _) = try Self.merge("blocks.gamesave", base: base, local: base, remote: base)
+        #expect(unchanged["coins"] == 100)
+    }
+
     /// Buildings reordered on one device and upgraded on the other: the upgrade is kept, in the
     /// new order, and no building is duplicated.
     @Test func keyedArrayReorderedOnOneSideAndEditedOnTheOther() throws {

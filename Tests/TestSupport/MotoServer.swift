@@ -62,6 +62,15 @@ public final class MotoServer: @unchecked Sendable {
                     time.sleep(1)
                 os._exit(0)
             threading.Thread(target=watch, daemon=True).start()
+            # moto checks If-None-Match and then stores, in two steps on a threaded server: two
+            # concurrent PUTs of one key could both pass. S3 makes the pair atomic, and the sync
+            # server's tests rely on that, so moto's PUT is made one step here.
+            from moto.s3.responses import S3Response
+            put_lock, put_object = threading.Lock(), S3Response.put_object
+            def atomic_put_object(self):
+                with put_lock:
+                    return put_object(self)
+            S3Response.put_object = atomic_put_object
             sys.argv = ["moto_server"] + sys.argv[1:]
             sys.exit(main())
             """

@@ -52,6 +52,14 @@ public struct MergeRules: Sendable {
         return best
     }
 
+    /// Whether a counter rule reaches below `pointer`.
+    public func hasCounter(below pointer: JSONPointer) -> Bool {
+        valueRules.contains { rule in
+            guard case .counter = rule.policy, rule.path.tokens.count > pointer.tokens.count else { return false }
+            return PointerPattern(tokens: Array(rule.path.tokens.prefix(pointer.tokens.count))).matches(pointer)
+        }
+    }
+
     /// The group rules held by the object at `pointer`.
     public func groups(at pointer: JSONPointer) -> [Rule] {
         groupRules.isEmpty ? [] : groupRules.filter { $0.path.matches(pointer) }

@@ -45,7 +45,9 @@ public struct SaveMerger: Sendable {
     }
 
     public func merge(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
-        if local.bytes == remote.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
+        // Equal copies are merged done, unless both changed the base alike: then a counter's
+        // two changes both count, and the rules below decide.
+        if local.bytes == remote.bytes, base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
         // One side's change, byte for byte, when both are in the same codec (a re-encoding could
         // only lose the file's own layout).
         if let base, registry.codec(sniffing: local.bytes)?.id == registry.codec(sniffing: remote.bytes)?.id {

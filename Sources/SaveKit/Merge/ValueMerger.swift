@@ -41,12 +41,16 @@ public struct ValueMerger: Sendable {
     private struct Run {
         let merger: ValueMerger
         let threeWay: Bool
+        /// Whether any rule is a counter: then equal sides that both left the base need a look.
+        let hasCounters: Bool
         /// Where the document sits (inside a holder's embedded value), for reports.
         let prefix: JSONPointer
         var decisions: [MergeDecision] = []
 
         init(merger: ValueMerger, threeWay: Bool, prefix: JSONPointer) {
             (self.merger, self.threeWay, self.prefix) = (merger, threeWay, prefix)
+            hasCounters = threeWay && merger.rules?.hasCounter(below: JSONPointer(tokens: [])) == true
+                || merger.rules?.rule(at: .root).map { if case .counter = $0.policy { true } else { false } } == true
         }
 
         var defaultPolicy: MergePolicy { merger.rules?.defaultPolicy ?? .ask }
@@ -84,8 +88,22 @@ public struct ValueMerger: Sendable {
             return (local, .local)
         }
 
+        /// Whether equal sides that differ from the base still need merging: at a counter, or in
+        /// an object holding one (arrays and other rules take equal sides as they are).
+        func sameChangeCounts(_ path: JSONPointer, base: SaveValue?, value: SaveValue?) -> Bool {
+            guard threeWay, let base, let value, base != value, let rules = merger.rules else { return false }
+            if let rule = rules.rule(at: path) {
+                if case .counter = rule.policy { return true }
+                return false
+            }
+            if case .dictionary = value { return rules.hasCounter(below: path) }
+            return false
+        }
+
         mutating func node(_ path: JSONPointer, base: SaveValue?, local: SaveValue?, remote: SaveValue?) -> SaveValue? {
-            if local == remote { return local }
+            // The same change on both sides is taken once, but for a counter: two devices that
+            // each earned 10 coins from the base hold equal copies, and both earnings count.
+            if local == remote, !sameChangeCounts(path, base: base, value: local) { return local }
             if threeWay && (base == local || base == remote) {
                 let changed: MergeSide = base == local ? .remote : .local
                 let taken = changed == .remote ? remote : local
@@ -117,7 +135,7 @@ public struct ValueMerger: Sendable {
             }
             if case .dictionary = local, case .dictionary = remote {
                 for group in merger.rules?.groups(at: path) ?? [] { settle(group, at: path, base: base, local: &local, remote: &remote) }
-                if local == remote { return local }
+                if local == remote, !sameChangeCounts(path, base: base, value: local) { return local }
             }
             if let rule = merger.rules?.rule(at: path) {
                 return apply(rule.policy, path, base: base, local: local, remote: remote)
@@ -135,8 +153,9 @@ public struct ValueMerger: Sendable {
             var merged = OrderedDictionary<String, SaveValue>(minimumCapacity: local.count)
             for (key, value) in local {
                 let other = remote[key]
-                // Most keys hold the same value on both sides: kept without building their path.
-                if value == other {
+                // Most keys hold the same value on both sides: kept without building their path
+                // (unless both changed it alike where a counter may be, which node(…) decides).
+                if value == other, !hasCounters || base?[key] == nil || base?[key] == value {
                     merged[key] = value
                 } else if let result = node(path.appending(key), base: base?[key], local: value, remote: other) {
                     merged[key] = result

@@ -35,6 +35,9 @@ struct SyncRoutes: Sendable {
             return APIError(error).response
         } catch let error as HTTPError where error.status == .contentTooLarge {
             return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
+        } catch is NIOTooManyBytesError {
+            // A chunked body has no length to refuse it by: it is cut off as it passes the cap.
+            return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
         } catch {
             return APIError(.internalServerError, "internal", "the request failed: \(error)").response
         }
@@ -179,17 +182,18 @@ struct SyncRoutes: Sendable {
         }
         let limit = configuration.maxBody
         let timeout = configuration.bodyTimeout
-        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await request.body.collect(upTo: limit) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
+        // The body and a timer race; the loser is left behind (a body still coming in ends with
+        // its connection), so a client that stops half-way gets its 408 at once.
+        let race = BodyRace()
+        let buffer: ByteBuffer = try await withCheckedThrowingContinuation { continuation in
+            race.continuation = continuation
+            Task {
+                do { race.finish(.success(try await request.body.collect(upTo: limit))) } catch { race.finish(.failure(error)) }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else {
-                throw APIError(.requestTimeout, "timeout", "the body did not arrive within \(timeout)")
+            Task {
+                try? await Task.sleep(for: timeout)
+                race.finish(.failure(APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")))
             }
-            return buffer
         }
         return Array(buffer.readableBytesView)
     }
@@ -232,6 +236,20 @@ struct SyncRoutes: Sendable {
 
     private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await NIOThreadPool.singleton.runIfActive(body)
+    }
+}
+
+/// Hands the first of two results to a continuation, once.
+private final class BodyRace: @unchecked Sendable {
+    private let lock = NSLock()
+    var continuation: CheckedContinuation<ByteBuffer, any Error>?
+
+    func finish(_ result: Result<ByteBuffer, any Error>) {
+        let waiting = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
     }
 }
 

@@ -53,7 +53,7 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
         var maxBody = 16 << 20
 
-        @Option(help: ArgumentHelp("Seconds before an idle connection, or a body still coming in, is given up.", valueName: "seconds"))
+        @Option(help: ArgumentHelp("Seconds a request's body may take to arrive (then 408); an idle connection is closed 2 s later.", valueName: "seconds"))
         var timeout = 30
 
         @Option(help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
@@ -79,8 +79,9 @@ struct Serve: ParsableCommand {
                 var configuration = SyncServerConfiguration(
                     storage: storage, tokens: try tokens.map { try TokenList(file: $0) }, kinds: try global.kinds(), registry: global.registry())
                 (configuration.host, configuration.port, configuration.maxBody) = (host, port, maxBody)
-                configuration.idleTimeout = .seconds(Int64(timeout))
+                // A body that stalls gets its 408 before the connection is given up as idle.
                 configuration.bodyTimeout = .seconds(timeout)
+                configuration.idleTimeout = .seconds(Int64(timeout) + 2)
                 configuration.maxConnections = maxConnections
                 let quiet = global.quiet
                 configuration.accessLog = { line in if !quiet { Console.error(line) } }

@@ -1,0 +1,292 @@
+import Crypto
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `savetool serve` as an operator and an attacker meet it: tokens and spaces, names checked
+/// before storage, hostile traffic, a full disk, a store that is down, and kills under load.
+@Suite("savetool serve", .serialized)
+struct SyncServerTests {
+    static let save = Array(try! Data(contentsOf: URL(fileURLWithPath: CLI.tournament)))
+    static let slot = "Documents/current_tournament.json"
+
+    static func hex(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
+
+    // MARK: Who may do what
+
+    @Test func tokensReachTheirSpacesOnly() throws {
+        let root = try Processes.temporaryDirectory("sync-tokens")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let tokens = root.appendingPathComponent("tokens.json").path
+        func add(_ spaces: String, _ access: String) throws -> String {
+            let made = try CLI.run("serve", "token", "add", "--tokens", tokens, "--spaces", spaces, "--access", access)
+            #expect(made.status == 0, "\(made.errors)")
+            return made.outputText.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let (writer, reader, admin, other) = (try add("kape/*", "write"), try add("kape/*", "read"), try add("kape/*", "admin"), try add("blocks/*", "write"))
+        let file = try String(contentsOfFile: tokens, encoding: .utf8)
+        for token in [writer, reader, admin, other] { #expect(!file.contains(token), "only hashes are kept") }
+        var mode = stat()
+        #expect(stat(tokens, &mode) == 0 && mode.st_mode & 0o777 == 0o600)
+
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store, arguments: ["--tokens", tokens])
+        let space = "kape/player-1"
+        #expect(try SyncAPI(server.url, token: writer).push(space, Self.slot, Self.save, base: nil).status == 200)
+
+        let anonymous = try SyncAPI(server.url).get(space, Self.slot)
+        #expect(anonymous.status == 401 && anonymous.header("WWW-Authenticate") == "Bearer")
+        #expect(try SyncAPI(server.url, token: "st_not-a-token").get(space, Self.slot).status == 401)
+        // Another space: the same answer whether it exists or not, so probing tells nothing.
+        let existing = try SyncAPI(server.url, token: other).get(space, Self.slot)
+        let missing = try SyncAPI(server.url, token: other).get("kape/nobody", Self.slot)
+        #expect(existing.status == 403 && missing.status == 403 && existing.text == missing.text)
+        #expect(try SyncAPI(server.url, token: other).push(space, Self.slot, Self.save, base: 1).status == 403)
+        // Read may read; write may push but not force or restore; admin may.
+        #expect(try SyncAPI(server.url, token: reader).get(space, Self.slot).status == 200)
+        #expect(try SyncAPI(server.url, token: reader).push(space, Self.slot, Self.save, base: 1).status == 403)
+        let changed = Array(String(decoding: Self.save, as: UTF8.self).replacingOccurrences(of: "\"round\": 2", with: "\"round\": 3").utf8)
+        #expect(changed != Self.save)
+        let forced = "/v1/spaces/\(space)/slots/\(Self.slot)?force=true"
+        #expect(try SyncAPI(server.url, token: writer).request("PUT", forced, body: changed).status == 403)
+        #expect(try SyncAPI(server.url, token: admin).request("PUT", forced, body: changed).version == 2)
+        let restore = SyncAPI.slot(space, Self.slot) + "/restore"
+        #expect(try SyncAPI(server.url, token: writer).request("POST", restore, body: Array(#"{"version": 1}"#.utf8)).status == 403)
+        let restored = try SyncAPI(server.url, token: admin).request("POST", restore, body: Array(#"{"version": 1}"#.utf8))
+        #expect(restored.status == 200 && restored.version == 3)
+        #expect(try SyncAPI(server.url, token: reader).get(space, Self.slot).bytes == Self.save)
+        // A blind overwrite is never done.
+        let blind = try SyncAPI(server.url, token: writer).request("PUT", SyncAPI.slot(space, Self.slot), body: changed)
+        #expect(blind.status == 428)
+        // The access log names requests, never a token.
+        let log = server.log
+        #expect(log.contains("PUT kape/player-1 Documents/current_tournament.json 200"))
+        for token in [writer, reader, admin, other] { #expect(!log.contains(token)) }
+
+        // Without tokens, only a loopback address is served.
+        let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0", "--port", "0")
+        #expect(open.status == 64 && open.errors.contains("without tokens"), "\(open.errors)")
+    }
+
+    // MARK: Hostile traffic
+
+    /// Sends raw bytes on a new connection and reads the answer's status (0: none came).
+    static func raw(_ port: Int, _ request: [UInt8], closeWrite: Bool = false) -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else { return -1 }
+        _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if closeWrite { shutdown(socket, Int32(SHUT_WR)) }
+        var answer = [UInt8](repeating: 0, count: 64)
+        let count = recv(socket, &answer, answer.count, 0)
+        guard count >= 12, answer.starts(with: Array("HTTP/1.1 ".utf8)) else { return 0 }
+        return Int(String(decoding: answer[9..<12], as: UTF8.self)) ?? 0
+    }
+
+    static func request(_ method: String, _ target: String, headers: [String] = [], body: [UInt8] = []) -> [UInt8] {
+        var lines = ["\(method) \(target) HTTP/1.1", "Host: 127.0.0.1", "Connection: close"] + headers
+        if !body.isEmpty, !headers.contains(where: { $0.lowercased().hasPrefix("content-length") || $0.lowercased().hasPrefix("transfer-encoding") }) {
+            lines.append("Content-Length: \(body.count)")
+        }
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8) + body
+    }
+
+    @Test func malformedRequestsGetA4xxAndTheServerStaysUp() throws {
+        let root = try Processes.temporaryDirectory("sync-hostile")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store, arguments: ["--max-body", "65536", "--timeout", "2"])
+        let port = server.port
+        #expect(try SyncAPI(server.url).push("blocks/p1", Self.slot, Self.save, base: nil).status == 200)
+        let deep = Array(String(repeating: "[", count: 100_000).utf8)
+        let put = { (target: String, body: [UInt8]) in Self.request("PUT", target, headers: ["If-None-Match: *"], body: body) }
+        let slots = "/v1/spaces/blocks/p1/slots/"
+        // Each case: the request, and what it must not be answered with.
+        var cases: [(String, [UInt8])] = [
+            ("dot-dot", Self.request("GET", "/v1/spaces/blocks/../slots/x.json")),
+            ("dot", Self.request("GET", "/v1/spaces/blocks/./slots/x.json")),
+            ("dot-dot slot", Self.request("GET", slots + "../../etc/passwd")),
+            ("encoded slash", Self.request("GET", "/v1/spaces/blocks%2Fp1/slots/x.json")),
+            ("encoded dot-dot", Self.request("GET", slots + "%2E%2E/x.json")),
+            ("encoded NUL", Self.request("GET", slots + "x%00.json")),
+            ("empty segment", Self.request("GET", "/v1/spaces/blocks//p1/slots/x.json")),
+            ("five space segments", Self.request("GET", "/v1/spaces/a/b/c/d/e/slots/x.json")),
+            ("seventeen slot segments", Self.request("GET", slots + Array(repeating: "a", count: 17).joined(separator: "/"))),
+            ("long segment", Self.request("GET", slots + String(repeating: "a", count: 129))),
+            ("bad character", Self.request("GET", slots + "a~b.json")),
+            ("space in name", Self.request("GET", slots + "a%20b.json")),
+            ("non-ASCII name", Array("GET \(slots)café.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)),
+            ("huge header", Self.request("GET", slots + "x.json", headers: ["X-Big: " + String(repeating: "a", count: 200_000)])),
+            ("many headers", Self.request("GET", slots + "x.json", headers: (0..<2000).map { "X-\($0): 1" })),
+            ("bad content length", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Content-Length: ten"], body: Self.save)),
+            ("two content lengths", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Content-Length: 3", "Content-Length: 4"], body: Self.save)),
+            ("negative content length", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Content-Length: -1"], body: Self.save)),
+            ("declared too large", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Content-Length: 100000000"])),
+            ("chunked too large", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Transfer-Encoding: chunked"],
+                body: Array((String(repeating: "10000\r\n" + String(repeating: "a", count: 65536) + "\r\n", count: 2) + "0\r\n\r\n").utf8))),
+            ("truncated body", Self.request("PUT", slots + "x.json", headers: ["If-None-Match: *", "Content-Length: 5000"], body: Array(Self.save.prefix(100)))),
+            ("not JSON", put(slots + "x.json", Array("{\"round\": ".utf8))),
+            ("binary plist in a .json slot", put(slots + "y.json", Array("bplist00".utf8) + [UInt8](repeating: 0, count: 40))),
+            ("not a save at all", put(slots + "z.json", Array("hello".utf8))),
+            ("deep nesting", put(slots + "deep.json", deep)),
+            ("invalid tournament", put(slots + "Documents/current_tournament.json", Array(#"{"schemaVersion": 3, "round": "two"}"#.utf8))),
+            ("blind overwrite", Self.request("PUT", slots + Self.slot, body: Self.save)),
+            ("bad If-Match", Self.request("PUT", slots + Self.slot, headers: ["If-Match: banana"], body: Self.save)),
+            ("future base", Self.request("PUT", slots + Self.slot, headers: ["If-Match: \"99\""], body: Self.save)),
+            ("version zero", Self.request("GET", slots + Self.slot + "?version=0")),
+            ("restore without a body", Self.request("POST", slots + Self.slot + "/restore", body: Array("{}".utf8))),
+            ("unknown method", Self.request("DELETE", slots + Self.slot)),
+            ("not the API", Self.request("GET", "/etc/passwd")),
+            ("garbage request line", Array("\u{01}\u{02} nonsense\r\n\r\n".utf8)),
+        ]
+        // Random bytes in names and bodies fill the rest.
+        var generator = SystemRandomNumberGenerator()
+        while cases.count < 1000 {
+            let junk = (0..<Int.random(in: 1...24, using: &generator)).map { _ in UInt8.random(in: 0x21...0x7E, using: &generator) }
+            let name = String(decoding: junk.filter { $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") && $0 != UInt8(ascii: "/") }, as: UTF8.self)
+            let named = SlotAddressCheck.isName(name) ? name + "%" : name
+            cases.append(("random name \(named)", Self.request("GET", slots + named)))
+            let body = (0..<Int.random(in: 1...256, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            cases.append(("random body", put(slots + "r\(cases.count).json", body)))
+        }
+        let before = server.residentKiB
+        var wrong: [String] = []
+        for (name, bytes) in cases {
+            let status = Self.raw(port, bytes)
+            if !(400..<500).contains(status) { wrong.append("\(name): \(status)") }
+        }
+        #expect(wrong.isEmpty, "\(wrong.count) of \(cases.count) not answered 4xx: \(wrong.prefix(10))")
+        #expect(try SyncAPI(server.url).request("GET", "/healthz").status == 200, "still up")
+        let growth = server.residentKiB - before
+        #expect(growth < 64 * 1024, "memory stays flat: grew \(growth) KiB over \(cases.count) requests")
+        // Nothing of it was stored: the one slot pushed at the start is all there is.
+        let listed = try Codecs.json.decode(try SyncAPI(server.url).request("GET", "/v1/spaces/blocks/p1/slots").bytes)
+        #expect(listed.arrayValue?.count == 1, "\(listed)")
+    }
+
+    // MARK: Faults
+
+    @Test func aFullDiskIs507WithNothingHalfWritten() throws {
+        let root = try Processes.temporaryDirectory("sync-full")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        // 16 blocks of 512 bytes: the tournament fits, a 20 KB save does not.
+        let server = try SyncServerProcess(store: store, limitBlocks: 16)
+        let api = SyncAPI(server.url)
+        #expect(try api.push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
+        let big = Array(("{\"notes\": \"" + String(repeating: "x", count: 20_000) + "\"}").utf8)
+        let full = try api.push("kape/p1", "Documents/notes.json", big, base: nil)
+        #expect(full.status == 507, "\(full.status) \(full.text)")
+        #expect(full.text.contains("storageFull"))
+        #expect(try api.get("kape/p1", "Documents/notes.json").status == 404, "no half version is served")
+        let leftovers = Files.regularFiles(under: store).filter { $0.contains(".savetool-") || $0.contains("tmp") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try api.get("kape/p1", Self.slot).bytes == Self.save)
+    }
+
+    @Test func aStoreThatIsDownIs503AndTheClientGivesUpWith75() throws {
+        let root = try Processes.temporaryDirectory("sync-down")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = "key"
+        environment["AWS_SECRET_ACCESS_KEY"] = "secret"
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(try MotoServer.freePort())"  // nothing listens there
+        let server = try SyncServerProcess(store: "s3://saves/sync", environment: environment)
+        let answer = try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil)
+        #expect(answer.status == 503 && answer.header("Retry-After") != nil, "\(answer.status) \(answer.text)")
+        let device = root.appendingPathComponent("current_tournament.json").path
+        try Data(Self.save).write(to: URL(fileURLWithPath: device))
+        let synced = try CLI.run("sync", device, "--server", server.url, "--space", "kape/p1")
+        #expect(synced.status == 75, "\(synced.errors)")
+        #expect(synced.errors.contains("tried 4 times"), "\(synced.errors)")
+        // No server at all: the same, without waiting for answers.
+        let nobody = try CLI.run("sync", device, "--server", "http://127.0.0.1:\(try MotoServer.freePort())", "--space", "kape/p1")
+        #expect(nobody.status == 75, "\(nobody.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: device)) == Data(Self.save))
+    }
+
+    // MARK: Kills under load
+
+    /// Twenty SIGKILLs at spread moments while devices push: after a restart, every push that
+    /// was answered 200 is in the history with its bytes, and every version served is whole.
+    @Test func killedUnderLoadLosesNothingAcknowledged() throws {
+        let root = try Processes.temporaryDirectory("sync-kill")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        var server = try SyncServerProcess(store: store)
+        let port = server.port
+        #expect(try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
+        final class Acknowledged: @unchecked Sendable {
+            let lock = NSLock()
+            var versions: [Int: String] = [:]
+            var running = true
+        }
+        let acknowledged = Acknowledged()
+        let load = DispatchGroup()
+        for device in 0..<4 {
+            DispatchQueue.global().async(group: load) {
+                let api = SyncAPI("http://127.0.0.1:\(port)", device: "device-\(device)")
+                var round = 0
+                while acknowledged.lock.withLock({ acknowledged.running }) {
+                    round += 1
+                    guard let head = try? api.get("kape/p1", Self.slot), head.status == 200, let version = head.version else {
+                        Thread.sleep(forTimeInterval: 0.02)
+                        continue
+                    }
+                    var text = String(decoding: head.bytes, as: UTF8.self)
+                    text = text.replacingOccurrences(of: "\"deckId\": \"", with: "\"deckId\": \"d\(device)-\(round)-")
+                    guard let answer = try? api.push("kape/p1", Self.slot, Array(text.utf8), base: version), answer.status == 200, let stored = answer.version else { continue }
+                    acknowledged.lock.withLock { acknowledged.versions[stored] = Self.hex(answer.bytes) }
+                }
+            }
+        }
+        for _ in 0..<20 {
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.3))
+            server.kill()
+            server = try SyncServerProcess(store: store, port: port)
+        }
+        Thread.sleep(forTimeInterval: 0.2)
+        acknowledged.lock.withLock { acknowledged.running = false }
+        load.wait()
+
+        let api = SyncAPI(server.url)
+        let answered = acknowledged.lock.withLock { acknowledged.versions }
+        #expect(answered.count > 20, "the load got through between kills: \(answered.count) pushes")
+        for (version, sha256) in answered {
+            let stored = try api.request("GET", SyncAPI.slot("kape/p1", Self.slot) + "?version=\(version)")
+            #expect(stored.status == 200 && Self.hex(stored.bytes) == sha256, "version \(version) was answered 200")
+        }
+        let history = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("kape/p1", Self.slot) + "/history").bytes).arrayValue ?? []
+        for record in history where record["state"] == "version" {
+            guard case .integer(let version)? = record["version"] else { continue }
+            let stored = try api.request("GET", SyncAPI.slot("kape/p1", Self.slot) + "?version=\(version)")
+            #expect(stored.status == 200 && .string(Self.hex(stored.bytes)) == record["sha256"], "version \(version) is whole")
+            #expect((try? Codecs.json.decode(stored.bytes)) != nil)
+        }
+        let numbers = history.compactMap { record -> Int? in if case .integer(let n)? = record["version"], record["state"] == "version" { Int(n) } else { nil } }
+        #expect(numbers.sorted() == Array(1...(numbers.max() ?? 1)), "versions 1 to the head, none missing")
+    }
+}
+
+/// The name rule, as the tests need it to build names that break it.
+enum SlotAddressCheck {
+    static func isName(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 128 && text != "." && text != ".." && text.utf8.allSatisfy { byte in
+            (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+    }
+}

@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SaveKit", targets: ["SaveKit"]),
         .library(name: "SaveArchive", targets: ["SaveArchive"]),
         .executable(name: "savetool", targets: ["savetool"]),
+        .executable(name: "savetool-serve", targets: ["savetool-serve"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -76,9 +77,22 @@ let package = Package(
         .executableTarget(
             name: "savetool",
             dependencies: [
-                "SaveKit", "SaveArchive", "SaveStorage", "SaveStorageS3", "SaveSync", "SaveServer", "BuiltInFormats", "CSaveToolSystem",
+                "SaveKit", "SaveArchive", "SaveStorage", "SaveStorageS3", "SaveSync", "SaveToolCLI", "BuiltInFormats", "CSaveToolSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // What savetool and savetool-serve share: the global options, errors → exit codes, output.
+        .target(
+            name: "SaveToolCLI",
+            dependencies: ["SaveKit", "SaveArchive", "BuiltInFormats", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // `savetool serve`, a binary of its own (savetool hands it the arguments): the server's
+        // framework stays out of the start-up of every other command.
+        .executableTarget(
+            name: "savetool-serve",
+            dependencies: [
+                "SaveKit", "SaveServer", "SaveStorage", "SaveStorageS3", "SaveToolCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The save kinds that ship inside savetool: Formats/<kind>/ folders, compiled into the
@@ -111,9 +125,9 @@ let package = Package(
         ),
         // The storage seam, against a local folder and a real S3-compatible server (moto).
         .testTarget(name: "SaveStorageTests", dependencies: ["SaveStorage", "SaveStorageS3", "SaveKit", "TestSupport"]),
-        // Runs the built savetool binary: exit codes, messages, files on disk.
         // Runs the built savetool binary: exit codes, messages, files on disk; and `savetool serve`,
         // started for real, through a real HTTP client.
-        .testTarget(name: "savetoolTests", dependencies: ["savetool", "SaveKit", "SaveArchive", "SaveHTTP", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "savetoolTests", dependencies: ["savetool", "savetool-serve", "SaveKit", "SaveArchive", "SaveHTTP", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

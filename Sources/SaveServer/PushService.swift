@@ -170,10 +170,13 @@ public struct PushService: Sendable {
 
     /// The version this very push made already (the same bytes, base and device): a device
     /// tries a push again when its answer was lost, and merging it twice would count its
-    /// counters twice. Looked for among the versions since the base (up to 64).
+    /// counters twice. Looked for among the versions since the base (up to 64), for pushes
+    /// that name their device.
     private func earlierAnswer(to pushed: Checked, base: Int, head: Int, device: String?, at address: SlotAddress) throws -> Outcome? {
+        // Without a Device-Id, two devices' equal pushes could not be told from one sent twice.
+        guard device != nil else { return nil }
         for number in stride(from: head, to: max(base, head - 64), by: -1) {
-            guard let record = try store.record(number, of: address), record.pushed == pushed.pushed, record.base == base, record.device == device else { continue }
+            guard try store.origin(of: number, at: address) == SlotStore.Origin(base: base, pushed: pushed.pushed, device: device) else { continue }
             guard let stored = try store.version(number, of: address) else { continue }
             return .stored(stored.record, bytes: stored.bytes)
         }

@@ -22,9 +22,16 @@ public final class SlotStore: @unchecked Sendable {
     /// The last head seen per slot: a hint, checked by looking for the version after it.
     private var knownHeads: [SlotAddress: Int] = [:]
     private var slotLocks: [SlotAddress: NSLock] = [:]
-    /// Recent versions' records per slot (they never change once written), so that a push
-    /// looking through the versions since its base rarely reads them again.
-    private var recentRecords: [SlotAddress: [Int: VersionRecord]] = [:]
+    /// Who made each recent version from what, per slot (versions never change once written):
+    /// a push looking for its own earlier answer rarely reads versions again.
+    private var recentOrigins: [SlotAddress: [Int: Origin]] = [:]
+
+    /// What tells a push tried again from a new one.
+    public struct Origin: Sendable, Equatable {
+        public var base: Int?
+        public var pushed: String?
+        public var device: String?
+    }
 
     public init(storage: any SaveStorage) { self.storage = storage }
 
@@ -64,18 +71,18 @@ public final class SlotStore: @unchecked Sendable {
         return stored
     }
 
-    /// A version's record, from memory when it was seen lately.
-    public func record(_ number: Int, of address: SlotAddress) throws -> VersionRecord? {
-        if let known = lock.withLock({ recentRecords[address]?[number] }) { return known }
-        return try version(number, of: address)?.record
+    /// Where version `number` came from, from memory when it was seen lately.
+    public func origin(of number: Int, at address: SlotAddress) throws -> Origin? {
+        if let known = lock.withLock({ recentOrigins[address]?[number] }) { return known }
+        return try version(number, of: address).map { Origin(base: $0.record.base, pushed: $0.record.pushed, device: $0.record.device) }
     }
 
     private func keep(_ record: VersionRecord, of address: SlotAddress) {
         lock.withLock {
-            var records = recentRecords[address] ?? [:]
-            records[record.version] = record
-            if records.count > 128, let oldest = records.keys.min() { records[oldest] = nil }
-            recentRecords[address] = records
+            var origins = recentOrigins[address] ?? [:]
+            origins[record.version] = Origin(base: record.base, pushed: record.pushed, device: record.device)
+            if origins.count > 64, let oldest = origins.keys.min() { origins[oldest] = nil }
+            recentOrigins[address] = origins
         }
     }
 

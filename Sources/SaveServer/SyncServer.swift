@@ -20,8 +20,9 @@ public struct SyncServerConfiguration: Sendable {
     public var registry: CodecRegistry
     /// A larger body is refused with 413 before it is read.
     public var maxBody = 16 << 20
-    /// A connection with nothing to read or write for this long is closed.
-    public var idleTimeout: TimeAmount = .seconds(30)
+    /// A connection with nothing to read or write for this long is closed; longer than
+    /// `bodyTimeout`, so that a body that stalls is answered 408 before its connection goes.
+    public var idleTimeout: TimeAmount = .seconds(32)
     /// A request whose body has not all come in by then gets 408 (a slow client).
     public var bodyTimeout: Duration = .seconds(30)
     public var maxConnections = 512

@@ -5,8 +5,10 @@ import SaveKit
 ///
 /// Names are checked before anything else happens, by the server before any storage is
 /// touched and by the client before anything is sent: a space has 1–4 segments, a slot 1–16,
-/// each of 1–128 characters from `A–Z a–z 0–9 . _ -`, never `.` or `..`. So a name can never
-/// climb out of its place, hold a percent-encoded slash or a NUL, or mean two things.
+/// each of 1–128 characters from `A–Z a–z 0–9 . _ -`, never `.` or `..`; a space has no
+/// segment `slots` and a slot does not end in `history` or `restore` (the API's paths use
+/// them). So a name can never climb out of its place, hold a percent-encoded slash or a NUL,
+/// or mean two things.
 public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
     public let space: [String]
     public let slot: [String]
@@ -14,6 +16,10 @@ public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
     public init(space: String, slot: String) throws(SaveError) {
         self.space = try Self.segments(of: space, what: "space", most: 4)
         self.slot = try Self.segments(of: slot, what: "slot", most: 16)
+        // The API's paths end a slot with /history or /restore: a slot named so could not be read.
+        if let last = self.slot.last, ["history", "restore"].contains(last) {
+            throw SaveError(.usage, "the slot name \"\(Self.shown(slot))\" ends in \(last), which the API reserves; expected another last segment")
+        }
     }
 
     public var spaceName: String { space.joined(separator: "/") }
@@ -26,6 +32,10 @@ public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func segments(of text: String, what: String, most: Int) throws(SaveError) -> [String] {
+        // A space ends at its path's first `slots` segment.
+        if what == "space", let index = text.split(separator: "/").firstIndex(of: "slots") {
+            throw SaveError(.usage, location: "segment \(index + 1)", "the space name \"\(Self.shown(text))\" has a segment slots, which the API reserves")
+        }
         let segments = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard (1...most).contains(segments.count) else {
             throw SaveError(.usage, "the \(what) name \"\(Self.shown(text))\" has \(segments.count) segments, expected 1 to \(most) separated by /")

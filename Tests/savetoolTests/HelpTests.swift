@@ -10,6 +10,7 @@ struct HelpTests {
     static let commands = [
         "", "convert", "get", "set", "remove", "diff", "inspect", "validate", "migrate", "merge", "export", "import",
         "formats", "formats list", "formats show", "formats new", "backup", "backup create", "backup list", "backup verify", "backup prune",
+        "serve", "serve run", "serve token", "sync",
     ]
 
     static func help(_ command: String) throws -> String {

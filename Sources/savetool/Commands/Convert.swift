@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveKit
+import SaveToolCLI
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SaveKit
+import SaveToolCLI
 
 struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(

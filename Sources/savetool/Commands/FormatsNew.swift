@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveKit
+import SaveToolCLI
 
 extension Formats {
     /// `savetool formats new <kind> --codec <id>`: a kind folder to start from, that loads.

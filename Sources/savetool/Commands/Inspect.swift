@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import SaveArchive
 import SaveKit
+import SaveToolCLI
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(

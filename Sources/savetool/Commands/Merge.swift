@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SaveArchive
 import SaveKit
+import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc

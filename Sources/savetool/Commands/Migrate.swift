@@ -3,6 +3,7 @@ import Foundation
 import OrderedCollections
 import SaveArchive
 import SaveKit
+import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SaveKit
 import SaveSync
+import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SaveKit
+import SaveToolCLI
 
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(

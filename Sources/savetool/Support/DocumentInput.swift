@@ -1,6 +1,7 @@
 import ArgumentParser
 import SaveArchive
 import SaveKit
+import SaveToolCLI
 
 /// A document read from a file or standard input, with the codec it was read with.
 struct LoadedDocument {

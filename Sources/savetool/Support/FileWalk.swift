@@ -1,5 +1,6 @@
 import Foundation
 import SaveKit
+import SaveToolCLI
 
 /// The regular files under the paths a command was given, found one directory at a time.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import SaveArchive
+import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import Foundation
 import SaveArchive
 import SaveStorageS3
 import SaveKit
+import SaveToolCLI
 
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import SaveArchive
 import SaveKit
+import SaveToolCLI
 
 struct BackupVerify: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -4,14 +4,17 @@ import SaveKit
 import SaveServer
 import SaveStorage
 import SaveStorageS3
+import SaveToolCLI
+import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
+@main
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "serve",
+        commandName: "savetool serve",
         abstract: "Run a sync server: devices push saves, and concurrent pushes are merged, not overwritten.",
         discussion: """
             Devices push a save to a slot of a space (one account of one app) with the version \
@@ -29,12 +32,35 @@ struct Serve: ParsableCommand {
               savetool serve --store s3://saves/sync --port 8080
               savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write
             """,
+        version: "0.1.0",
         subcommands: [Run.self, TokenAdd.self],
         defaultSubcommand: Run.self
     )
 
+    static func main() {
+        // Global options may come first, as with savetool.
+        let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     struct Run: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "run", abstract: "Run the server (the default).")
+        static let configuration = CommandConfiguration(
+            commandName: "run",
+            abstract: "Run the server (the default: `savetool serve` is `savetool serve run`).",
+            discussion: """
+                Prints the address it listens on, then one access-log line per request on stderr \
+                (method, space, slot, status, bytes, milliseconds, device; never a token or a body). \
+                SIGTERM or SIGINT stops it after the requests in flight.
+
+                Examples:
+                  savetool serve run --store /var/lib/savetool/sync --port 8080
+                  savetool serve run --store s3://saves/sync --tokens tokens.json --host 0.0.0.0
+                """)
 
         @OptionGroup var global: GlobalOptions
 

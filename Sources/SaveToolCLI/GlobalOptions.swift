@@ -4,23 +4,25 @@ import BuiltInFormats
 import SaveArchive
 import SaveKit
 
-/// Options every command accepts.
-struct GlobalOptions: ParsableArguments {
+/// Options every command accepts (savetool's and savetool-serve's).
+public struct GlobalOptions: ParsableArguments, Sendable {
+    public init() {}
+
     @Flag(help: "Machine-readable output: one JSON document on standard output.")
-    var json = false
+    public var json = false
 
     @Flag(name: .shortAndLong, help: "Print only errors.")
-    var quiet = false
+    public var quiet = false
 
     @Option(name: .customLong("formats"), help: ArgumentHelp("A directory of save-kind folders (Formats/<kind>/), searched before the built-in ones (repeatable).", valueName: "dir"))
-    var formatDirectories: [String] = []
+    public var formatDirectories: [String] = []
 
     @Option(name: .customLong("plugins"), help: ArgumentHelp("A directory holding savetool-codec-<id> plugin executables (repeatable); PATH is searched too.", valueName: "dir"))
-    var pluginDirectories: [String] = []
+    public var pluginDirectories: [String] = []
 
     /// A `--formats` or `--plugins` folder that does not exist is an error (66), not silently
     /// nothing: a typo would otherwise run every command without the user's kinds or plugins.
-    func validate() throws {
+    public func validate() throws {
         for (directory, holding) in formatDirectories.map({ ($0, "save-kind folders") }) + pluginDirectories.map({ ($0, "savetool-codec-<id> plugins") }) {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -32,7 +34,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// The arguments with every negative number (`-3`, `-0.5`, `-1e3`) moved after a `--` at
     /// the end, in order, where they are read as values; `nil` when there is none, or a `--` already.
-    static func negativeNumbersAsValues(_ arguments: [String]) -> [String]? {
+    public static func negativeNumbersAsValues(_ arguments: [String]) -> [String]? {
         func isNegativeNumber(_ token: String) -> Bool {
             token.count > 1 && token.hasPrefix("-") && Double(token) != nil && token.dropFirst().first.map { $0.isNumber || $0 == "." } == true
         }
@@ -40,12 +42,12 @@ struct GlobalOptions: ParsableArguments {
         return arguments.filter { !isNegativeNumber($0) } + ["--"] + arguments.filter(isNegativeNumber)
     }
 
-    static let flags: Set<String> = ["--json", "-q", "--quiet"]
-    static let optionsWithValue: Set<String> = ["--plugins", "--formats"]
+    public static let flags: Set<String> = ["--json", "-q", "--quiet"]
+    public static let optionsWithValue: Set<String> = ["--plugins", "--formats"]
 
     /// `[--json, inspect, x]` → `[inspect, x, --json]`; stops at the first other option
     /// (`--help`, `--version`) and keeps anything after `--` last.
-    static func movedAfterCommand(_ arguments: [String]) -> [String] {
+    public static func movedAfterCommand(_ arguments: [String]) -> [String] {
         var moved: [String] = []
         var index = 0
         while index < arguments.count {
@@ -71,7 +73,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The built-in codecs plus any plugins; problems with plugins are warned about, not fatal.
-    func registry() -> CodecRegistry {
+    public func registry() -> CodecRegistry {
         // Once per run: plugins describe themselves once, and each problem is told once.
         RegistryOnce.shared.registry(for: pluginDirectories) {
             var (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
@@ -85,7 +87,7 @@ struct GlobalOptions: ParsableArguments {
 
     /// The save kinds of `--formats` directories, then the built-in ones; a kind name found twice
     /// is taken from the first place.
-    func kinds() throws -> [SaveKind] {
+    public func kinds() throws -> [SaveKind] {
         var kinds: [SaveKind] = []
         for directory in formatDirectories {
             for kind in try KindLoader.kinds(in: directory) where !kinds.contains(where: { $0.name == kind.name }) { kinds.append(kind) }
@@ -109,20 +111,20 @@ struct GlobalOptions: ParsableArguments {
         return kinds
     }
 
-    func warn(_ message: String) {
+    public func warn(_ message: String) {
         guard !quiet else { return }
-        ProgressBar.active?.erase()
+        Console.beforeMessage?()
         Console.error("savetool: warning: \(message)")
     }
 }
 
 /// The registry of this run, made the first time a command asks for it.
-final class RegistryOnce: @unchecked Sendable {
-    static let shared = RegistryOnce()
+public final class RegistryOnce: @unchecked Sendable {
+    public static let shared = RegistryOnce()
     private let lock = NSLock()
     private var made: (directories: [String], registry: CodecRegistry)?
 
-    func registry(for directories: [String], make: () -> CodecRegistry) -> CodecRegistry {
+    public func registry(for directories: [String], make: () -> CodecRegistry) -> CodecRegistry {
         lock.withLock {
             if let made, made.directories == directories { return made.registry }
             let registry = make()
@@ -133,17 +135,19 @@ final class RegistryOnce: @unchecked Sendable {
 }
 
 /// Options of the commands that read documents.
-struct ReadingOptions: ParsableArguments {
+public struct ReadingOptions: ParsableArguments {
+    public init() {}
+
     @Option(help: ArgumentHelp("A key found twice in one dictionary: reject it, or keep the last value as Apple's readers do.", valueName: "reject|last"))
-    var duplicateKeys: DecodingOptions.DuplicateKeyPolicy = .reject
+    public var duplicateKeys: DecodingOptions.DuplicateKeyPolicy = .reject
 
     @Option(help: ArgumentHelp("Read this entry of an archive (such as files/Documents/save.json in a bundle) as the document.", valueName: "path"))
-    var entry: String?
+    public var entry: String?
 
     @Option(help: ArgumentHelp("The input codec (json, plist, bplist or a plugin's id), when sniffing and the extension would guess wrong; it may claim a file a built-in codec would also read.", valueName: "codec"))
-    var from: String?
+    public var from: String?
 
-    var decoding: DecodingOptions {
+    public var decoding: DecodingOptions {
         var options = DecodingOptions()
         options.duplicateKeys = duplicateKeys
         return options

@@ -7,22 +7,22 @@ import SaveKit
 ///
 /// Errors say what kind of failure they are (``ErrorCategory``); the exit code follows from
 /// that alone, through one table. Hints become flag names here and nowhere else.
-enum Failure {
+public enum Failure {
     /// Exit codes, sysexits-style (cli.md).
-    enum Code {
-        static let negative: Int32 = 1
-        static let usage: Int32 = 64
-        static let dataError: Int32 = 65
-        static let noInput: Int32 = 66
-        static let software: Int32 = 70
-        static let cannotCreate: Int32 = 73
-        static let ioError: Int32 = 74
-        static let temporary: Int32 = 75
-        static let permissionDenied: Int32 = 77
+    public enum Code {
+        public static let negative: Int32 = 1
+        public static let usage: Int32 = 64
+        public static let dataError: Int32 = 65
+        public static let noInput: Int32 = 66
+        public static let software: Int32 = 70
+        public static let cannotCreate: Int32 = 73
+        public static let ioError: Int32 = 74
+        public static let temporary: Int32 = 75
+        public static let permissionDenied: Int32 = 77
     }
 
     /// The one table from a category to an exit code.
-    static func exitCode(_ category: ErrorCategory) -> Int32 {
+    public static func exitCode(_ category: ErrorCategory) -> Int32 {
         switch category {
         case .usage: Code.usage
         case .badData: Code.dataError
@@ -36,7 +36,7 @@ enum Failure {
     }
 
     /// What the user can type to act on a hint.
-    static func words(for hint: ErrorHint) -> String {
+    public static func words(for hint: ErrorHint) -> String {
         switch hint {
         case .keepLastDuplicateKey: "--duplicate-keys last keeps the last, as Apple's readers do"
         case .nameTheCodec: "name it with --from"
@@ -52,12 +52,12 @@ enum Failure {
     }
 
     /// A warning of ``ValueLowering``, with the option that made the change.
-    static func warning(_ change: (text: String, hint: ErrorHint)) -> String {
+    public static func warning(_ change: (text: String, hint: ErrorHint)) -> String {
         "\(change.text) (\(words(for: change.hint)))"
     }
 
     /// Runs `body`; on error prints its message (naming `file`) and exits with its code.
-    static func reporting<T>(file: String? = nil, _ body: () throws -> T) throws -> T {
+    public static func reporting<T>(file: String? = nil, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let exit as ExitCode {
@@ -69,7 +69,7 @@ enum Failure {
         }
     }
 
-    static func describe(_ error: any Error, file: String?) -> (message: String, code: Int32) {
+    public static func describe(_ error: any Error, file: String?) -> (message: String, code: Int32) {
         let prefix = file.map { ($0 == "-" ? "<stdin>" : $0) + ":" } ?? ""
         switch error {
         case let error as ValidationError:
@@ -106,8 +106,10 @@ enum Failure {
 }
 
 /// An error found by a command itself, already knowing its file and place.
-struct LocatedError: Error {
-    var file: String
-    var message: String
-    var code: Int32
+public struct LocatedError: Error {
+    public var file: String
+    public var message: String
+    public var code: Int32
+
+    public init(file: String, message: String, code: Int32) { (self.file, self.message, self.code) = (file, message, code) }
 }

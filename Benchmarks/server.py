@@ -9,6 +9,8 @@ answer. Run on a folder of the work dir (disk) and on /dev/shm (tmpfs), servers 
 Then the peak memory of `savetool serve` after first pushes to --slots slots.
 """
 import argparse
+import concurrent.futures
+import http.client
 import json
 import os
 import plistlib
@@ -125,18 +127,22 @@ def main():
     process, port = start([args.savetool, "--quiet", "serve", "--store", store, "--port", "0"])
     try:
         body = open(saves[0], "rb").read()
-        script = os.path.join(args.work, "slots.lua")
-        with open(script, "w") as f:
-            f.write('n = 0\nfunction setup(t) t:set("id", n) n = n + 1 end\n'
-                    'function init(a) local f = io.open(os.getenv("SAVE_A"), "rb") body = f:read("*a") f:close() i = 0 end\n'
-                    'function request() i = i + 1 if i > %d then wrk.thread:stop() end\n'
-                    '  return wrk.format("PUT", "/v1/spaces/bench/s" .. id .. "/slots/Library/Preferences/s" .. i .. ".plist", {["If-None-Match"] = "*"}, body) end\n'
-                    % (args.slots // 8))
-        env = dict(os.environ, SAVE_A=saves[0], SAVE_B=saves[1])
-        subprocess.run(["wrk", "-t8", "-c8", "-d600s", "-s", script, "http://127.0.0.1:%d" % port], env=env, capture_output=True)
+
+        def push_slots(worker):
+            connection = http.client.HTTPConnection("127.0.0.1", port)
+            for index in range(worker, args.slots, 8):
+                connection.request("PUT", "/v1/spaces/bench/s%d/slots/Library/Preferences/s%d.plist" % (index % 8, index), body,
+                                   {"If-None-Match": "*"})
+                answer = connection.getresponse()
+                answer.read()
+                if answer.status != 200:
+                    raise SystemExit("slot %d: %d" % (index, answer.status))
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(push_slots, range(8)))
         listed = subprocess.run(["curl", "-s", "http://127.0.0.1:%d/v1/spaces/bench/s0/slots" % port], capture_output=True, text=True).stdout
         print()
-        print("%d slots pushed (%d listed in one space of 8): savetool serve peak memory %.0f MiB" % (
+        print("%d slots pushed (%d listed in one space of 8): savetool serve's peak memory %.0f MiB" % (
             args.slots, len(json.loads(listed)), peak_kib(process.pid) / 1024))
     finally:
         process.terminate()

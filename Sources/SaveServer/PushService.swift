@@ -100,11 +100,15 @@ public struct PushService: Sendable {
         if let named = registry.codec(forPath: name), !Self.sameFamily(named.id, codec.id) {
             throw SaveError(.badData, file: name, location: "byte 0", "\(codec.id) data, expected \(named.id) as the slot's name says")
         }
-        do { _ = try codec.decode(body) } catch {
-            let location = (error as? CodecError)?.location.map { "\($0)" }
-            throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
-        }
         let result = pipeline.process(body, path: name)
+        // The pipeline decodes what a kind may claim; a body no kind claims is decoded here, so
+        // that only save documents are stored.
+        if result.status == .unrecognized {
+            do { _ = try codec.decode(body) } catch {
+                let location = (error as? CodecError)?.location.map { "\($0)" }
+                throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
+            }
+        }
         switch result.status {
         case .migrated, .unchanged, .unrecognized:
             return Checked(pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from)

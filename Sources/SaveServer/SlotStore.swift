@@ -79,10 +79,9 @@ public final class SlotStore: @unchecked Sendable {
 
     private func keep(_ record: VersionRecord, of address: SlotAddress) {
         lock.withLock {
-            var origins = recentOrigins[address] ?? [:]
-            origins[record.version] = Origin(base: record.base, pushed: record.pushed, device: record.device)
-            if origins.count > 64, let oldest = origins.keys.min() { origins[oldest] = nil }
-            recentOrigins[address] = origins
+            // Changed in place: a copy of the slot's table per push showed in profiles.
+            recentOrigins[address, default: [:]][record.version] = Origin(base: record.base, pushed: record.pushed, device: record.device)
+            if recentOrigins[address]!.count > 64, let oldest = recentOrigins[address]!.keys.min() { recentOrigins[address]![oldest] = nil }
         }
     }
 

@@ -6,10 +6,20 @@ public struct CodecRegistry: Sendable {
     /// How many leading bytes ``SaveCodec/sniff(_:)`` is shown.
     public static let sniffLength = 64
 
-    public private(set) var codecs: [any SaveCodec] = []
+    public private(set) var codecs: [any SaveCodec] = [] {
+        didSet { extensions = Self.extensions(of: codecs) }
+    }
+    /// Every codec's extensions, lower-cased with their dot, longest first (so that "tar.gz"
+    /// beats "gz"): made when a codec is added, not on every lookup (a server looks one up per push).
+    private var extensions: [(suffix: String, codec: any SaveCodec)] = []
 
     public init(_ codecs: [any SaveCodec] = []) {
         for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }
+    }
+
+    private static func extensions(of codecs: [any SaveCodec]) -> [(suffix: String, codec: any SaveCodec)] {
+        codecs.flatMap { codec in codec.fileExtensions.map { (suffix: "." + $0.lowercased(), codec: codec) } }
+            .enumerated().sorted { ($0.element.suffix.count, -$0.offset) > ($1.element.suffix.count, -$1.offset) }.map(\.element)
     }
 
     /// JSON, XML plist and binary plist. Sniffing tries them in that registration order, the
@@ -37,10 +47,7 @@ public struct CodecRegistry: Sendable {
     /// The codec whose extension ends the path (`save.plist` → XML plist; the first registered wins).
     public func codec(forPath path: String) -> (any SaveCodec)? {
         let name = path.split(separator: "/").last.map(String.init)?.lowercased() ?? ""
-        // Longest extension first, so that "tar.gz" beats "gz" once archives are codecs too.
-        let candidates = codecs.flatMap { codec in codec.fileExtensions.map { (ext: $0.lowercased(), codec: codec) } }
-            .sorted { $0.ext.count > $1.ext.count }
-        return candidates.first { name.hasSuffix("." + $0.ext) }?.codec
+        return extensions.first { name.hasSuffix($0.suffix) }?.codec
     }
 
     /// The codec whose magic matches the first bytes of a document. A plugin's magic is asked

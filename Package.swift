@@ -63,11 +63,12 @@ let package = Package(
         .target(
             name: "SaveSync",
             dependencies: ["SaveKit", "SaveHTTP", .product(name: "OrderedCollections", package: "swift-collections")]),
-        // The sync server of `savetool serve`: routes, pushes and merges, the slot store, tokens, metrics.
+        // The sync server of `savetool serve`: routes, pushes and merges, the slot store, tokens,
+        // metrics, daily bundles of the heads.
         .target(
             name: "SaveServer",
             dependencies: [
-                "SaveKit", "SaveStorage", "SaveSync",
+                "SaveKit", "SaveStorage", "SaveSync", "SaveArchive",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

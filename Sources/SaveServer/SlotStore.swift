@@ -9,8 +9,8 @@ import SaveSync
 /// Layout: a folder per space, a folder per slot in it, and in that one object per version
 /// (`v0000000007`) and per parked push (`p<milliseconds>-<random>`). Each object is the
 /// version's record as one line of JSON, a newline, then the save's bytes, so that a version
-/// appears whole or not at all. A space's folder also holds a marker per slot (`slot-<name>`)
-/// that lists it. Names join segments with `~` (never in a segment, and left as it is in a
+/// appears whole or not at all. The store's top holds a marker per space (`space-<name>`), and
+/// a space's folder one per slot (`slot-<name>`), that list them. Names join segments with `~` (never in a segment, and left as it is in a
 /// URL, so that every object store signs it alike); a name too long for a file system is
 /// replaced by `~` and its SHA-256, and the record keeps the real one.
 ///
@@ -95,6 +95,12 @@ public final class SlotStore: @unchecked Sendable {
         return records.sorted { ($0.createdAt, $0.version, $0.state == .parked ? 1 : 0) > ($1.createdAt, $1.version, $1.state == .parked ? 1 : 0) }
     }
 
+    /// Every space, by name.
+    public func spaces() throws -> [String] {
+        try objects(in: storage).filter { $0.name.hasPrefix(Self.spaceMarkerPrefix) }
+            .map { String(decoding: try storage.read($0.name), as: UTF8.self) }.sorted()
+    }
+
     /// The slots of a space with their heads, by name.
     public func slots(in space: [String]) throws -> [(slot: String, head: VersionRecord)] {
         let folder = try storage.child(Self.folderName(space))
@@ -114,8 +120,9 @@ public final class SlotStore: @unchecked Sendable {
     public func create(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress) throws {
         let folder = try slotFolder(address)
         if record.version == 1 {
-            // The marker first: a slot listed before its first version is harmless, one
+            // The markers first: a slot listed before its first version is harmless, one
             // missing from the list is not.
+            try storage.write(Array(address.spaceName.utf8), to: Self.spaceMarkerPrefix + Self.folderName(address.space), ifAbsent: true)
             let space = try storage.child(Self.folderName(address.space))
             try space.write(Array(address.slotName.utf8), to: Self.markerPrefix + Self.folderName(address.slot), ifAbsent: true)
         }
@@ -148,6 +155,7 @@ public final class SlotStore: @unchecked Sendable {
     // MARK: -
 
     static let markerPrefix = "slot-"
+    static let spaceMarkerPrefix = "space-"
 
     private func remember(_ number: Int, of address: SlotAddress) {
         lock.withLock { knownHeads[address] = max(knownHeads[address] ?? 0, number) }

@@ -12,11 +12,29 @@ struct SyncRoutes: Sendable {
     let configuration: SyncServerConfiguration
     let service: PushService
     let metrics: ServerMetrics
+    let backups: DailyBackups?
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"], body: .init(byteBuffer: ByteBuffer(bytes: metrics.text())))
+        }
+        router.post("/v1/admin/backup") { request, _ in
+            do {
+                // Every space's heads: an admin token that reaches every space.
+                if let caller = try authenticate(request), caller.access != .admin || !caller.spaces.contains("*") {
+                    throw APIError(.forbidden, "forbidden", "a backup of every space needs an admin token for the spaces *")
+                }
+                guard let backups else { throw APIError(.notFound, "notFound", "no backup repository: this server was started without one") }
+                let report = try await blocking { try backups.run() }
+                return json(.ok, .dictionary(["outcome": .string(report.outcome), "bundle": .string(report.bundle), "heads": .integer(Int64(report.heads))]))
+            } catch let error as APIError {
+                return error.response
+            } catch let error as SaveError {
+                return APIError(error).response
+            } catch {
+                return APIError(.internalServerError, "internal", "the backup failed: \(error)").response
+            }
         }
         for method in [HTTPRequest.Method.get, .put, .post, .delete, .patch, .head] {
             router.on("/v1/**", method: method) { request, _ in await respond(to: request) }
@@ -123,7 +141,7 @@ struct SyncRoutes: Sendable {
         if force {
             base = .force
         } else if let match = request.headers[.ifMatch] {
-            guard let number = Self.version(inTag: match) else {
+            guard let number = VersionTag.version(in: match) else {
                 throw APIError(.badRequest, "badIfMatch", "If-Match: \(match.prefix(40)), expected the quoted version this copy is based on, such as \"3\"")
             }
             base = number == 0 ? .unknown : .version(number)
@@ -224,14 +242,6 @@ struct SyncRoutes: Sendable {
         case "xml-plist": "application/x-plist"
         default: "application/octet-stream"
         }
-    }
-
-    /// `"3"` (or a weak `W/"3"`) → 3.
-    static func version(inTag tag: String) -> Int? {
-        var text = Substring(tag.trimmingCharacters(in: .whitespaces))
-        if text.hasPrefix("W/") { text = text.dropFirst(2) }
-        guard text.count >= 3, text.first == "\"", text.last == "\"", let number = Int(text.dropFirst().dropLast()), number >= 0 else { return nil }
-        return number
     }
 
     private func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {

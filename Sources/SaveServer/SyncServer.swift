@@ -28,6 +28,9 @@ public struct SyncServerConfiguration: Sendable {
     public var maxConnections = 512
     /// One line per request (method, space, slot, status, bytes, milliseconds, device).
     public var accessLog: @Sendable (String) -> Void = { _ in }
+    /// Where the heads go once a day (`--backup-repo`), and how many days are kept.
+    public var backups: DailyBackups.Repository?
+    public var keepBackups = 7
 
     public init(storage: any SaveStorage, tokens: TokenList?, kinds: [SaveKind], registry: CodecRegistry) {
         (self.storage, self.tokens, self.kinds, self.registry) = (storage, tokens, kinds, registry)
@@ -52,7 +55,8 @@ public enum SyncServer {
         }
         let store = SlotStore(storage: configuration.storage)
         let service = try PushService(store: store, kinds: configuration.kinds, registry: configuration.registry)
-        let routes = SyncRoutes(configuration: configuration, service: service, metrics: ServerMetrics())
+        let backups = configuration.backups.map { DailyBackups(repository: $0, keep: configuration.keepBackups, store: store) }
+        let routes = SyncRoutes(configuration: configuration, service: service, metrics: ServerMetrics(), backups: backups)
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: AccessLogMiddleware(log: configuration.accessLog, metrics: routes.metrics))
         routes.add(to: router)
@@ -64,7 +68,13 @@ public enum SyncServer {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "savetool",
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? configuration.port) },
+            onServerRunning: { channel in
+                onRunning(channel.localAddress?.port ?? configuration.port)
+                if let backups {
+                    let log = configuration.accessLog
+                    Task.detached { await backups.daily(log: log) }
+                }
+            },
             logger: logger)
     }
 }

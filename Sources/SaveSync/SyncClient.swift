@@ -72,7 +72,7 @@ public final class SyncClient: Sendable {
         let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName
 
         func finish(_ response: HTTPResponse, _ action: Outcome.Action) throws -> Outcome {
-            guard let version = response.header("ETag").flatMap(Self.version(inTag:)) else {
+            guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
                 throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
             }
             let written = try write(Array(response.body), over: local, to: file, mode: mode)
@@ -194,10 +194,14 @@ public final class SyncClient: Sendable {
         return answer.dictionaryValue?["error"]?.dictionaryValue?["message"]?.stringValue
     }
 
-    static func version(inTag tag: String) -> Int? {
+}
+
+/// A version as an entity tag: `"3"` (a weak `W/"3"` is read alike).
+public enum VersionTag {
+    public static func version(in tag: String) -> Int? {
         var text = Substring(tag.trimmingCharacters(in: .whitespaces))
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
-        guard text.count >= 3, text.first == "\"", text.last == "\"" else { return nil }
-        return Int(text.dropFirst().dropLast())
+        guard text.count >= 3, text.first == "\"", text.last == "\"", let number = Int(text.dropFirst().dropLast()), number >= 0 else { return nil }
+        return number
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SaveArchive
 import SaveKit
 import SaveServer
 import SaveStorage
@@ -29,7 +30,7 @@ struct Serve: ParsableCommand {
 
             Examples:
               savetool serve --store /var/lib/savetool/sync --tokens tokens.json --host 0.0.0.0
-              savetool serve --store s3://saves/sync --port 8080
+              savetool serve --store s3://saves/sync --port 8080 --backup-repo s3://saves/daily
               savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write
             """,
         version: "0.1.0",
@@ -85,9 +86,17 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
         var maxConnections = 512
 
+        @Option(help: ArgumentHelp("Once a day, every slot's head into a bundle here: a directory, or s3://bucket/prefix.", valueName: "dir|s3://…"))
+        var backupRepo: String?
+
+        @Option(help: ArgumentHelp("Days of head bundles kept in --backup-repo.", valueName: "days"))
+        var keepBackups = 7
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port \(port), expected 0 to 65535") }
-            guard maxBody > 0, timeout > 0, maxConnections > 0 else { throw ValidationError("--max-body, --timeout and --max-connections must be above 0") }
+            guard maxBody > 0, timeout > 0, maxConnections > 0, keepBackups > 0 else {
+                throw ValidationError("--max-body, --timeout, --max-connections and --keep-backups must be above 0")
+            }
         }
 
         func run() throws {
@@ -109,6 +118,13 @@ struct Serve: ParsableCommand {
                 configuration.bodyTimeout = .seconds(timeout)
                 configuration.idleTimeout = .seconds(Int64(timeout) + 2)
                 configuration.maxConnections = maxConnections
+                if let backupRepo {
+                    configuration.backups = S3Location.isRemote(backupRepo)
+                        ? .remote(RemoteRepository(
+                            storage: S3Storage(try S3Location(parsing: backupRepo), environment: try AWSEnvironment.current()), createdBy: "savetool serve"))
+                        : .folder(BackupRepository(directory: backupRepo))
+                    configuration.keepBackups = keepBackups
+                }
                 let quiet = global.quiet
                 configuration.accessLog = { line in if !quiet { Console.error(line) } }
                 return configuration

@@ -33,8 +33,9 @@ struct ArchitectureTests {
             ("SaveHTTP", server.union(["FoundationNetworking", "SaveArchive", "SaveStorage", "ArgumentParser", "savetool"])),
             // The sync client: wire types and HTTP through libcurl, no server framework.
             ("SaveSync", server.union(["FoundationNetworking", "SaveArchive", "SaveStorageS3", "ArgumentParser", "savetool"])),
-            // The server: no archives, no object store of its own (it is handed a storage), no flags.
-            ("SaveServer", ["FoundationNetworking", "SaveArchive", "SaveStorageS3", "CArchive", "ArgumentParser", "savetool"]),
+            // The server: no object store of its own (it is handed a storage), no flags; archives
+            // only through SaveArchive (its daily bundles).
+            ("SaveServer", ["FoundationNetworking", "SaveStorageS3", "CArchive", "ArgumentParser", "savetool"]),
             // Only the server imports the framework; the tool starts it.
             ("savetool", server.subtracting(["SaveServer"]).union(["FoundationNetworking"])),
         ]

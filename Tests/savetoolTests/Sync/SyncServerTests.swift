@@ -176,6 +176,40 @@ struct SyncServerTests {
         #expect(listed.arrayValue?.count == 1, "\(listed)")
     }
 
+    // MARK: Daily bundles of the heads
+
+    /// `--backup-repo`: the heads of every space go into the day's bundle (made at start, and
+    /// now through the admin route); restoring it is the plain `import`.
+    @Test func theHeadsGoIntoADailyBundleThatImportRestores() throws {
+        let root = try Processes.temporaryDirectory("sync-backups")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let repo = root.appendingPathComponent("daily").path
+        let server = try SyncServerProcess(store: store, arguments: ["--backup-repo", repo])
+        let api = SyncAPI(server.url, device: "phone")
+        let blocks = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.blocks)))
+        #expect(try api.push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
+        #expect(try api.push("blocks/p2", "Library/Preferences/com.example.blocks.plist", blocks, base: nil).status == 200)
+        let changed = Array(String(decoding: Self.save, as: UTF8.self).replacingOccurrences(of: "\"round\": 2", with: "\"round\": 3").utf8)
+        #expect(try api.push("kape/p1", Self.slot, changed, base: 1).version == 2)
+
+        let made = try api.request("POST", "/v1/admin/backup")
+        #expect(made.status == 200, "\(made.text)")
+        let report = try Codecs.json.decode(made.bytes)
+        #expect(report["heads"] == 2 && report["outcome"] != "unchanged", "\(made.text)")
+        let again = try Codecs.json.decode(try api.request("POST", "/v1/admin/backup").bytes)
+        #expect(again["outcome"] == "unchanged", "nothing changed since: \(again)")
+
+        guard let bundle = report["bundle"]?.stringValue else { Issue.record("no bundle"); return }
+        let restored = root.appendingPathComponent("restored").path
+        let imported = try CLI.run("import", bundle, "--into", restored, "--no-migrate")
+        #expect(imported.status == 0, "\(imported.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/kape/p1/" + Self.slot)) == Data(changed), "the head, not version 1")
+        // The blocks sample was migrated on its way in: the head is what the server holds.
+        let head = try api.get("blocks/p2", "Library/Preferences/com.example.blocks.plist").bytes
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/Library/Preferences/com.example.blocks.plist")) == Data(head))
+    }
+
     // MARK: Faults
 
     @Test func aFullDiskIs507WithNothingHalfWritten() throws {

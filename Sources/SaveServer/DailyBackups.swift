@@ -1,0 +1,98 @@
+import Foundation
+import SaveArchive
+#if canImport(Glibc)
+import Glibc
+#endif
+import SaveKit
+import SaveSync
+
+/// Once a day, the head of every slot goes into a bundle of the backup repository
+/// (`--backup-repo`), with the backup engine's rules: one bundle a day, `unchanged` when nothing
+/// changed, the last `keep` days kept. The bundle holds `<space>/<slot>` files, so restoring a
+/// day is `savetool import` of it.
+public final class DailyBackups: Sendable {
+    /// A backup repository: a local folder, or one on an object store.
+    public enum Repository: Sendable {
+        case folder(BackupRepository)
+        case remote(RemoteRepository)
+    }
+
+    public let repository: Repository
+    public let keep: Int
+    let store: SlotStore
+    /// The repository, for messages and the staging folder's name.
+    var location: String {
+        switch repository {
+        case .folder(let repository): repository.directory
+        case .remote(let repository): repository.storage.location
+        }
+    }
+
+    /// The bundles' name: `sync-heads-2026-11-24.tar.gz`.
+    public static let name = "sync-heads"
+
+    public init(repository: Repository, keep: Int = 7, store: SlotStore) {
+        (self.repository, self.keep, self.store) = (repository, max(1, keep), store)
+    }
+
+    /// What one backup did: `created`, `replaced` or `unchanged`, the bundle, how many heads.
+    public struct Report: Sendable {
+        public var outcome: String
+        public var bundle: String
+        public var heads: Int
+    }
+
+    /// Backs up every head now (a second run the same day replaces the day's bundle, or
+    /// writes nothing when no head changed).
+    public func run(today: BackupRepository.Day = .today()) throws -> Report {
+        // The same folder every time: the backup engine keeps one source per backup name. A lock
+        // file keeps two runs (the daily one and one asked for, or two processes) apart.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("savetool-serve-heads-" + String(Checksum.sha256(Array(location.utf8)).prefix(12))).path
+        let lock = open(folder + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw SaveError(.cannotCreate, file: folder + ".lock", FileError.reason(errno)) }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX) == 0 else { throw SaveError(.io, file: folder + ".lock", FileError.reason(errno)) }
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var heads = 0
+        for space in try store.spaces() {
+            for (slot, _) in try store.slots(in: space.split(separator: "/").map(String.init)) {
+                guard let address = try? SlotAddress(space: space, slot: slot), let head = try store.head(of: address) else { continue }
+                let file = folder + "/" + space + "/" + slot
+                try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: file), withIntermediateDirectories: true)
+                // Each head keeps its version's time, so that an unchanged day compares equal.
+                try FileIO.writeAtomically(head.bytes, to: file, durable: false)
+                try FileManager.default.setAttributes([.modificationDate: head.record.createdAt], ofItemAtPath: file)
+                heads += 1
+            }
+        }
+        switch repository {
+        case .folder(let repository):
+            let report = try BackupEngine(repository: repository, createdBy: "savetool serve").create(
+                source: folder, name: Self.name, day: today, today: today, keep: keep)
+            return Report(outcome: "\(report.outcome)", bundle: report.backup.path, heads: heads)
+        case .remote(let repository):
+            let report = try repository.create(source: folder, name: Self.name, day: today, today: today, keep: keep)
+            return Report(outcome: "\(report.outcome)", bundle: report.object, heads: heads)
+        }
+    }
+
+    /// Runs ``run(today:)`` when the day has no bundle yet: at start, then every hour.
+    func daily(log: @escaping @Sendable (String) -> Void) async {
+        var last: BackupRepository.Day?
+        while !Task.isCancelled {
+            let today = BackupRepository.Day.today()
+            if last != today {
+                do {
+                    let report = try run(today: today)
+                    log("backup \(report.outcome) \(report.bundle) heads=\(report.heads)")
+                    last = today
+                } catch {
+                    log("backup failed: \(error)")
+                }
+            }
+            try? await Task.sleep(for: .seconds(3600))
+        }
+    }
+}

@@ -14,6 +14,10 @@ public struct PushService: Sendable {
     public let merger: SaveMerger
     /// How many times a push is merged again when another process took the next version first.
     public var attempts = 8
+    /// Versions kept per slot (`--keep-versions`), thinned every tenth version; `nil` keeps all.
+    public var keepVersions: Int? = 100
+    /// Of the thinned versions, each of this many last days' last version stays.
+    public var keepDays = 7
 
     public init(store: SlotStore, kinds: [SaveKind], registry: CodecRegistry) throws(SaveError) {
         self.store = store
@@ -51,7 +55,14 @@ public struct PushService: Sendable {
         let checked = try check(body, slot: address)
         return try store.exclusively(address) {
             for _ in 1...attempts {
-                do { return try attempt(checked, to: address, base: base, device: device) } catch let error as SaveError where error.category == .conflict {
+                do {
+                    let outcome = try attempt(checked, to: address, base: base, device: device)
+                    if case .stored(let record, _) = outcome, let keep = keepVersions, record.version % 10 == 0, record.version > keep {
+                        // The push is durable already; a failed thinning is tried again ten versions on.
+                        try? store.thin(address, keep: keep, days: keepDays)
+                    }
+                    return outcome
+                } catch let error as SaveError where error.category == .conflict {
                     continue  // another process took the version: its head is read again, and merged with
                 }
             }

@@ -171,19 +171,63 @@ public final class SlotStore: @unchecked Sendable {
     }
 
     /// The highest version, found by reading rather than listing (an object store lists a
-    /// whole prefix to find one slot's): versions 1, 2, 4, 8 … until one is missing, then a
-    /// binary search between the last two. Versions are never removed below the head, so
-    /// those that exist are 1 up to the head.
+    /// whole prefix to find one slot's): from the floor (the lowest version thinning keeps in an
+    /// unbroken run up to the head; 1 before any thinning), versions floor + 1, 2, 4 … until one
+    /// is missing, then a binary search between the last two.
     private func lastVersion(in folder: any SaveStorage) throws -> Int? {
         func exists(_ number: Int) throws -> Bool { try read(versionName(number), in: folder) != nil }
-        guard try exists(1) else { return nil }
-        var (present, missing) = (1, 2)
-        while try exists(missing) { (present, missing) = (missing, missing * 2) }
+        var floor = try self.floor(in: folder)
+        // Thinning moves the floor up before it removes what is below: a floor read just before
+        // is read again.
+        while try !exists(floor) {
+            let now = try self.floor(in: folder)
+            guard now != floor else { return nil }
+            floor = now
+        }
+        var (present, step) = (floor, 1)
+        while try exists(present + step) { (present, step) = (present + step, step * 2) }
+        var missing = present + step
         while missing - present > 1 {
             let middle = (present + missing) / 2
             if try exists(middle) { present = middle } else { missing = middle }
         }
         return present
+    }
+
+    private static let floorName = "floor"
+
+    private func floor(in folder: any SaveStorage) throws -> Int {
+        do { return Int(String(decoding: try folder.read(Self.floorName), as: UTF8.self)) ?? 1 } catch let error as SaveError where error.category == .notFound { return 1 }
+    }
+
+    /// Removes old versions of a slot, keeping the last `keep` (the head among them), each
+    /// day's last version of the last `days` days, and parked pushes younger than 30 days.
+    /// The floor moves up first, so that a reader never looks for the head below it.
+    public func thin(_ address: SlotAddress, keep: Int, days: Int = 7, now: Date = Date()) throws {
+        let folder = try slotFolder(address)
+        let names = try objects(in: folder).map(\.name)
+        let versions = names.compactMap { $0.hasPrefix("v") ? Int($0.dropFirst()) : nil }.sorted()
+        guard let head = versions.last, versions.count > keep else { return }
+        let newFloor = max(1, head - keep + 1)
+        var keeping = Set(versions.filter { $0 >= newFloor })
+        // Each day's last version, for the last `days` days (UTC). Versions come in time order,
+        // so a day that reaches the floor has its last version above it, kept already.
+        func day(_ date: Date) -> String { String(RFC3339.format(date).prefix(10)) }
+        let oldest = now.addingTimeInterval(-Double(days) * 86_400)
+        let floorDay = try version(newFloor, of: address).map { day($0.record.createdAt) } ?? day(now)
+        var lastOfDay: [String: Int] = [:]
+        for number in versions where number < newFloor {
+            guard let record = try version(number, of: address)?.record, record.createdAt >= oldest else { continue }
+            let recorded = day(record.createdAt)
+            if recorded < floorDay { lastOfDay[recorded] = max(lastOfDay[recorded] ?? 0, number) }
+        }
+        keeping.formUnion(lastOfDay.values)
+        try folder.write(Array(String(newFloor).utf8), to: Self.floorName, ifAbsent: false)
+        for number in versions where !keeping.contains(number) { try folder.delete(versionName(number)) }
+        for name in names where name.hasPrefix("p") {
+            let millis = Int64(name.dropFirst().prefix { $0 != "-" }) ?? Int64.max
+            if Double(millis) / 1000 < now.timeIntervalSince1970 - 30 * 86_400 { try folder.delete(name) }
+        }
     }
 
     /// A folder's objects; one that was never written is empty.

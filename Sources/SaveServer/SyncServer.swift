@@ -31,6 +31,9 @@ public struct SyncServerConfiguration: Sendable {
     /// Where the heads go once a day (`--backup-repo`), and how many days are kept.
     public var backups: DailyBackups.Repository?
     public var keepBackups = 7
+    /// Versions kept per slot; older ones are thinned (each of the last `keepBackups` days'
+    /// last version and parked pushes younger than 30 days stay). `nil` keeps every version.
+    public var keepVersions: Int? = 100
 
     public init(storage: any SaveStorage, tokens: TokenList?, kinds: [SaveKind], registry: CodecRegistry) {
         (self.storage, self.tokens, self.kinds, self.registry) = (storage, tokens, kinds, registry)
@@ -54,7 +57,8 @@ public enum SyncServer {
             throw SaveError(.usage, "listening on \(configuration.host) without tokens, expected a tokens file or a loopback address (127.0.0.1)")
         }
         let store = SlotStore(storage: configuration.storage)
-        let service = try PushService(store: store, kinds: configuration.kinds, registry: configuration.registry)
+        var service = try PushService(store: store, kinds: configuration.kinds, registry: configuration.registry)
+        (service.keepVersions, service.keepDays) = (configuration.keepVersions, configuration.keepBackups)
         let backups = configuration.backups.map { DailyBackups(repository: $0, keep: configuration.keepBackups, store: store) }
         let routes = SyncRoutes(configuration: configuration, service: service, metrics: ServerMetrics(), backups: backups)
         let router = Router(context: BasicRequestContext.self)

@@ -92,10 +92,13 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("Days of head bundles kept in --backup-repo.", valueName: "days"))
         var keepBackups = 7
 
+        @Option(help: ArgumentHelp("Versions kept per slot (never the head, each recent day's last, parked pushes for 30 days); 0 keeps all.", valueName: "count"))
+        var keepVersions = 100
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port \(port), expected 0 to 65535") }
-            guard maxBody > 0, timeout > 0, maxConnections > 0, keepBackups > 0 else {
-                throw ValidationError("--max-body, --timeout, --max-connections and --keep-backups must be above 0")
+            guard maxBody > 0, timeout > 0, maxConnections > 0, keepBackups > 0, keepVersions >= 0 else {
+                throw ValidationError("--max-body, --timeout, --max-connections and --keep-backups must be above 0, --keep-versions at least 0")
             }
         }
 
@@ -118,6 +121,7 @@ struct Serve: ParsableCommand {
                 configuration.bodyTimeout = .seconds(timeout)
                 configuration.idleTimeout = .seconds(Int64(timeout) + 2)
                 configuration.maxConnections = maxConnections
+                configuration.keepVersions = keepVersions > 0 ? keepVersions : nil
                 if let backupRepo {
                     configuration.backups = S3Location.isRemote(backupRepo)
                         ? .remote(RemoteRepository(

@@ -66,7 +66,10 @@ struct SyncNoLostUpdateTests {
         defer { try? FileManager.default.removeItem(at: root) }
         let (store, environment) = try kind.make(in: root)
         // On S3, two server processes share the bucket: a lost race is merged again by either.
-        let servers = try (kind == .s3 ? [0, 1] : [0]).map { _ in try SyncServerProcess(store: store, environment: environment) }
+        // Every version kept (no thinning): the history is checked against every accepted push.
+        let servers = try (kind == .s3 ? [0, 1] : [0]).map { _ in
+            try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], environment: environment)
+        }
         // On moto, each push is several requests to a Python server: fewer pushes keep the run short.
         let devices = 32, pushes = kind == .s3 ? 12 : 50
         let initial = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"))))

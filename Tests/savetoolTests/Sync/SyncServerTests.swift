@@ -210,6 +210,34 @@ struct SyncServerTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/Library/Preferences/com.example.blocks.plist")) == Data(head))
     }
 
+    /// `--keep-versions`: old versions go, the head and the last ones stay, and a server
+    /// started again finds the head above the thinned ones.
+    @Test func oldVersionsAreThinned() throws {
+        let root = try Processes.temporaryDirectory("sync-thin")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        var server: SyncServerProcess? = try SyncServerProcess(store: store, arguments: ["--keep-versions", "5"])
+        var api = SyncAPI(server!.url, device: "phone")
+        #expect(try api.push("kape/p1", Self.slot, Self.save, base: nil).version == 1)
+        let text = String(decoding: Self.save, as: UTF8.self)
+        for version in 2...30 {
+            let body = Array(text.replacingOccurrences(of: "\"deckId\": \"", with: "\"deckId\": \"v\(version)-").utf8)
+            #expect(try api.push("kape/p1", Self.slot, body, base: version - 1).version == version)
+        }
+        let history = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("kape/p1", Self.slot) + "/history").bytes).arrayValue ?? []
+        #expect(history.compactMap { $0["version"]?.int64Value } == [30, 29, 28, 27, 26])
+        #expect(try api.request("GET", SyncAPI.slot("kape/p1", Self.slot) + "?version=3").status == 404)
+        // A new process finds the head from the floor, and a push from a thinned base is merged
+        // without one.
+        server = nil
+        server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "5"])
+        api = SyncAPI(server!.url, device: "tablet")
+        #expect(try api.get("kape/p1", Self.slot).version == 30)
+        let further = Array(text.replacingOccurrences(of: "\"round\": 2", with: "\"round\": 3").utf8)
+        let stale = try api.push("kape/p1", Self.slot, further, base: 3)
+        #expect(stale.status == 200 && stale.version == 31, "\(stale.status) \(stale.text)")
+    }
+
     // MARK: Faults
 
     @Test func aFullDiskIs507WithNothingHalfWritten() throws {
@@ -260,7 +288,8 @@ struct SyncServerTests {
         let root = try Processes.temporaryDirectory("sync-kill")
         defer { try? FileManager.default.removeItem(at: root) }
         let (store, _) = try SyncStore.local.make(in: root)
-        var server = try SyncServerProcess(store: store)
+        // Every version kept: each acknowledged one is looked for below.
+        var server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"])
         let port = server.port
         #expect(try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
         final class Acknowledged: @unchecked Sendable {
@@ -290,7 +319,7 @@ struct SyncServerTests {
         for _ in 0..<20 {
             Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.3))
             server.kill()
-            server = try SyncServerProcess(store: store, port: port)
+            server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], port: port)
         }
         Thread.sleep(forTimeInterval: 0.2)
         acknowledged.lock.withLock { acknowledged.running = false }

@@ -21,6 +21,18 @@ struct HostileInputTests {
         }
     }
 
+    /// A binary plist cut short has no trailer at its end: the message says so, rather than
+    /// reading whatever bytes are there as sizes.
+    @Test func aCutShortBinaryPlistIsCalledThat() throws {
+        let cut = Array(Self.sample.prefix(Self.sample.count - 40))
+        do {
+            _ = try BinaryPlistCodec().decode(cut)
+            Issue.record("a cut-short binary plist was read")
+        } catch {
+            #expect("\(error)".contains("probably cut short or damaged"), "\(error)")
+        }
+    }
+
     @Test func everyTruncationOfTextIsRefused() throws {
         let value = try BinaryPlistCodec().decode(Self.sample)
         for codec in [XMLPlistCodec(), JSONCodec()] as [any SaveCodec] {

@@ -74,6 +74,13 @@ struct BinaryPlistReader {
         let declaredObjects = readUInt64(at: trailer + 8, size: 8)
         let topObject = readUInt64(at: trailer + 16, size: 8)
         let declaredTableStart = readUInt64(at: trailer + 24, size: 8)
+        // Writers start the trailer with six zero bytes: without them and with impossible sizes,
+        // the last 32 bytes are not a trailer at all, and the likely cause is a cut-short file.
+        if !((1...8).contains(offsetSize) && (1...8).contains(referenceSize)), !(trailer..<trailer + 6).allSatisfy({ bytes[$0] == 0 }) {
+            throw Failure(
+                offset: trailer, found: "no trailer in the last 32 bytes",
+                expected: "a binary plist's trailer at its end (six zero bytes, then the sizes): the file is probably cut short or damaged")
+        }
         guard (1...8).contains(offsetSize) else {
             throw Failure(offset: trailer + 6, found: "an offset size of \(offsetSize) bytes", expected: "1 to 8 bytes")
         }

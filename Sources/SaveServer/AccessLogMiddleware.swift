@@ -2,8 +2,8 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// One line per request: method, space, slot, status, body bytes in and out, milliseconds and
-/// device. Never a header's value but the device's, never a body: a token cannot reach the log.
+/// One line per request: method, space, slot, status (with the version answered), body bytes
+/// in and out, milliseconds and device. Never a header's value but the device's, never a body: a token cannot reach the log.
 struct AccessLogMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
     let log: @Sendable (String) -> Void
@@ -22,7 +22,8 @@ struct AccessLogMiddleware: RouterMiddleware {
         metrics.request(status: response.status.code, bytesIn: received, bytesOut: sent)
         let (space, slot) = Self.names(in: request.uri.path)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { Self.printable($0.prefix(64)) } ?? "-"
-        log("\(request.method) \(space) \(slot) \(response.status.code) in=\(received) out=\(sent) \(String(format: "%.1f", milliseconds))ms device=\(device)")
+        let version = response.headers[.eTag].map { " version=" + Self.printable($0.prefix(24)).replacingOccurrences(of: "\"", with: "") } ?? ""
+        log("\(request.method) \(space) \(slot) \(response.status.code)\(version) in=\(received) out=\(sent) \(String(format: "%.1f", milliseconds))ms device=\(device)")
         return response
     }
 

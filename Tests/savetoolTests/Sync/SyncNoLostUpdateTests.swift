@@ -58,6 +58,8 @@ struct SyncNoLostUpdateTests {
         var coins = 0
         var unlocks: [String] = []
         var highestLevel = 0
+        /// Each accepted push's version and device, to name a version answered twice.
+        var answered: [(version: Int, device: Int, base: Int)] = []
     }
 
     @Test(arguments: SyncStore.allCases)
@@ -107,6 +109,7 @@ struct SyncNoLostUpdateTests {
                         switch answer.status {
                         case 200:
                             tally.accepted += 1
+                            tally.answered.append((answer.version ?? -1, device, base))
                             for change in pending {
                                 switch change {
                                 case .coins(let amount): tally.coins += amount
@@ -142,6 +145,13 @@ struct SyncNoLostUpdateTests {
         #expect(final["player"]?["level"] == .integer(Int64(tally.highestLevel)), "the highest level reached")
         let history = try Codecs.json.decode(try SyncAPI(servers[1 % servers.count].url).request("GET", SyncAPI.slot(Self.space, Self.slot) + "/history").bytes)
         let states = (history.arrayValue ?? []).map { $0["state"]?.stringValue ?? "" }
+        let twice = Dictionary(grouping: tally.answered, by: \.version).filter { $0.value.count > 1 }
+        let near = (history.arrayValue ?? []).filter { record in
+            guard case .integer(let n)? = record["version"] else { return false }
+            return twice.keys.contains { abs($0 - Int(n)) <= 2 }
+        }.map { "\($0["version"]?.compactText ?? "") \($0["state"]?.compactText ?? "") \($0["device"]?.compactText ?? "") base \($0["base"]?.compactText ?? "-") \($0["how"]?.compactText ?? "") \($0["pushed"]?.compactText.prefix(10) ?? "")" }
+        let logged = servers.flatMap { $0.log.split(separator: "\n") }.filter { line in twice.values.contains { $0.contains { line.hasSuffix("device=device-\($0.device)") } } }
+        #expect(twice.isEmpty, "log: \(logged.suffix(30)) versions answered to two pushes: \(twice.values.map { $0.map { "v\($0.version) d\($0.device) b\($0.base)" } }) near: \(near)")
         #expect(states.filter { $0 == "version" }.count == 1 + tally.accepted, "the first version and one per accepted push")
         #expect(states.filter { $0 == "parked" }.count == tally.parked)
         #expect(head.version == 1 + tally.accepted)

@@ -52,7 +52,7 @@ let package = Package(
             ]
         ),
         // Where backup repositories keep their objects: the storage protocol and a local folder.
-        .target(name: "SaveStorage", dependencies: ["SaveKit", "CSaveToolSystem"]),
+        .target(name: "SaveStorage", dependencies: ["SaveKit"]),
         // S3-compatible object storage behind the same protocol: SigV4 and the AWS environment.
         .target(name: "SaveStorageS3", dependencies: ["SaveStorage", "SaveKit", "SaveHTTP", .product(name: "Crypto", package: "swift-crypto")]),
         // A small synchronous HTTP client over libcurl, for the S3 client and the sync client.

@@ -14,18 +14,14 @@ public struct LocalFolderStorage: SaveStorage {
     /// Whether writing makes the folder (and those above it) when it is missing: a child's is
     /// made by its first object, a repository's must exist.
     public let createsDirectory: Bool
-    /// Flushes shared with the other writers of this store (a server's), instead of each file
-    /// and folder flushed alone.
-    public let flushes: FlushGroup?
 
-    public init(directory: String, createsDirectory: Bool = false, flushes: FlushGroup? = nil) {
+    public init(directory: String, createsDirectory: Bool = false) {
         self.directory = directory
         self.createsDirectory = createsDirectory
-        self.flushes = flushes
     }
 
     public func child(_ folder: String) throws -> any SaveStorage {
-        LocalFolderStorage(directory: try path(of: folder), createsDirectory: true, flushes: flushes)
+        LocalFolderStorage(directory: try path(of: folder), createsDirectory: true)
     }
 
     public var location: String { directory }
@@ -52,16 +48,12 @@ public struct LocalFolderStorage: SaveStorage {
         let path = try self.path(of: name)
         let (descriptor, temporary) = try temporaryFile(beside: path)
         defer { unlink(temporary) }
-        var failure = bytes.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
-        if failure == 0 { failure = flushes?.flush(descriptor) ?? (fsync(descriptor) == 0 ? 0 : errno) }
-        guard failure == 0 else {
-            close(descriptor)
-            throw SaveError(.io, file: path, FileError.reason(failure))
-        }
+        let failure = bytes.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
+        let flushed = failure == 0 && fsync(descriptor) == 0
+        close(descriptor)
+        guard flushed else { throw SaveError(.io, file: path, FileError.reason(failure != 0 ? failure : errno)) }
         do {
-            // With shared flushes, the new name is flushed by the group's next flush.
-            defer { close(descriptor) }
-            try place(temporary, at: path, ifAbsent: ifAbsent, flushingThrough: flushes.map { ($0, descriptor) })
+            try place(temporary, at: path, ifAbsent: ifAbsent)
         } catch let error as SaveError where error.category == .conflict {
             // The same bytes there already count as this write, as the protocol says.
             guard (try? FileIO.read(path)) == bytes else { throw error }
@@ -160,7 +152,7 @@ public struct LocalFolderStorage: SaveStorage {
 
     /// Gives the complete temporary file its name: exclusively (a hard link, which fails when the
     /// name is taken) or replacing (a rename); then flushes the folder.
-    fileprivate func place(_ temporary: String, at path: String, ifAbsent: Bool, flushingThrough shared: (FlushGroup, Int32)? = nil) throws {
+    fileprivate func place(_ temporary: String, at path: String, ifAbsent: Bool) throws {
         if ifAbsent {
             guard link(temporary, path) == 0 else {
                 if errno == EEXIST { throw SaveError(.conflict, file: path, "exists already, expected a new object") }
@@ -169,11 +161,6 @@ public struct LocalFolderStorage: SaveStorage {
         } else {
             guard rename(temporary, path) == 0 else { throw SaveError(.io, file: path, FileError.reason(errno)) }
         }
-        if let (group, descriptor) = shared {
-            let failure = group.flush(descriptor)
-            guard failure == 0 else { throw SaveError(.io, file: path, "written, but not flushed to disk: \(FileError.reason(failure))") }
-        } else {
-            FileIO.syncDirectory(directory)
-        }
+        FileIO.syncDirectory(directory)
     }
 }

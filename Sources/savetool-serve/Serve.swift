@@ -112,12 +112,7 @@ struct Serve: ParsableCommand {
                     guard stat(store, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                         throw SaveError(.notFound, file: store, "no such directory, expected the folder versions are kept in")
                     }
-                    #if os(Linux)
-                    // Concurrent pushes share their flushes (syncfs): one per batch, not two per version.
-                    storage = LocalFolderStorage(directory: store, flushes: FlushGroup())
-                    #else
                     storage = LocalFolderStorage(directory: store)
-                    #endif
                 }
                 var configuration = SyncServerConfiguration(
                     storage: storage, tokens: try tokens.map { try TokenList(file: $0) }, kinds: try global.kinds(), registry: global.registry())

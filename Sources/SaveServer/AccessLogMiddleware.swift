@@ -19,7 +19,8 @@ struct AccessLogMiddleware: RouterMiddleware {
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         let received = request.headers[.contentLength].flatMap(Int.init) ?? 0
         let sent = response.body.contentLength ?? 0
-        metrics.request(status: response.status.code, bytesIn: received, bytesOut: sent)
+        // A refused body was not read: only a request that was served counts its bytes.
+        metrics.request(status: response.status.code, bytesIn: response.status.code < 400 ? received : 0, bytesOut: sent)
         let (space, slot) = Self.names(in: request.uri.path)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { Self.printable($0.prefix(64)) } ?? "-"
         let version = response.headers[.eTag].map { " version=" + Self.printable($0.prefix(24)).replacingOccurrences(of: "\"", with: "") } ?? ""

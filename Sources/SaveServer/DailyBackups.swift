@@ -47,8 +47,8 @@ public final class DailyBackups: Sendable {
     public func run(today: BackupRepository.Day = .today()) throws -> Report {
         // The same folder every time: the backup engine keeps one source per backup name. A lock
         // file keeps two runs (the daily one and one asked for, or two processes) apart.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("savetool-serve-heads-" + String(Checksum.sha256(Array(location.utf8)).prefix(12))).path
-        let lock = open(folder + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        let folder = try Self.privateFolder() + "/heads-" + String(Checksum.sha256(Array(location.utf8)).prefix(12))
+        let lock = open(folder + ".lock", O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard lock >= 0 else { throw SaveError(.cannotCreate, file: folder + ".lock", FileError.reason(errno)) }
         defer { close(lock) }
         guard flock(lock, LOCK_EX) == 0 else { throw SaveError(.io, file: folder + ".lock", FileError.reason(errno)) }
@@ -76,6 +76,18 @@ public final class DailyBackups: Sendable {
             let report = try repository.create(source: folder, name: Self.name, day: today, today: today, keep: keep)
             return Report(outcome: "\(report.outcome)", bundle: report.object, heads: heads)
         }
+    }
+
+    /// `<temporary folder>/savetool-serve-<uid>`, made with mode 0700 and checked to be this
+    /// user's own folder (not a link, not another user's): the heads are staged there.
+    static func privateFolder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("savetool-serve-\(geteuid())").path
+        if mkdir(folder, 0o700) != 0, errno != EEXIST { throw SaveError(.cannotCreate, file: folder, FileError.reason(errno)) }
+        var info = stat()
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw SaveError(.permissionDenied, file: folder, "not a private folder of this user, expected one to stage the heads in")
+        }
+        return folder
     }
 
     /// Runs ``run(today:)`` when the day has no bundle yet: at start, then every hour.

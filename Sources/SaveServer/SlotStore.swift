@@ -9,8 +9,8 @@ import SaveSync
 /// Layout: a folder per space, a folder per slot in it, and in that one object per version
 /// (`v0000000007`) and per parked push (`p<milliseconds>-<random>`). Each object is the
 /// version's record as one line of JSON, a newline, then the save's bytes, so that a version
-/// appears whole or not at all. The store's top holds a marker per space (`space-<name>`), and
-/// a space's folder one per slot (`slot-<name>`), that list them. Names join segments with `~` (never in a segment, and left as it is in a
+/// appears whole or not at all. The store's top holds a marker per space (`~space-<name>`), and
+/// a space's folder one per slot (`~slot-<name>`), that list them. Names join segments with `~` (never in a segment, and left as it is in a
 /// URL, so that every object store signs it alike); a name too long for a file system is
 /// replaced by `~` and its SHA-256, and the record keeps the real one.
 ///
@@ -47,6 +47,9 @@ public final class SlotStore: @unchecked Sendable {
     public func head(of address: SlotAddress) throws -> Stored? {
         let folder = try slotFolder(address)
         var known = lock.withLock { knownHeads[address] }
+        // Another process may have thinned past the head this one knows: one below the floor is
+        // looked for again from there.
+        if let cached = known, try cached < floor(in: folder) { known = nil }
         if known == nil { known = try lastVersion(in: folder) }
         guard var number = known else { return nil }
         // Another process may have gone further: the versions after the one known are looked for.
@@ -154,8 +157,11 @@ public final class SlotStore: @unchecked Sendable {
 
     // MARK: -
 
-    static let markerPrefix = "slot-"
-    static let spaceMarkerPrefix = "space-"
+    /// A folder's name starts with a segment's character, or is `~` and hexadecimal digits:
+    /// `~slot-` starts none, so a marker never takes a folder's name (and `~` is left as it
+    /// is in a URL, which every object store signs alike).
+    static let markerPrefix = "~slot-"
+    static let spaceMarkerPrefix = "~space-"
 
     private func remember(_ number: Int, of address: SlotAddress) {
         lock.withLock { knownHeads[address] = max(knownHeads[address] ?? 0, number) }

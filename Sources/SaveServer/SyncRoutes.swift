@@ -141,6 +141,9 @@ struct SyncRoutes: Sendable {
         if force {
             base = .force
         } else if let match = request.headers[.ifMatch] {
+            if VersionTag.version(in: match) == nil, match.count > 2, match.hasPrefix("\""), match.hasSuffix("\""), match.dropFirst().dropLast().allSatisfy(\.isNumber) {
+                throw PushService.BaseMismatch(message: "no version \(match.prefix(40)) of this slot")  // past any version there can be
+            }
             guard let number = VersionTag.version(in: match) else {
                 throw APIError(.badRequest, "badIfMatch", "If-Match: \(match.prefix(40)), expected the quoted version this copy is based on, such as \"3\"")
             }
@@ -205,12 +208,14 @@ struct SyncRoutes: Sendable {
         let race = BodyRace()
         let buffer: ByteBuffer = try await withCheckedThrowingContinuation { continuation in
             race.continuation = continuation
-            Task {
-                do { race.finish(.success(try await request.body.collect(upTo: limit))) } catch { race.finish(.failure(error)) }
+            // The timer first, so that a body that wins at once finds it to cancel.
+            race.timer = Task {
+                try? await Task.sleep(for: timeout)
+                guard !Task.isCancelled else { return }
+                race.finish(.failure(APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")))
             }
             Task {
-                try? await Task.sleep(for: timeout)
-                race.finish(.failure(APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")))
+                do { race.finish(.success(try await request.body.collect(upTo: limit))) } catch { race.finish(.failure(error)) }
             }
         }
         return Array(buffer.readableBytesView)
@@ -253,12 +258,19 @@ struct SyncRoutes: Sendable {
 private final class BodyRace: @unchecked Sendable {
     private let lock = NSLock()
     var continuation: CheckedContinuation<ByteBuffer, any Error>?
+    /// The timer, cancelled when the body wins (a sleeping task per request would pile up).
+    var timer: Task<Void, Never>? {
+        get { lock.withLock { _timer } }
+        set { lock.withLock { _timer = newValue } }
+    }
+    private var _timer: Task<Void, Never>?
 
     func finish(_ result: Result<ByteBuffer, any Error>) {
-        let waiting = lock.withLock {
+        let (waiting, timer) = lock.withLock {
             defer { continuation = nil }
-            return continuation
+            return (continuation, _timer)
         }
+        timer?.cancel()
         waiting?.resume(with: result)
     }
 }

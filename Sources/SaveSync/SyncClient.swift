@@ -145,6 +145,10 @@ public final class SyncClient: Sendable {
             }
         }
         guard bytes != local else { return local }
+        // The app may have saved while the request was out: its save is not overwritten.
+        if (try? FileIO.read(file)) != local {
+            throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+        }
         do { try FileIO.writeAtomically(bytes, to: file, mode: mode) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         return bytes
     }
@@ -185,6 +189,7 @@ public final class SyncClient: Sendable {
         case 413, 422: return SaveError(.badData, file: file, "the server refused the file: \(message)")
         case 404: return SaveError(.notFound, file: url, message)
         case 507: return SaveError(.io, file: file, "the server's storage is full: \(message)")
+        case 408: return SaveError(.busy, file: file, "the server gave up waiting for the file: \(message); try again")
         default: return SaveError(.usage, file: url, "the server answered \(response.status): \(message)")
         }
     }

@@ -176,6 +176,23 @@ struct SyncServerTests {
         #expect(listed.arrayValue?.count == 1, "\(listed)")
     }
 
+    /// Names that the store's own markers once shared: every one is a slot of its own.
+    @Test func slotsNamedLikeTheStoresMarkersAreSlotsLikeAnyOther() throws {
+        let root = try Processes.temporaryDirectory("sync-names")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let api = SyncAPI(server.url, device: "phone")
+        for (space, slot) in [("a", "a.json"), ("a", "slot-a.json"), ("space-a", "a.json"), ("a", "v0000000001.json"), ("a", "floor")] {
+            let body = space == "a" && slot == "floor" ? Array(#"{"n": 1}"#.utf8) : Self.save
+            let pushed = try api.push(space, slot, body, base: nil)
+            #expect(pushed.status == 200, "\(space) \(slot): \(pushed.text)")
+            #expect(try api.get(space, slot).bytes == body, "\(space) \(slot)")
+        }
+        let listed = try Codecs.json.decode(try api.request("GET", "/v1/spaces/a/slots").bytes).arrayValue ?? []
+        #expect(listed.compactMap { $0["slot"]?.stringValue } == ["a.json", "floor", "slot-a.json", "v0000000001.json"])
+    }
+
     // MARK: Daily bundles of the heads
 
     /// `--backup-repo`: the heads of every space go into the day's bundle (made at start, and

@@ -12,8 +12,9 @@ public struct PushService: Sendable {
     public let store: SlotStore
     public let pipeline: SavePipeline
     public let merger: SaveMerger
-    /// How many times a push is merged again when another process took the next version first.
-    public var attempts = 8
+    /// How many times a push is merged again when another process took the next version first
+    /// (with a short random pause growing each time, so that two busy processes take turns).
+    public var attempts = 40
     /// Versions kept per slot (`--keep-versions`), thinned every tenth version; `nil` keeps all.
     public var keepVersions: Int? = 100
     /// Of the thinned versions, each of this many last days' last version stays.
@@ -54,6 +55,7 @@ public struct PushService: Sendable {
     public func push(_ body: [UInt8], to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
         let checked = try check(body, slot: address)
         return try store.exclusively(address) {
+            var lost = 0
             for _ in 1...attempts {
                 do {
                     let outcome = try attempt(checked, to: address, base: base, device: device)
@@ -63,7 +65,10 @@ public struct PushService: Sendable {
                     }
                     return outcome
                 } catch let error as SaveError where error.category == .conflict {
-                    continue  // another process took the version: its head is read again, and merged with
+                    // Another process took the version: its head is read again, and merged with.
+                    lost += 1
+                    Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.005) * Double(min(lost, 10)))
+                    continue
                 }
             }
             throw SaveError(.busy, file: address.description, "the slot changed \(attempts) times while this push was merged; try again")

@@ -51,9 +51,7 @@ struct SyncRoutes: Sendable {
             return APIError(.preconditionFailed, "preconditionFailed", error.message).response
         } catch let error as SaveError {
             return APIError(error).response
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
-        } catch is NIOTooManyBytesError {
+        } catch where (error as? HTTPError)?.status == .contentTooLarge || error is NIOTooManyBytesError {
             // A chunked body has no length to refuse it by: it is cut off as it passes the cap.
             return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
         } catch {

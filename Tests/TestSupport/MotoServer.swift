@@ -147,13 +147,24 @@ public final class MotoServer: @unchecked Sendable {
     }
 
     public static func answers(_ port: Int) -> Bool {
+        guard let socket = connectToLoopback(port) else { return false }
+        close(socket)
+        return true
+    }
+
+    /// A TCP connection to 127.0.0.1:`port`, or `nil` when nothing accepts it; the caller closes it.
+    public static func connectToLoopback(_ port: Int) -> Int32? {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+        let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard connected == 0 else {
+            close(socket)
+            return nil
+        }
+        return socket
     }
 
     public struct ServerError: Error, CustomStringConvertible {

@@ -41,6 +41,16 @@ struct SyncNoLostUpdateTests {
         return try Codecs.binary.encode(defaults, options: EncodingOptions())
     }
 
+    /// Whether `changes` leave the save as it was: coins that add up to nothing.
+    static func cancelOut(_ changes: [Change]) -> Bool {
+        var sum = 0
+        for change in changes {
+            guard case .coins(let amount) = change else { return false }
+            sum += amount
+        }
+        return sum == 0
+    }
+
     static func game(_ plist: [UInt8]) throws -> SaveValue {
         guard case .data(let embedded)? = try Codecs.binary.decode(plist)["gameSave"] else { throw Failure("no gameSave data") }
         return try Codecs.json.decode(Array(embedded))
@@ -55,6 +65,9 @@ struct SyncNoLostUpdateTests {
     final class Tally: @unchecked Sendable {
         let lock = NSLock()
         var accepted = 0, parked = 0, other: [String] = []
+        /// Pushes whose changes cancelled out (coins -5 then +5) sent from the head: answered 200
+        /// with the head itself, storing nothing.
+        var unchanged = 0
         var coins = 0
         var unlocks: [String] = []
         var highestLevel = 0
@@ -93,8 +106,8 @@ struct SyncNoLostUpdateTests {
             for push in 0..<pushes {
                 // A change made offline; now and then two before the device syncs again.
                 let change: Change = switch Int.random(in: 0..<3, using: &generator) {
-                // Never 0: a push that changes nothing stores no new version, and the count below
-                // expects one per accepted push.
+                // Never 0. Two coin changes may still cancel out: such a push, sent from the head,
+                // stores nothing and is answered with the head (counted apart below).
                 case 0: .coins([Int.random(in: -20 ... -1, using: &generator), Int.random(in: 1...50, using: &generator)].randomElement(using: &generator)!)
                 case 1: .unlock("theme-\(device)-\(push)")
                 default: .levelUp
@@ -107,6 +120,9 @@ struct SyncNoLostUpdateTests {
                     let answer = try api.push(Self.space, Self.slot, body, base: base)
                     tally.lock.withLock {
                         switch answer.status {
+                        case 200 where answer.version == base:
+                            // Only a push that changes nothing is answered with its own base.
+                            if Self.cancelOut(pending) { tally.unchanged += 1 } else { tally.other.append("a change answered with its base, v\(base)") }
                         case 200:
                             tally.accepted += 1
                             tally.answered.append((answer.version ?? -1, device, base))
@@ -152,10 +168,28 @@ struct SyncNoLostUpdateTests {
         }.map { "\($0["version"]?.compactText ?? "") \($0["state"]?.compactText ?? "") \($0["device"]?.compactText ?? "") base \($0["base"]?.compactText ?? "-") \($0["how"]?.compactText ?? "") \($0["pushed"]?.compactText.prefix(10) ?? "")" }
         let logged = servers.flatMap { $0.log.split(separator: "\n") }.filter { line in twice.values.contains { $0.contains { line.hasSuffix("device=device-\($0.device)") } } }
         #expect(twice.isEmpty, "log: \(logged.suffix(30)) versions answered to two pushes: \(twice.values.map { $0.map { "v\($0.version) d\($0.device) b\($0.base)" } }) near: \(near)")
-        #expect(states.filter { $0 == "version" }.count == 1 + tally.accepted, "the first version and one per accepted push")
+        #expect(states.filter { $0 == "version" }.count == 1 + tally.accepted, "the first version and one per accepted push that changed something")
         #expect(states.filter { $0 == "parked" }.count == tally.parked)
         #expect(head.version == 1 + tally.accepted)
         #expect(tally.accepted + tally.parked > 0)
+    }
+
+    /// Changes that cancel out (coins spent and earned back) pushed from the head store nothing:
+    /// the answer is the head itself, and the history does not grow.
+    @Test func aPushThatChangesNothingIsAnsweredWithTheHead() throws {
+        let root = try Processes.temporaryDirectory("sync-nothing")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = SyncAPI(server.url, device: "phone")
+        let initial = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"))))
+        #expect(try phone.push(Self.space, Self.slot, initial, base: nil).version == 1)
+        let changes: [Change] = [.coins(-5), .coins(5)]
+        #expect(Self.cancelOut(changes))
+        let answer = try phone.push(Self.space, Self.slot, try Self.applying(changes, to: initial), base: 1)
+        #expect(answer.status == 200 && answer.version == 1, "\(answer.status) \(answer.text)")
+        let history = try Codecs.json.decode(try phone.request("GET", SyncAPI.slot(Self.space, Self.slot) + "/history").bytes)
+        #expect(history.arrayValue?.count == 1)
     }
 
     /// A push tried again after its answer was lost is not merged twice: its counters would be.

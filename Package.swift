@@ -69,6 +69,7 @@ let package = Package(
             name: "SaveServer",
             dependencies: [
                 "SaveKit", "SaveStorage", "SaveSync", "SaveArchive",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

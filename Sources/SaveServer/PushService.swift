@@ -53,8 +53,12 @@ public struct PushService: Sendable {
     }
 
     public func push(_ body: [UInt8], to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
-        let checked = try check(body, slot: address)
-        return try store.exclusively(address) {
+        try push(try check(body, slot: address), to: address, base: base, device: device)
+    }
+
+    /// Stores a push that passed ``check(_:slot:)``.
+    func push(_ checked: Checked, to address: SlotAddress, base: Base, device: String?) throws -> Outcome {
+        try store.exclusively(address) {
             var lost = 0
             for _ in 1...attempts {
                 do {

@@ -25,6 +25,8 @@ public final class SlotStore: @unchecked Sendable {
     /// Who made each recent version from what, per slot (versions never change once written):
     /// a push looking for its own earlier answer rarely reads versions again.
     private var recentOrigins: [SlotAddress: [Int: Origin]] = [:]
+    /// Versions seen lately, whole: a push's head and base are seldom read from storage twice.
+    private let recent = RecentVersions(budget: 16 << 20)
 
     /// What tells a push tried again from a new one.
     public struct Origin: Sendable, Equatable {
@@ -53,7 +55,7 @@ public final class SlotStore: @unchecked Sendable {
         if known == nil { known = try lastVersion(in: folder) }
         guard var number = known else { return nil }
         // Another process may have gone further: the versions after the one known are looked for.
-        var stored = try read(versionName(number), in: folder)
+        var stored = try recent[address, number] ?? read(versionName(number), in: folder)
         while let next = try read(versionName(number + 1), in: folder) {
             (number, stored) = (number + 1, next)
         }
@@ -64,13 +66,18 @@ public final class SlotStore: @unchecked Sendable {
             return try read(versionName(listed), in: folder)
         }
         remember(number, of: address)
+        recent.keep(stored, of: address)
         return stored
     }
 
     public func version(_ number: Int, of address: SlotAddress) throws -> Stored? {
         guard number >= 1 else { return nil }
+        if let known = recent[address, number] { return known }
         let stored = try read(versionName(number), in: try slotFolder(address))
-        if let stored { keep(stored.record, of: address) }
+        if let stored {
+            keep(stored.record, of: address)
+            recent.keep(stored, of: address)
+        }
         return stored
     }
 
@@ -132,6 +139,7 @@ public final class SlotStore: @unchecked Sendable {
         try folder.write(Self.object(record, bytes: bytes, slot: address.slotName), to: versionName(record.version), ifAbsent: true)
         remember(record.version, of: address)
         keep(record, of: address)
+        recent.keep(Stored(record: record, bytes: bytes), of: address)
     }
 
     /// Keeps a push that could not be merged; returns its name in the history.
@@ -229,7 +237,10 @@ public final class SlotStore: @unchecked Sendable {
         }
         keeping.formUnion(lastOfDay.values)
         try folder.write(Array(String(newFloor).utf8), to: Self.floorName, ifAbsent: false)
-        for number in versions where !keeping.contains(number) { try folder.delete(versionName(number)) }
+        for number in versions where !keeping.contains(number) {
+            recent.forget(CollectionOfOne(number), of: address)
+            try folder.delete(versionName(number))
+        }
         for name in names where name.hasPrefix("p") {
             let millis = Int64(name.dropFirst().prefix { $0 != "-" }) ?? Int64.max
             if Double(millis) / 1000 < now.timeIntervalSince1970 - 30 * 86_400 { try folder.delete(name) }

@@ -7,12 +7,15 @@ import SaveKit
 import SaveSync
 
 /// The API's routes: each request authenticated, its names checked, its space authorised, and
-/// only then the store touched. Storage and merging run on NIO's thread pool, off the event loops.
+/// only then the store touched. Storage and merging run on NIO's thread pool, off the event loops;
+/// a push waits for its slot's turn before it takes a thread from the pool.
 struct SyncRoutes: Sendable {
     let configuration: SyncServerConfiguration
     let service: PushService
     let metrics: ServerMetrics
     let backups: DailyBackups?
+    /// Pushes and restores to one slot, one after another, waiting off the blocking pool.
+    let turns = SlotTurns()
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
@@ -156,7 +159,9 @@ struct SyncRoutes: Sendable {
         let body = try await readBody(request)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { String($0.prefix(128)) }
         let started = ContinuousClock.now
-        let outcome = try await blocking { try service.push(body, to: address, base: base, device: device) }
+        // Checked by the pipeline first, alongside other pushes to the slot; then stored in turn.
+        let checked = try await blocking { try service.check(body, slot: address) }
+        let outcome = try await turns.inTurn(address) { try await blocking { try service.push(checked, to: address, base: base, device: device) } }
         metrics.pushed(outcome, bytes: body.count, took: ContinuousClock.now - started)
         switch outcome {
         case .stored(let record, let bytes):
@@ -187,7 +192,7 @@ struct SyncRoutes: Sendable {
             throw APIError(.badRequest, "badRestore", "a body that is not {\"version\": N}, expected the version to restore")
         }
         let device = request.headers[HTTPField.Name("Device-Id")!].map { String($0.prefix(128)) }
-        let record = try await blocking { try service.restore(Int(number), of: address, device: device) }
+        let record = try await turns.inTurn(address) { try await blocking { try service.restore(Int(number), of: address, device: device) } }
         return json(.ok, record.value, headers: [.eTag: "\"\(record.version)\""])
     }
 

@@ -85,8 +85,7 @@ struct SyncNoLostUpdateTests {
         let servers = try (kind == .s3 ? [0, 1] : [0]).map { _ in
             try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], environment: environment)
         }
-        // On moto, each push is several requests to a Python server: fewer pushes keep the run short.
-        let devices = 32, pushes = kind == .s3 ? 12 : 50
+        let devices = 32, pushes = 50
         let initial = Array(try Data(contentsOf: URL(fileURLWithPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"))))
         let first = try SyncAPI(servers[0].url).push(Self.space, Self.slot, initial, base: nil)
         #expect(first.status == 200 && first.version == 1, "\(first.text)")

@@ -112,6 +112,13 @@ public struct Migrator: Sendable {
 
     /// Migrates `value`, of the kind and version `found` says, as ``migrate(_:path:kind:to:registry:)`` does.
     public func migrate(_ value: SaveValue, as found: Match, to target: Int? = nil, registry: CodecRegistry = .builtIn) -> Outcome {
+        var embedded: [EmbeddedDocumentFound]?
+        return migrate(value, as: found, to: target, registry: registry, embeddedFound: &embedded)
+    }
+
+    /// Migrates as ``migrate(_:as:to:registry:)`` does, and hands back the embedded documents it
+    /// decoded in an unchanged `value`, so that checking them does not decode them again.
+    func migrate(_ value: SaveValue, as found: Match, to target: Int?, registry: CodecRegistry, embeddedFound: inout [EmbeddedDocumentFound]?) -> Outcome {
         let outcome = migrateDocument(value, kind: found.kind, recognition: found.recognition, to: target)
         let (kindName, document): (String, SaveValue)
         switch outcome {
@@ -122,7 +129,9 @@ public struct Migrator: Sendable {
         guard let kind = kinds.first(where: { $0.name == kindName }), !kind.embedded.isEmpty else { return outcome }
         var updated = document
         var embeddedSteps: [String] = []
-        for embedded in embeddedDocuments(in: document, of: kind, registry: registry) {
+        let embeddedDocuments = embeddedDocuments(in: document, of: kind, registry: registry)
+        if case .unchanged = outcome { embeddedFound = embeddedDocuments }
+        for embedded in embeddedDocuments {
             let pointer = embedded.pointer
             guard let inner = embedded.value else {
                 return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec.id) document"))
@@ -160,8 +169,13 @@ public struct Migrator: Sendable {
     /// the documents embedded in it (their pointers prefixed with the holder's); an embedded
     /// document that cannot be read, or whose version is unknown or newer, is a violation too.
     public func violations(in value: SaveValue, of kind: SaveKind, version: Int, registry: CodecRegistry = .builtIn) -> [Schema.Violation] {
+        violations(in: value, of: kind, version: version, registry: registry, embedded: nil)
+    }
+
+    /// The violations, with the embedded documents already found in `value` (`nil`: found here).
+    func violations(in value: SaveValue, of kind: SaveKind, version: Int, registry: CodecRegistry, embedded found: [EmbeddedDocumentFound]?) -> [Schema.Violation] {
         var violations = kind.schemas[version]?.violations(of: value) ?? []
-        for embedded in embeddedDocuments(in: value, of: kind, registry: registry) {
+        for embedded in found ?? embeddedDocuments(in: value, of: kind, registry: registry) {
             guard let inner = embedded.value else {
                 violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec.id) document"))
                 continue

@@ -82,7 +82,8 @@ public struct SavePipeline: Sendable {
                 return result
             }
         }
-        let outcome = migrator.migrate(value, as: found, to: target, registry: registry)
+        var embedded: [Migrator.EmbeddedDocumentFound]?
+        let outcome = migrator.migrate(value, as: found, to: target, registry: registry, embeddedFound: &embedded)
         switch outcome {
         case .migrated(_, let from, let to, let steps, let migrated):
             (result.from, result.to, result.steps) = (from, to, steps)
@@ -98,7 +99,7 @@ public struct SavePipeline: Sendable {
             }
         case .unchanged(_, let version):
             (result.from, result.to) = (version, version)
-            let violations = migrator.violations(in: value, of: found.kind, version: version, registry: registry)
+            let violations = migrator.violations(in: value, of: found.kind, version: version, registry: registry, embedded: embedded)
             if violations.isEmpty {
                 result.status = .unchanged
             } else {

@@ -124,9 +124,15 @@ public struct PushService: Sendable {
         // The pipeline decodes what a kind may claim; a body no kind claims is decoded here, so
         // that only save documents are stored.
         if result.status == .unrecognized {
-            do { _ = try codec.decode(body) } catch {
+            let value: SaveValue
+            do { value = try codec.decode(body) } catch {
                 let location = (error as? CodecError)?.location.map { "\($0)" }
                 throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
+            }
+            // `5` or `"text"` is JSON, but no app keeps its state in a lone number or string.
+            switch value {
+            case .dictionary, .array: break
+            default: throw SaveError(.badData, file: name, location: "byte 0", "a lone \(value.typeName) at the top, expected an object or array")
             }
         }
         switch result.status {

@@ -226,10 +226,10 @@ public final class SlotStore: @unchecked Sendable {
         var keeping = Set(versions.filter { $0 >= newFloor })
         // Each day's last version, for the last `days` days (UTC). Versions come in time order,
         // so a day that reaches the floor has its last version above it, kept already.
-        func day(_ date: Date) -> String { String(RFC3339.format(date).prefix(10)) }
+        func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
         let oldest = now.addingTimeInterval(-Double(days) * 86_400)
         let floorDay = try version(newFloor, of: address).map { day($0.record.createdAt) } ?? day(now)
-        var lastOfDay: [String: Int] = [:]
+        var lastOfDay: [Int: Int] = [:]
         for number in versions where number < newFloor {
             guard let record = try version(number, of: address)?.record, record.createdAt >= oldest else { continue }
             let recorded = day(record.createdAt)

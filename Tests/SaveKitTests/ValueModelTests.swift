@@ -84,6 +84,26 @@ struct RFC3339Tests {
         }
     }
 
+    /// The fraction written is the shortest that reads back as the same time: no text one digit
+    /// shorter (rounded down or up) does.
+    @Test func fractionsAreTheShortestThatRoundTrip() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let seconds = Double.random(in: 700_000_000...900_000_000, using: &generator)
+            let text = RFC3339.format(Date(timeIntervalSinceReferenceDate: seconds))
+            guard let dot = text.firstIndex(of: ".") else { continue }
+            let digits = text[text.index(after: dot)...].dropLast()  // the Z
+            guard digits.count > 1, let shorter = Int(digits.dropLast()) else { continue }
+            for candidate in [shorter, shorter + 1] {
+                let width = digits.count - 1
+                let fraction = String(candidate)
+                guard fraction.count <= width else { continue }
+                let other = text[..<dot] + "." + String(repeating: "0", count: width - fraction.count) + fraction + "Z"
+                #expect(RFC3339.parse(String(other))?.timeIntervalSinceReferenceDate != seconds, "\(text) and \(other)")
+            }
+        }
+    }
+
     @Test func offsetsAndInvalidDates() {
         #expect(RFC3339.parse("2026-11-21T09:00:00+01:00") == RFC3339.parse("2026-11-21T08:00:00Z"))
         for bad in ["2026-02-30T00:00:00Z", "2026-11-21 08:00:00Z", "2026-11-21T24:00:00Z", "2026-11-21T08:00:00", "20261121T080000Z"] {

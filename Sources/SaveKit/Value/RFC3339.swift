@@ -174,9 +174,17 @@ public enum RFC3339 {
 
     /// `.5`, `.123456`: the fewest digits (at most 17) that parse back to exactly `target`.
     private static func shortestFraction(_ fraction: Double, whole: Double, target: Double) -> String? {
+        // Digits made by hand: `String(format:)` for each length tried was a server's hot spot
+        // (every version's record holds a time).
+        var power = 1.0
         for digits in 1...17 {
-            let text = String(format: "%.\(digits)f", fraction)
-            guard text.hasPrefix("0."), let parsed = Double(text) else { continue }
+            power *= 10
+            let scaled = (fraction * power).rounded()
+            // A fraction that rounds up to a whole second has no text of this length.
+            guard scaled < power else { continue }
+            let number = String(Int64(scaled))
+            let text = "0." + String(repeating: "0", count: digits - number.count) + number
+            guard let parsed = Double(text) else { continue }
             if whole + parsed == target { return String(text.dropFirst()) }
         }
         return nil

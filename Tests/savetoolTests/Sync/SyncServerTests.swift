@@ -135,6 +135,8 @@ struct SyncServerTests {
             ("not JSON", put(slots + "x.json", Array("{\"round\": ".utf8))),
             ("binary plist in a .json slot", put(slots + "y.json", Array("bplist00".utf8) + [UInt8](repeating: 0, count: 40))),
             ("not a save at all", put(slots + "z.json", Array("hello".utf8))),
+            ("a lone number", put(slots + "n.json", Array("5".utf8))),
+            ("a lone string", put(slots + "s.json", Array(#""level 7""#.utf8))),
             ("deep nesting", put(slots + "deep.json", deep)),
             ("invalid tournament", put(slots + "Documents/current_tournament.json", Array(#"{"schemaVersion": 3, "round": "two"}"#.utf8))),
             ("blind overwrite", Self.request("PUT", slots + Self.slot, body: Self.save)),
@@ -155,7 +157,7 @@ struct SyncServerTests {
             let named = (try? SlotAddress(space: "blocks/p1", slot: name)) != nil ? name + "%" : name
             cases.append(("random name \(named)", Self.request("GET", slots + named)))
             let body = (0..<Int.random(in: 1...256, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            cases.append(("random body", put(slots + "r\(cases.count).json", body)))
+            cases.append(("random body \(body.prefix(40))", put(slots + "r\(cases.count).json", body)))
         }
         let before = server.residentKiB
         var wrong: [String] = []

@@ -16,7 +16,8 @@ struct AccessLogMiddleware: RouterMiddleware {
             response = Response(status: error.status)
         }
         let elapsed = ContinuousClock.now - started
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        // Tenths of a millisecond by hand: `String(format:)` per request showed in profiles.
+        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         let received = request.headers[.contentLength].flatMap(Int.init) ?? 0
         let sent = response.body.contentLength ?? 0
         // A refused body was not read: only a request that was served counts its bytes.
@@ -24,7 +25,7 @@ struct AccessLogMiddleware: RouterMiddleware {
         let (space, slot) = Self.names(in: request.uri.path)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { Self.printable($0.prefix(64)) } ?? "-"
         let version = response.headers[.eTag].map { " version=" + Self.printable($0.prefix(24)).replacingOccurrences(of: "\"", with: "") } ?? ""
-        log("\(request.method) \(space) \(slot) \(response.status.code)\(version) in=\(received) out=\(sent) \(String(format: "%.1f", milliseconds))ms device=\(device)")
+        log("\(request.method) \(space) \(slot) \(response.status.code)\(version) in=\(received) out=\(sent) \(tenths / 10).\(tenths % 10)ms device=\(device)")
         return response
     }
 

@@ -15,7 +15,7 @@ public struct PushService: Sendable {
     /// How many times a push is merged again when another process took the next version first
     /// (with a short random pause growing each time, so that two busy processes take turns).
     public var attempts = 40
-    /// Versions kept per slot (`--keep-versions`), thinned every tenth version; `nil` keeps all.
+    /// Versions kept per slot (`--keep-versions`), thinned every ``thinningInterval(_:)`` versions; `nil` keeps all.
     public var keepVersions: Int? = 100
     /// Of the thinned versions, each of this many last days' last version stays.
     public var keepDays = 7
@@ -63,8 +63,8 @@ public struct PushService: Sendable {
             for _ in 1...attempts {
                 do {
                     let outcome = try attempt(checked, to: address, base: base, device: device)
-                    if case .stored(let record, _) = outcome, let keep = keepVersions, record.version % 10 == 0, record.version > keep {
-                        // The push is durable already; a failed thinning is tried again ten versions on.
+                    if case .stored(let record, _) = outcome, let keep = keepVersions, record.version % Self.thinningInterval(keep) == 0, record.version > keep {
+                        // The push is durable already; a failed thinning is tried again an interval on.
                         try? store.thin(address, keep: keep, days: keepDays)
                     }
                     return outcome
@@ -78,6 +78,10 @@ public struct PushService: Sendable {
             throw SaveError(.busy, file: address.description, "the slot changed \(attempts) times while this push was merged; try again")
         }
     }
+
+    /// How many versions a slot gains between two thinnings: each lists the slot's folder, so a
+    /// slot that keeps many is thinned seldom (it holds up to one and a half times `keep`).
+    static func thinningInterval(_ keep: Int) -> Int { max(10, keep / 2) }
 
     /// A new head equal to version `number`.
     public func restore(_ number: Int, of address: SlotAddress, device: String?) throws -> VersionRecord {

@@ -299,12 +299,13 @@ struct SyncServerTests {
 
     /// Twenty SIGKILLs at spread moments while devices push: after a restart, every push that
     /// was answered 200 is in the history with its bytes, and every version served is whole.
-    @Test func killedUnderLoadLosesNothingAcknowledged() throws {
+    @Test(arguments: SyncStore.allCases)
+    func killedUnderLoadLosesNothingAcknowledged(_ kind: SyncStore) throws {
         let root = try Processes.temporaryDirectory("sync-kill")
         defer { try? FileManager.default.removeItem(at: root) }
-        let (store, _) = try SyncStore.local.make(in: root)
+        let (store, environment) = try kind.make(in: root)
         // Every version kept: each acknowledged one is looked for below.
-        var server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"])
+        var server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], environment: environment)
         let port = server.port
         #expect(try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
         final class Acknowledged: @unchecked Sendable {
@@ -334,7 +335,7 @@ struct SyncServerTests {
         for _ in 0..<20 {
             Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.3))
             server.kill()
-            server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], port: port)
+            server = try SyncServerProcess(store: store, arguments: ["--keep-versions", "0"], port: port, environment: environment)
         }
         Thread.sleep(forTimeInterval: 0.2)
         acknowledged.lock.withLock { acknowledged.running = false }

@@ -45,13 +45,11 @@ public struct S3Storage: SaveStorage {
         var objects: [StoredObject] = []
         var token: String?
         let prefix = place.prefix.isEmpty ? "" : place.prefix + "/"
-        // The server is asked for the keys that begin with the prefix's first segment (`devices`
-        // of `devices/qa`), and the rest is matched here: servers disagree on how a `/` in a
-        // query value is signed (AWS encodes it; moto's checker decodes it first), and a prefix
-        // without one is signed alike by all of them.
-        let asked = prefix.isEmpty ? String(namePrefix.prefix { $0 != "/" }) : String(prefix.prefix { $0 != "/" })
+        // Only this folder's keys: the whole prefix, and `/` as delimiter so that deeper keys
+        // (other slots, other backups) come back folded into common prefixes, not one by one.
+        let asked = prefix + namePrefix
         repeat {
-            var query = [("list-type", "2")]
+            var query = [("list-type", "2"), ("delimiter", "/")]
             if !asked.isEmpty { query.append(("prefix", asked)) }
             if let token { query.append(("continuation-token", token)) }
             let response = try client.send("GET", query: query)

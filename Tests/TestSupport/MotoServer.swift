@@ -71,6 +71,18 @@ public final class MotoServer: @unchecked Sendable {
                 with put_lock:
                     return put_object(self)
             S3Response.put_object = atomic_put_object
+            # moto checks a signature against the query as the URL spells it; S3 decodes each
+            # value and encodes it again (RFC 3986) first, so `prefix=a%2Fb` signs as AWS signs it.
+            from urllib.parse import quote, unquote
+            from botocore.auth import SigV4Auth
+            canonical_query = SigV4Auth._canonical_query_string_url
+            class Parts:
+                def __init__(self, query): self.query = query
+            def normalised_query(self, parts):
+                pairs = [pair.partition("=") for pair in parts.query.split("&")] if parts.query else []
+                query = "&".join(quote(unquote(k), safe="-_.~") + "=" + quote(unquote(v), safe="-_.~") for k, _, v in pairs)
+                return canonical_query(self, Parts(query))
+            SigV4Auth._canonical_query_string_url = normalised_query
             sys.argv = ["moto_server"] + sys.argv[1:]
             sys.exit(main())
             """

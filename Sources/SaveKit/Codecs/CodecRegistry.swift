@@ -12,6 +12,9 @@ public struct CodecRegistry: Sendable {
     /// Every codec's extensions, lower-cased with their dot, longest first (so that "tar.gz"
     /// beats "gz"): made when a codec is added, not on every lookup (a server looks one up per push).
     private var extensions: [(suffix: String, codec: any SaveCodec)] = []
+    /// Whether a property list that is a keyed archive (`NSKeyedArchiver`) is read as the objects
+    /// it holds (``KeyedArchive``) rather than as its flat object table.
+    public var seesThroughKeyedArchives = true
 
     public init(_ codecs: [any SaveCodec] = []) {
         for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }
@@ -22,9 +25,10 @@ public struct CodecRegistry: Sendable {
             .enumerated().sorted { ($0.element.suffix.count, -$0.offset) > ($1.element.suffix.count, -$1.offset) }.map(\.element)
     }
 
-    /// JSON, XML plist and binary plist. Sniffing tries them in that registration order, the
-    /// most certain magic number (`bplist0`) first.
-    public static let builtIn = CodecRegistry([BinaryPlistCodec(), XMLPlistCodec(), JSONCodec()])
+    /// Binary plist, XML plist, JSON, and keyed archives' view (picked by content, never by
+    /// sniffing). Sniffing tries them in that registration order, the most certain magic number
+    /// (`bplist0`) first.
+    public static let builtIn = CodecRegistry([BinaryPlistCodec(), XMLPlistCodec(), JSONCodec(), KeyedArchiveCodec()])
 
     /// Adds a codec. Its id must be new: a plugin cannot silently replace a built-in codec.
     public mutating func register(_ codec: any SaveCodec) throws(RegistryError) {

@@ -1,0 +1,309 @@
+import Foundation
+import OrderedCollections
+
+extension KeyedArchive {
+    /// How a view is written back.
+    public struct WritingOptions: Sendable {
+        /// A value of another type may stand where one stood (a date where an `NSNumber` was);
+        /// without it such an edit is refused with its pointer, since the app's `initWithCoder:`
+        /// would fail on it.
+        public var retype = false
+        public init() {}
+    }
+
+    /// This archive with its graph replaced by `view` (an edited ``view(maxDepth:)``). Objects
+    /// the edit left as they were keep their uids and their place in `$objects`; an object that
+    /// changed is rewritten where it was; new objects go at the end.
+    public func archive(replacingViewWith view: SaveValue, options: WritingOptions = WritingOptions()) throws(CodecError) -> SaveValue {
+        let (_, nodes, ids) = try resolved()
+        var writer = ViewWriter(objects: objects, nodes: nodes, oldIDs: ids, options: options)
+        let newTop = try writer.writeTop(view, original: top)
+        guard case .dictionary(var fields) = plist else { return plist }
+        fields["$top"] = .dictionary(newTop)
+        fields["$objects"] = .array(writer.objects)
+        return .dictionary(fields)
+    }
+
+    /// A new keyed archive of `view`, as `NSKeyedArchiver` would write it: `$null` first, then
+    /// the objects in the order the view meets them.
+    public static func archive(_ view: SaveValue, options: WritingOptions = WritingOptions()) throws(CodecError) -> SaveValue {
+        var writer = ViewWriter(objects: [.string("$null")], nodes: [:], oldIDs: [:], options: options)
+        let top = try writer.writeTop(view, original: [:])
+        return .dictionary([
+            "$version": .integer(100_000), "$archiver": .string("NSKeyedArchiver"),
+            "$top": .dictionary(top), "$objects": .array(writer.objects),
+        ])
+    }
+}
+
+/// Writes a view into an object table, walking the original graph beside it.
+struct ViewWriter {
+    var objects: [SaveValue]
+    /// uid → the view node the original archive showed for it.
+    let nodes: [Int: SaveValue]
+    let options: KeyedArchive.WritingOptions
+    /// `$id` → the uid that holds it; ids of the original first, so that `$ref`s left as they were still meet their objects.
+    var uidOfID: [Int: Int] = [:]
+    /// Uids referred to from more than one place in the original: never rewritten in place
+    /// for an edit made at one of them (a shared string stays as the other place had it).
+    var references: [Int: Int] = [:]
+    /// The uid of each class entry, by its view (`"GKPlayer"`, or the entry whole).
+    var classUIDs: [String: Int] = [:]
+
+    init(objects: [SaveValue], nodes: [Int: SaveValue], oldIDs: [Int: Int], options: KeyedArchive.WritingOptions) {
+        (self.objects, self.nodes, self.options) = (objects, nodes, options)
+        for (uid, id) in oldIDs { uidOfID[id] = uid }
+        for (uid, object) in objects.enumerated() {
+            guard case .dictionary(let fields) = object else { continue }
+            if case .string(let name)? = fields["$classname"] {
+                let usual = fields.count == 2 && fields["$classes"] == .array(KeyedArchive.usualChain(of: name).map(SaveValue.string))
+                let key = Self.classKey(usual ? .string(name) : object)
+                classUIDs[key] = classUIDs[key] ?? uid
+                continue
+            }
+            for (key, value) in fields where key != "$class" { count(value) }
+        }
+    }
+
+    private mutating func count(_ value: SaveValue) {
+        switch value {
+        case .uid(let uid): references[Int(uid), default: 0] += 1
+        case .array(let elements): for element in elements { count(element) }
+        default: break
+        }
+    }
+
+    mutating func writeTop(_ view: SaveValue, original: OrderedDictionary<String, SaveValue>) throws(CodecError) -> OrderedDictionary<String, SaveValue> {
+        for value in original.values { count(value) }
+        guard case .dictionary(let roots) = view else {
+            throw .unrepresentable(codec: "keyed", at: JSONPointer(), found: view.typeNameWithArticle, expected: "a dictionary of the archive's roots, such as {\"root\": …}")
+        }
+        var top = OrderedDictionary<String, SaveValue>()
+        for (name, value) in roots {
+            top[name] = try field(value, original: original[name], at: JSONPointer(tokens: [name]))
+        }
+        return top
+    }
+
+    // MARK: Values
+
+    /// What a field holds for `view`: a number or bool inline where one was inline (or is new),
+    /// anything else by uid.
+    private mutating func field(_ view: SaveValue, original: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
+        switch original {
+        case .uid?, nil:
+            if original == nil, Self.family(view) == .number { return view }
+            return .uid(UInt64(try object(view, original: original?.uidValue, at: at)))
+        case let inline?:
+            if Self.family(view) == Self.family(inline), !view.isContainer { return view }
+            try refuseRetype(view, where: inline, at: at)
+            return Self.family(view) == .number ? view : .uid(UInt64(try object(view, original: nil, at: at)))
+        }
+    }
+
+    /// The uid that holds `view`: the original's own when nothing changed, the original's place
+    /// rewritten when it changed, or a new entry.
+    private mutating func object(_ view: SaveValue, original: Int?, at: JSONPointer) throws(CodecError) -> Int {
+        if case .dictionary(let fields) = view, fields.count == 1, case .integer(let id)? = fields["$ref"] {
+            guard let uid = uidOfID[Int(id)] else {
+                // A reference ahead of its object: its uid is taken now and filled when the object comes.
+                objects.append(.string("$null"))
+                uidOfID[Int(id)] = objects.count - 1
+                return objects.count - 1
+            }
+            return uid
+        }
+        if let original, nodes[original] == view {
+            return original
+        }
+        if case .null = view { return nullUID() }
+        let oldEntry = original.map { objects[$0] }
+        if let oldEntry {
+            let oldFamily = Self.family(nodes[original!] ?? oldEntry)
+            if oldFamily != Self.family(view) { try refuseRetype(view, where: nodes[original!] ?? oldEntry, at: at) }
+        }
+        // Rewritten where it was when that place is this object's alone (a shared object is one
+        // object in the view too, so its edits are meant for every place that shows it).
+        let declaredID: Int? = if case .dictionary(let fields) = view, case .integer(let id)? = fields["$id"] { Int(id) } else { nil }
+        // Rewritten where it was, when that place is this value's alone: an object is one object
+        // in the view too (its edits are meant for every place that shows it), but a string or a
+        // date that two places share is shown at each, and edited at one.
+        var inPlace: Int?
+        if let original, original != 0 {
+            let shownAsObject = nodes[original]?.isContainer ?? false
+            if shownAsObject || (references[original] ?? 0) <= 1 { inPlace = original }
+        }
+        let uid: Int
+        if let declaredID, let reserved = uidOfID[declaredID], reserved != original, objects[reserved] == .string("$null"), reserved != 0 {
+            uid = reserved  // a $ref met it first
+        } else if let inPlace {
+            uid = inPlace
+        } else {
+            objects.append(.string("$null"))
+            uid = objects.count - 1
+        }
+        if let declaredID { uidOfID[declaredID] = uid }
+        objects[uid] = try entry(for: view, replacing: original.map { objects[$0] }, at: at)
+        return uid
+    }
+
+    /// The `$objects` entry for `view`.
+    private mutating func entry(for view: SaveValue, replacing old: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
+        switch view {
+        case .string, .integer, .unsignedInteger, .real, .bool, .data:
+            return view
+        case .date(let date):
+            return Self.keepingOrder(of: old, ["NS.time": .real(date.timeIntervalSinceReferenceDate), "$class": .uid(UInt64(classUID(.string("NSDate"))))])
+        case .array(let items):
+            return try collection(items, className: .string("NSArray"), replacing: old, at: at)
+        case .dictionary(let fields):
+            return try dictionaryEntry(fields, replacing: old, at: at)
+        case .uid, .null:
+            throw .unrepresentable(codec: "keyed", at: at, found: view.typeNameWithArticle, expected: "a value or an object")
+        }
+    }
+
+    private mutating func dictionaryEntry(_ fields: OrderedDictionary<String, SaveValue>, replacing old: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
+        let className = fields["$class"] ?? .string("NSDictionary")
+        let name: String
+        switch className {
+        case .string(let text): name = text
+        case .dictionary(let info): name = info["$classname"]?.stringValue ?? ""
+        default: throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$class"]), found: className.typeNameWithArticle, expected: "a class name or a class entry")
+        }
+        guard !name.isEmpty else {
+            throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$class"]), found: "a class entry without $classname", expected: "a class name")
+        }
+        if let items = fields["$items"] {
+            guard case .array(let members) = items else {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$items"]), found: items.typeNameWithArticle, expected: "an array of members")
+            }
+            return try collection(members, className: className, replacing: old, at: JSONPointer(tokens: at.tokens + ["$items"]))
+        }
+        if KeyedArchive.dictionaryClasses.contains(name) {
+            return try dictionary(fields, className: className, replacing: old, at: at)
+        }
+        // An object of the app's own class: its fields, in the order they had, new ones after.
+        var oldFields = OrderedDictionary<String, SaveValue>()
+        if case .dictionary(let entry)? = old { oldFields = entry }
+        var entry = OrderedDictionary<String, SaveValue>()
+        let viewFields = fields.filter { !KeyedArchive.viewKeys.contains($0.key) }
+        let wanted = Set(viewFields.keys.map(KeyedArchive.fieldName(ofViewKey:)))
+        for (key, value) in oldFields where key == "$class" || wanted.contains(key) { entry[key] = value }
+        for (key, value) in viewFields {
+            let name = KeyedArchive.fieldName(ofViewKey: key)
+            entry[name] = try field(value, original: oldFields[name], at: JSONPointer(tokens: at.tokens + [key]))
+        }
+        entry["$class"] = .uid(UInt64(classUID(className)))
+        return .dictionary(entry)
+    }
+
+    private mutating func collection(_ items: [SaveValue], className: SaveValue, replacing old: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
+        var oldMembers: [SaveValue] = []
+        if case .dictionary(let entry)? = old, case .array(let members)? = entry["NS.objects"] { oldMembers = members }
+        var members: [SaveValue] = []
+        for (index, item) in items.enumerated() {
+            let original = index < oldMembers.count ? oldMembers[index].uidValue : nil
+            members.append(.uid(UInt64(try object(item, original: original, at: JSONPointer(tokens: at.tokens + [String(index)])))))
+        }
+        return Self.keepingOrder(of: old, ["NS.objects": .array(members), "$class": .uid(UInt64(classUID(className)))])
+    }
+
+    private mutating func dictionary(_ fields: OrderedDictionary<String, SaveValue>, className: SaveValue, replacing old: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
+        // The original's pairs by key, so that an unchanged key or value keeps its uid.
+        var oldPairs: [String: (key: Int, value: Int)] = [:]
+        if case .dictionary(let entry)? = old, case .array(let keys)? = entry["NS.keys"], case .array(let values)? = entry["NS.objects"], keys.count == values.count {
+            for (key, value) in zip(keys, values) {
+                guard let keyUID = key.uidValue, let valueUID = value.uidValue, keyUID < objects.count else { continue }
+                oldPairs[(nodes[keyUID] ?? objects[keyUID]).compactText] = (keyUID, valueUID)
+            }
+        }
+        var pairs: [(SaveValue, SaveValue, JSONPointer)] = []
+        if let listed = fields["$pairs"] {
+            guard case .array(let entries) = listed else {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$pairs"]), found: listed.typeNameWithArticle, expected: "an array of [key, value] pairs")
+            }
+            for (index, pair) in entries.enumerated() {
+                guard case .array(let both) = pair, both.count == 2 else {
+                    throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$pairs", String(index)]), found: pair.typeNameWithArticle, expected: "a [key, value] pair")
+                }
+                pairs.append((both[0], both[1], JSONPointer(tokens: at.tokens + ["$pairs", String(index)])))
+            }
+        } else {
+            for (key, value) in fields where !KeyedArchive.viewKeys.contains(key) {
+                pairs.append((.string(key), value, JSONPointer(tokens: at.tokens + [key])))
+            }
+        }
+        var keys: [SaveValue] = [], values: [SaveValue] = []
+        for (key, value, place) in pairs {
+            let old = oldPairs[key.compactText]
+            keys.append(.uid(UInt64(try object(key, original: old?.key, at: place))))
+            values.append(.uid(UInt64(try object(value, original: old?.value, at: place))))
+        }
+        return Self.keepingOrder(of: old, ["NS.keys": .array(keys), "NS.objects": .array(values), "$class": .uid(UInt64(classUID(className)))])
+    }
+
+    // MARK: -
+
+    /// `fields` in the order of the entry they replace, when it had the same keys: an object
+    /// whose members did not change is then the same entry.
+    private static func keepingOrder(of old: SaveValue?, _ fields: OrderedDictionary<String, SaveValue>) -> SaveValue {
+        guard case .dictionary(var entry)? = old, entry.count == fields.count, fields.keys.allSatisfy({ entry[$0] != nil }) else { return .dictionary(fields) }
+        for (key, value) in fields { entry[key] = value }
+        return .dictionary(entry)
+    }
+
+    private mutating func nullUID() -> Int {
+        if objects.first == .string("$null") { return 0 }
+        if let found = objects.firstIndex(of: .string("$null")) { return found }
+        objects.append(.string("$null"))
+        return objects.count - 1
+    }
+
+    private mutating func classUID(_ view: SaveValue) -> Int {
+        if let known = classUIDs[Self.classKey(view)] { return known }
+        let entry: SaveValue
+        if case .string(let name) = view {
+            entry = .dictionary(["$classes": .array(KeyedArchive.usualChain(of: name).map(SaveValue.string)), "$classname": .string(name)])
+        } else {
+            entry = view
+        }
+        objects.append(entry)
+        classUIDs[Self.classKey(view)] = objects.count - 1
+        return objects.count - 1
+    }
+
+    /// A class's view as a key: its name, or its entry's text.
+    static func classKey(_ view: SaveValue) -> String {
+        if case .string(let name) = view { name } else { view.compactText }
+    }
+
+    enum Family: Equatable {
+        case null, number, string, date, data, collection
+    }
+
+    static func family(_ value: SaveValue) -> Family {
+        switch value {
+        case .null: .null
+        case .bool, .integer, .unsignedInteger, .real: .number
+        case .string: .string
+        case .date: .date
+        case .data: .data
+        case .array, .dictionary, .uid: .collection
+        }
+    }
+
+    private func refuseRetype(_ view: SaveValue, where old: SaveValue, at: JSONPointer) throws(CodecError) {
+        guard !options.retype, Self.family(old) != .null, Self.family(view) != .null else { return }
+        throw .unrepresentable(
+            codec: "keyed", at: at, found: "\(view.typeNameWithArticle) where the archive held \(old.typeNameWithArticle)",
+            expected: "\(old.typeNameWithArticle), as the app's decoder reads it (--retype writes it anyway)")
+    }
+}
+
+extension SaveValue {
+    /// The uid of a `CF$UID` reference.
+    var uidValue: Int? {
+        if case .uid(let uid) = self { Int(uid) } else { nil }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Keyed archives (`NSKeyedArchiver`) read as the objects they hold: the codec `keyed`.
+///
+/// Reading, it decodes the property list and resolves the graph into ``KeyedArchive``'s view.
+/// Writing, it archives the view back into a binary property list: over the archive it was read
+/// from when there is one (untouched objects keep their uids), or as a new archive.
+///
+/// Commands pick it by themselves for a plist that is a keyed archive
+/// (``CodecRegistry/keyedView(of:decodedBy:options:)``); `--from keyed` and `--to keyed` name it.
+public struct KeyedArchiveCodec: SaveCodec {
+    public let id = "keyed"
+    public let summary = "NSKeyedArchiver archives, read and written as the objects they hold"
+    /// None: an archive's name says only that it is a plist; its content says it is an archive.
+    public let fileExtensions: [String] = []
+    public let capabilities: ValueCapabilities = [.null, .date, .subsecondDate, .data]
+    /// The archive this codec writes back over, if it was read from one.
+    public var original: KeyedArchive?
+    /// The property list codec the archive is written in: the one it was read with.
+    public var container: any SaveCodec
+    public var writing = KeyedArchive.WritingOptions()
+
+    public init(original: KeyedArchive? = nil, container: any SaveCodec = BinaryPlistCodec()) {
+        (self.original, self.container) = (original, container)
+    }
+
+    /// Never by its first bytes: a keyed archive is a plist until its content is read.
+    public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool { false }
+
+    public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
+        let reader: any SaveCodec = BinaryPlistCodec().sniff(bytes.prefix(CodecRegistry.sniffLength)) ? BinaryPlistCodec() : XMLPlistCodec()
+        return try KeyedArchive(try reader.decode(bytes, options: options)).view(maxDepth: options.maxDepth)
+    }
+
+    public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
+        let plist = try original.map { archive throws(CodecError) in try archive.archive(replacingViewWith: value, options: writing) }
+            ?? KeyedArchive.archive(value, options: writing)
+        return try container.encode(plist, options: options)
+    }
+}
+
+extension CodecRegistry {
+    /// When `value`, just decoded by `codec`, is a keyed archive and this registry sees through
+    /// them (``seesThroughKeyedArchives``): its view, and the codec that writes the view back
+    /// in the same property list format.
+    public func keyedView(of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions()) throws -> (view: SaveValue, codec: KeyedArchiveCodec)? {
+        guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id || codec.id == XMLPlistCodec().id, KeyedArchive.isKeyedArchive(value) else { return nil }
+        let archive = try KeyedArchive(value)
+        return (try archive.view(maxDepth: options.maxDepth), KeyedArchiveCodec(original: archive, container: codec))
+    }
+}

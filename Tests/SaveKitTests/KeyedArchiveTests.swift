@@ -1,0 +1,238 @@
+import Foundation
+import OrderedCollections
+import SaveKit
+import Testing
+
+/// A game's player, archived by Foundation's own `NSKeyedArchiver` as an app would.
+final class ArchivedPlayer: NSObject, NSSecureCoding {
+    static var supportsSecureCoding: Bool { true }
+    var name: String
+    var level: Int
+    var joined: Date
+    var items: [ArchivedItem]
+    var badges: NSMutableArray
+    var stats: [String: Int]
+    /// Another player, met twice when the same one is the friend and the rival.
+    var friend: ArchivedPlayer?
+    var rival: ArchivedPlayer?
+
+    init(name: String, level: Int, joined: Date, items: [ArchivedItem], badges: [String], stats: [String: Int]) {
+        (self.name, self.level, self.joined, self.items, self.stats) = (name, level, joined, items, stats)
+        self.badges = NSMutableArray(array: badges)
+    }
+
+    required init?(coder: NSCoder) {
+        guard let name = coder.decodeObject(of: NSString.self, forKey: "name") as String?,
+            let joined = coder.decodeObject(of: NSDate.self, forKey: "joined") as Date?,
+            let items = coder.decodeObject(of: [NSArray.self, ArchivedItem.self], forKey: "items") as? [ArchivedItem],
+            // Foundation writes one empty array for every empty array it meets, mutable or not.
+            let badges = (coder.decodeObject(of: [NSArray.self, NSMutableArray.self, NSString.self], forKey: "badges") as? NSArray).map(NSMutableArray.init(array:)),
+            let stats = coder.decodeObject(of: [NSDictionary.self, NSString.self, NSNumber.self], forKey: "stats") as? [String: Int]
+        else { return nil }
+        (self.name, self.level, self.joined, self.items, self.badges, self.stats) = (name, coder.decodeInteger(forKey: "level"), joined, items, badges, stats)
+        friend = coder.decodeObject(of: ArchivedPlayer.self, forKey: "friend")
+        rival = coder.decodeObject(of: ArchivedPlayer.self, forKey: "rival")
+    }
+
+    func encode(with coder: NSCoder) {
+        coder.encode(name, forKey: "name")
+        coder.encode(level, forKey: "level")
+        coder.encode(joined, forKey: "joined")
+        coder.encode(items, forKey: "items")
+        coder.encode(badges, forKey: "badges")
+        coder.encode(stats, forKey: "stats")
+        coder.encode(friend, forKey: "friend")
+        coder.encode(rival, forKey: "rival")
+    }
+}
+
+final class ArchivedItem: NSObject, NSSecureCoding {
+    static var supportsSecureCoding: Bool { true }
+    var kind: String
+    var count: Int
+
+    init(kind: String, count: Int) { (self.kind, self.count) = (kind, count) }
+
+    required init?(coder: NSCoder) {
+        guard let kind = coder.decodeObject(of: NSString.self, forKey: "kind") as String? else { return nil }
+        (self.kind, count) = (kind, coder.decodeInteger(forKey: "count"))
+    }
+
+    func encode(with coder: NSCoder) {
+        coder.encode(kind, forKey: "kind")
+        coder.encode(count, forKey: "count")
+    }
+}
+
+@Suite("Keyed archives (NSKeyedArchiver)")
+struct KeyedArchiveTests {
+    static let joined = Date(timeIntervalSinceReferenceDate: 785_000_000.5)
+
+    static func player() -> ArchivedPlayer {
+        let player = ArchivedPlayer(
+            name: "Zoë", level: 7, joined: joined, items: [ArchivedItem(kind: "sword", count: 1), ArchivedItem(kind: "potion", count: 3)],
+            badges: ["first-win", "collector"], stats: ["wins": 12, "losses": 4])
+        let buddy = ArchivedPlayer(name: "Kai", level: 3, joined: joined, items: [], badges: [], stats: [:])
+        (player.friend, player.rival) = (buddy, buddy)
+        return player
+    }
+
+    static let playerClass = NSStringFromClass(ArchivedPlayer.self), itemClass = NSStringFromClass(ArchivedItem.self)
+
+    /// Foundation's archive of `player`, as an app writes it.
+    static func archived(_ root: ArchivedPlayer) throws -> [UInt8] {
+        let archiver = NSKeyedArchiver(requiringSecureCoding: true)
+        archiver.encode(root, forKey: NSKeyedArchiveRootObjectKey)
+        archiver.finishEncoding()
+        return Array(archiver.encodedData)
+    }
+
+    static func unarchived(_ bytes: [UInt8]) throws -> ArchivedPlayer? {
+        let unarchiver = try NSKeyedUnarchiver(forReadingFrom: Data(bytes))
+        unarchiver.requiresSecureCoding = false
+        return unarchiver.decodeObject(forKey: NSKeyedArchiveRootObjectKey) as? ArchivedPlayer
+    }
+
+    static func view(_ bytes: [UInt8]) throws -> SaveValue {
+        try KeyedArchive(try BinaryPlistCodec().decode(bytes)).view()
+    }
+
+    @Test func foundationsArchiveReadsAsThePlayer() throws {
+        let bytes = try Self.archived(Self.player())
+        let view = try Self.view(bytes)
+        let root = try #require(view["root"])
+        #expect(root["$class"] == .string(Self.playerClass))
+        #expect(root["$id"] == nil, "met once")
+        // The friend is the rival too: written once with an id, where the view meets it first
+        // (Foundation's archiver writes an object's fields in no fixed order).
+        let (first, second) = root.dictionaryValue?.keys.firstIndex(of: "friend") ?? 0 < root.dictionaryValue?.keys.firstIndex(of: "rival") ?? 0 ? ("friend", "rival") : ("rival", "friend")
+        #expect(root[first]?["$id"] == 1)
+        #expect(root[first]?["name"] == "Kai")
+        #expect(root[second] == ["$ref": 1])
+        #expect(root["name"] == "Zoë")
+        #expect(root["level"] == 7)
+        #expect(root["joined"] == .date(Self.joined))
+        #expect(root["items"]?.arrayValue?[1]["kind"] == "potion")
+        #expect(root["items"]?.arrayValue?[1]["count"] == 3)
+        #expect(root["badges"]?["$class"] == "NSMutableArray")
+        #expect(root["badges"]?["$items"] == ["first-win", "collector"])
+        #expect(root["stats"]?["wins"] == 12)
+        #expect(try SaveValue.dictionary(["root": root]).value(at: JSONPointer(parsing: "/root/items/1/count")) == 3)
+        let summary = try KeyedArchive(try BinaryPlistCodec().decode(bytes)).summary
+        #expect(summary.rootClass == Self.playerClass)
+        #expect(summary.classes.contains(Self.itemClass) && summary.classes.contains("NSMutableArray"))
+    }
+
+    @Test func anUnchangedViewWritesTheSameArchive() throws {
+        let bytes = try Self.archived(Self.player())
+        let archive = try KeyedArchive(try BinaryPlistCodec().decode(bytes))
+        #expect(try archive.archive(replacingViewWith: try archive.view()) == archive.plist)
+    }
+
+    @Test func aOneFieldEditChangesOneObjectAndFoundationReadsIt() throws {
+        let bytes = try Self.archived(Self.player())
+        let archive = try KeyedArchive(try BinaryPlistCodec().decode(bytes))
+        var view = try archive.view()
+        try view.setValue(8, at: JSONPointer(parsing: "/root/level"))
+        try view.setValue(5, at: JSONPointer(parsing: "/root/items/1/count"))
+        let written = try archive.archive(replacingViewWith: view)
+        let before = try #require(archive.plist["$objects"]?.arrayValue), after = try #require(written["$objects"]?.arrayValue)
+        #expect(before.count == after.count)
+        let changed = before.indices.filter { before[$0] != after[$0] }
+        #expect(changed.count == 2, "the player's level and the potion's count: \(changed.map { "\(before[$0].compactText) -> \(after[$0].compactText)" })")
+        let player = try #require(try Self.unarchived(try BinaryPlistCodec().encode(written)))
+        #expect(player.level == 8 && player.items[1].count == 5 && player.name == "Zoë" && player.friend?.name == "Kai" && player.friend === player.rival)
+        #expect(player.badges.count == 2 && player.stats["wins"] == 12 && player.joined == Self.joined)
+    }
+
+    @Test func newValuesAndNewObjectsAreArchivedAsFoundationWouldReadThem() throws {
+        let archive = try KeyedArchive(try BinaryPlistCodec().decode(try Self.archived(Self.player())))
+        var view = try archive.view()
+        try view.setValue("Zoé", at: JSONPointer(parsing: "/root/name"))
+        try view.setValue(["$class": .string(Self.itemClass), "kind": "shield", "count": 2], at: JSONPointer(parsing: "/root/items/-"))
+        try view.setValue("veteran", at: JSONPointer(parsing: "/root/badges/$items/-"))
+        try view.setValue(1, at: JSONPointer(parsing: "/root/stats/draws"))
+        try view.setValue(.date(Date(timeIntervalSinceReferenceDate: 800_000_000)), at: JSONPointer(parsing: "/root/joined"))
+        let player = try #require(try Self.unarchived(try BinaryPlistCodec().encode(try archive.archive(replacingViewWith: view))))
+        #expect(player.name == "Zoé")
+        #expect(player.items.map(\.kind) == ["sword", "potion", "shield"])
+        #expect(player.badges as? [String] == ["first-win", "collector", "veteran"])
+        #expect(player.stats == ["wins": 12, "losses": 4, "draws": 1])
+        #expect(player.joined == Date(timeIntervalSinceReferenceDate: 800_000_000))
+    }
+
+    @Test func aNewArchiveOfAViewIsReadByFoundation() throws {
+        let view = try Self.view(try Self.archived(Self.player()))
+        let fresh = try KeyedArchive.archive(view)
+        let player = try #require(try Self.unarchived(try BinaryPlistCodec().encode(fresh)))
+        #expect(player.name == "Zoë" && player.level == 7 && player.items.count == 2 && player.friend === player.rival && player.friend?.level == 3)
+        #expect(try KeyedArchive(fresh).view() == view)
+    }
+
+    @Test func aValueOfAnotherTypeIsRefusedWithItsPointer() throws {
+        let archive = try KeyedArchive(try BinaryPlistCodec().decode(try Self.archived(Self.player())))
+        var view = try archive.view()
+        try view.setValue(.date(Date()), at: JSONPointer(parsing: "/root/items/0/count"))
+        #expect {
+            try archive.archive(replacingViewWith: view)
+        } throws: { error in
+            "\(error)".hasPrefix("/root/items/0/count: a date where the archive held an integer")
+        }
+        var options = KeyedArchive.WritingOptions()
+        options.retype = true
+        _ = try archive.archive(replacingViewWith: view, options: options)
+    }
+
+    /// Two archivers that wrote one state in different orders read alike.
+    @Test func theViewDoesNotDependOnTheOrderOfObjects() throws {
+        let plist = try BinaryPlistCodec().decode(try Self.archived(Self.player()))
+        let objects = try #require(plist["$objects"]?.arrayValue)
+        // The same table with every entry but $null moved: uids renumbered to match.
+        let order = [0] + Array(objects.indices.dropFirst().reversed())
+        let newUID = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
+        func renumber(_ value: SaveValue) -> SaveValue {
+            switch value {
+            case .uid(let uid): .uid(UInt64(newUID[Int(uid)]!))
+            case .array(let items): .array(items.map(renumber))
+            case .dictionary(let fields): .dictionary(fields.mapValues(renumber))
+            default: value
+            }
+        }
+        guard case .dictionary(var fields) = plist else { return }
+        fields["$objects"] = .array(order.map { renumber(objects[$0]) })
+        fields["$top"] = renumber(fields["$top"]!)
+        #expect(try KeyedArchive(.dictionary(fields)).view() == KeyedArchive(plist).view())
+    }
+
+    @Test(arguments: [
+        ("a uid past the table", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 9}}, "$objects": ["$null"]}"#, "/$top/root: uid 9, past the last object (0)"),
+        ("a class that names a class", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$class": {"CF$UID": 2}}, {"$classname": "A", "$class": {"CF$UID": 2}}]}"#, "/$objects/2/$class: a class with a $class of its own"),
+        ("a class chain that loops", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$class": {"CF$UID": 2}}, {"$classname": "A", "$classes": ["A", "B", "A"]}]}"#, "/$objects/2/$classes: a class chain that names a class twice"),
+        ("an object without a class", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"name": "x"}]}"#, "/$objects/1: an object without $class"),
+        ("a class that is a string", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$class": {"CF$UID": 0}}]}"#, "/$objects/0: a string where a class was expected"),
+    ])
+    func hostileArchivesAreRefusedWithThePlace(_ name: String, _ json: String, _ message: String) throws {
+        let plist = try JSONCodec().decode(Array(json.replacingOccurrences(of: #"{"CF$UID": "#, with: #"{"$uid": "#).utf8))
+        #expect {
+            try KeyedArchive(plist).view()
+        } throws: { error in
+            "\(error)".hasPrefix(message)
+        }
+    }
+
+    @Test func deepNestingAndCyclesEndWithinLimits() throws {
+        // Each object holds the next, 2,000 deep; then the last one holds the first (a cycle).
+        var objects: [SaveValue] = ["$null", ["$classname": "Node", "$classes": ["Node", "NSObject"]]]
+        for index in 0..<2000 { objects.append(["next": .uid(UInt64(index + 3)), "$class": .uid(1)]) }
+        objects.append(["next": .uid(2), "$class": .uid(1)])
+        let plist: SaveValue = ["$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": ["root": .uid(2)], "$objects": .array(objects)]
+        #expect {
+            try KeyedArchive(plist).view()
+        } throws: { error in
+            "\(error)".contains("nested more than 512 deep")
+        }
+        let shallow: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": ["$null", ["$classname": "Node", "$classes": ["Node", "NSObject"]], ["next": .uid(2), "$class": .uid(1)]]]
+        #expect(try KeyedArchive(shallow).view() == ["root": ["$class": "Node", "$id": 1, "next": ["$ref": 1]]])
+    }
+}
+

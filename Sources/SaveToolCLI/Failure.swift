@@ -48,6 +48,8 @@ public enum Failure {
         case .dropNulls: "--null drop leaves such keys out"
         case .roundDates: "--round-dates rounds down"
         case .keepTypes: "typed JSON, without --plain, keeps them"
+        case .readArchiveTable: "--raw-archive reads its object table as it is"
+        case .retype: "--retype writes it anyway"
         }
     }
 

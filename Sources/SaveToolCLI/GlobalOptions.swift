@@ -147,6 +147,16 @@ public struct ReadingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The input codec (json, plist, bplist or a plugin's id), when sniffing and the extension would guess wrong; it may claim a file a built-in codec would also read.", valueName: "codec"))
     public var from: String?
 
+    @Flag(help: "Read a keyed archive (NSKeyedArchiver) as its flat $objects table, not as the objects it holds.")
+    public var rawArchive = false
+
+    /// The registry of `global`, reading keyed archives as these options say.
+    public func registry(from global: GlobalOptions) -> CodecRegistry {
+        var registry = global.registry()
+        registry.seesThroughKeyedArchives = !rawArchive
+        return registry
+    }
+
     public var decoding: DecodingOptions {
         var options = DecodingOptions()
         options.duplicateKeys = duplicateKeys

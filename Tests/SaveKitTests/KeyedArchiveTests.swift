@@ -1,6 +1,7 @@
 import Foundation
 import OrderedCollections
 import SaveKit
+import TestSupport
 import Testing
 
 /// A game's player, archived by Foundation's own `NSKeyedArchiver` as an app would.
@@ -236,3 +237,77 @@ struct KeyedArchiveTests {
     }
 }
 
+
+/// Archives that Foundation wrote on macOS (swift-corelibs-foundation's fixtures, in the corpus).
+@Suite("Keyed archives written on macOS")
+struct MacOSKeyedArchiveTests {
+    static let files = Corpus.listing("swift-corelibs-foundation/Fixtures/macOS-10.14").filter { $0.hasSuffix(".archive") }
+
+    /// Each reads as a view from `$top`, and the view written back unchanged is the same archive.
+    @Test(arguments: files)
+    func readsAndWritesBackUnchanged(_ file: String) throws {
+        let plist = try BinaryPlistCodec().decode(try Corpus.bytes(file))
+        #expect(KeyedArchive.isKeyedArchive(plist))
+        let archive = try KeyedArchive(plist)
+        let view = try archive.view()
+        #expect(view["root"] != nil, "\(file): \(view.compactText.prefix(200))")
+        #expect(try archive.archive(replacingViewWith: view) == plist, "\(file)")
+        // A new archive of the view reads as the same view.
+        #expect(try KeyedArchive(try KeyedArchive.archive(view)).view() == view, "\(file)")
+    }
+
+    @Test func aSetOfNumbersReadsAsItsMembers() throws {
+        let view = try KeyedArchive(try BinaryPlistCodec().decode(try Corpus.bytes("swift-corelibs-foundation/Fixtures/macOS-10.14/NSSet-Numbers.archive"))).view()
+        #expect(view["root"]?["$class"] == "NSSet")
+        #expect(view["root"]?["$items"]?.arrayValue?.allSatisfy(\.isNumber) == true)
+        #expect(Self.files.count >= 30)
+    }
+}
+
+/// Python's keyed-archive tools as oracles (`Oracles/keyed_oracle.py`, run in the environment
+/// `scripts/setup` makes): bpylist2 archives random object graphs, nska-deserialize reads them,
+/// and savetool's view and savetool's own archives must read as nska-deserialize reads them.
+@Suite("Differential against bpylist2 and nska-deserialize")
+struct KeyedArchiveDifferentialTests {
+    static let archives = 200
+
+    static var python: String {
+        Corpus.packageRoot.appendingPathComponent(".tools/oracles/bin/python").path
+    }
+
+    @Test func savetoolReadsAndWritesWhatThePythonToolsRead() throws {
+        let oracle = try #require(Bundle.module.url(forResource: "keyed_oracle", withExtension: "py", subdirectory: "Oracles"))
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python), "the Python oracles are not installed: run scripts/setup")
+        let directory = try Processes.temporaryDirectory("keyed-diff")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let generated = try Processes.run([Self.python, oracle.path, "generate", directory.path, "\(Self.archives)", "20261124"])
+        try #require(generated.status == 0, "keyed_oracle.py generate failed: \(generated.errors)")
+
+        var edited = 0
+        for index in 0..<Self.archives {
+            let bytes = Array(try Data(contentsOf: directory.appendingPathComponent("k\(index).archive")))
+            let archive = try KeyedArchive(try BinaryPlistCodec().decode(bytes))
+            let view = try archive.view()
+            try Data(try JSONCodec().encode(view)).write(to: directory.appendingPathComponent("k\(index).view.json"))
+            try Data(try BinaryPlistCodec().encode(try KeyedArchive.archive(view))).write(to: directory.appendingPathComponent("k\(index).fresh.archive"))
+            // Unchanged, the view writes back the very archive.
+            #expect(try archive.archive(replacingViewWith: view) == archive.plist, "k\(index)")
+            // A one-field edit of the root changes exactly one object.
+            guard case .dictionary(let root)? = view["root"], let field = root.first(where: { !$0.key.hasPrefix("$") && $0.value.isNumber && $0.value != .bool(true) && $0.value != .bool(false) })?.key else { continue }
+            var changed = view
+            try changed.setValue(.integer(424_242), at: JSONPointer(tokens: ["root", field]))
+            let written = try archive.archive(replacingViewWith: changed)
+            let before = archive.plist["$objects"]?.arrayValue ?? [], after = written["$objects"]?.arrayValue ?? []
+            #expect(before.count == after.count && before.indices.filter { before[$0] != after[$0] }.count == 1, "k\(index): \(field)")
+            #expect(try KeyedArchive(written).view()["root"]?[field] == 424_242)
+            edited += 1
+        }
+        #expect(edited > 20, "one-field edits tried: \(edited)")
+        let checked = try Processes.run([Self.python, oracle.path, "check", directory.path, "\(Self.archives)"])
+        #expect(checked.status == 0, "\(checked.outputText.suffix(3000))\(checked.errors)")
+        let summary = try #require(checked.outputText.firstMatch(of: /checked (\d+) archives \((\d+) with cycles\): 0 mismatches/), "\(checked.outputText)")
+        #expect(Int(summary.1) == Self.archives)
+        // Views are compared with nska-deserialize's only for graphs without cycles (see the script): most of them.
+        #expect((Int(summary.2) ?? Self.archives) < Self.archives / 2, "\(summary.0)")
+    }
+}

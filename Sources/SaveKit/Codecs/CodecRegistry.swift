@@ -15,6 +15,8 @@ public struct CodecRegistry: Sendable {
     /// Whether a property list that is a keyed archive (`NSKeyedArchiver`) is read as the objects
     /// it holds (``KeyedArchive``) rather than as its flat object table.
     public var seesThroughKeyedArchives = true
+    /// How views of keyed archives are written back.
+    public var keyedArchiveWriting = KeyedArchive.WritingOptions()
 
     public init(_ codecs: [any SaveCodec] = []) {
         for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }

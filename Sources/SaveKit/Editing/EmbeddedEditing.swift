@@ -40,7 +40,8 @@ extension SaveValue {
         }
         var options = EncodingOptions()
         options.pretty = false  // embedded JSON is usually what JSONEncoder wrote: compact
-        let bytes = try codec.encode(edited, options: options)
+        let bytes: [UInt8]
+        do { bytes = try codec.encode(edited, options: options) } catch let error as CodecError { throw error.prefixed(by: prefix) }
         let holder = try requireValue(at: prefix)
         if case .string = holder {
             try setValue(.string(String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self)), at: prefix)
@@ -64,6 +65,18 @@ extension SaveValue {
             return (JSONPointer(tokens: Array(pointer.tokens[..<index])), inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
         }
         return nil
+    }
+}
+
+extension CodecError {
+    /// The same error with its pointer seen from the outer document.
+    func prefixed(by prefix: JSONPointer) -> CodecError {
+        func join(_ pointer: JSONPointer) -> JSONPointer { JSONPointer(tokens: prefix.tokens + pointer.tokens) }
+        switch self {
+        case .unrepresentable(let codec, let at, let found, let expected): return .unrepresentable(codec: codec, at: join(at), found: found, expected: expected)
+        case .malformed(let codec, .pointer(let at), let found, let expected): return .malformed(codec: codec, at: .pointer(join(at)), found: found, expected: expected)
+        default: return self
+        }
     }
 }
 

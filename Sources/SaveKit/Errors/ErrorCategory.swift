@@ -43,6 +43,10 @@ public enum ErrorHint: Sendable, Equatable {
     case roundDates
     /// Keep dates, data and uids typed (typed JSON rather than plain JSON).
     case keepTypes
+    /// Read a keyed archive's object table as it is, not as the objects it holds.
+    case readArchiveTable
+    /// Write a value of another type where a keyed archive held one.
+    case retype
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Equatable {
@@ -96,6 +100,8 @@ extension CodecError: CategorizedError {
         switch self {
         case .undetectable: .nameTheCodec
         // The readers and ValueLowering word these cases alike, so the words tell the hint.
+        case .malformed("keyed", _, _, _), .limitExceeded("keyed", _, _, _): .readArchiveTable
+        case .unrepresentable("keyed", _, let found, _) where found.contains(" where the archive held "): .retype
         case .malformed(_, _, let found, _): found.hasSuffix(" a second time") ? .keepLastDuplicateKey : nil
         case .unrepresentable(_, _, let found, _) where found == "null": .dropNulls
         case .unrepresentable(_, _, let found, _) where found.hasSuffix("with a fraction of a second"): .roundDates

@@ -18,6 +18,8 @@ public struct DocumentSummary: Sendable {
         public var topLevelType: String
         public var count: Int?
         public var byteCount: Int
+        /// What the archive is, when the document is a keyed archive (read as its objects).
+        public var keyedArchive: KeyedArchive.Summary? = nil
     }
 
     public var topLevelType: String
@@ -61,7 +63,9 @@ public struct DocumentSummary: Sendable {
             for (key, item) in entries { walk(item, at: pointer.appending(key), depth: level + 1, registry: registry) }
         case .data(let bytes):
             if let found = EmbeddedDocument.decode(Array(bytes), registry: registry) {
-                embedded.append(Embedded(pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+                embedded.append(Embedded(
+                    pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count,
+                    keyedArchive: (found.codec as? KeyedArchiveCodec)?.original?.summary))
             }
         case .string(let text):
             let bytes = Array(text.utf8)
@@ -88,6 +92,8 @@ public enum EmbeddedDocument {
     /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
     public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
         guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes), value.isContainer else { return nil }
+        // A keyed archive is read as the objects it holds; one that cannot be is read as its table.
+        if let keyed = try? registry.keyedView(of: value, decodedBy: codec) { return (keyed.view, keyed.codec) }
         return (value, codec)
     }
 }

@@ -71,7 +71,7 @@ struct ViewReader {
         guard fields.count == 2, fields["NS.time"]?.numberValue != nil, case .uid(let classUID)? = fields["$class"], classUID < objects.count,
             case .dictionary(let info) = objects[Int(classUID)]
         else { return false }
-        return info["$classname"] == .string("NSDate") && info.count == 2 && info["$classes"] == .array(KeyedArchive.usualChain(of: "NSDate").map(SaveValue.string))
+        return info["$classname"] == .string("NSDate")
     }
 
     private func checked(_ raw: UInt64, at: JSONPointer) throws(CodecError) -> Int {
@@ -136,17 +136,19 @@ struct ViewReader {
         view["$class"] = classView
         if let id { view["$id"] = id }
 
-        if usual, KeyedArchive.arrayClasses.contains(name), fields.count == 2, case .array(let members)? = fields["NS.objects"] {
+        // Foundation's collections and dates are told by their class name: some archivers (Python's
+        // bpylist2) write a shorter class chain than Foundation does, and the chain is kept in `$class`.
+        if KeyedArchive.arrayClasses.contains(name), fields.count == 2, case .array(let members)? = fields["NS.objects"] {
             var items: [SaveValue] = []
             items.reserveCapacity(members.count)
             for (index, member) in members.enumerated() {
                 items.append(try element(member, depth: depth + 1, at: JSONPointer(tokens: place.tokens + ["NS.objects", String(index)])))
             }
-            if name == "NSArray", id == nil { return .array(items) }
+            if name == "NSArray", usual, id == nil { return .array(items) }
             view["$items"] = .array(items)
             return .dictionary(view)
         }
-        if usual, KeyedArchive.dictionaryClasses.contains(name), fields.count == 3, case .array(let keys)? = fields["NS.keys"],
+        if KeyedArchive.dictionaryClasses.contains(name), fields.count == 3, case .array(let keys)? = fields["NS.keys"],
             case .array(let values)? = fields["NS.objects"], keys.count == values.count
         {
             var pairs: [(SaveValue, SaveValue)] = []
@@ -157,7 +159,7 @@ struct ViewReader {
             }
             let byName = pairs.allSatisfy { if case .string(let key) = $0.0 { !key.hasPrefix("$") } else { false } }
             if byName, Set(pairs.map { $0.0.stringValue! }).count == pairs.count {
-                if name == "NSDictionary", id == nil {
+                if name == "NSDictionary", usual, id == nil {
                     return .dictionary(OrderedDictionary(uniqueKeysWithValues: pairs.map { ($0.0.stringValue!, $0.1) }))
                 }
                 for (key, value) in pairs { view[key.stringValue!] = value }
@@ -166,7 +168,8 @@ struct ViewReader {
             }
             return .dictionary(view)
         }
-        if usual, name == "NSDate", fields.count == 2, let time = fields["NS.time"]?.numberValue {
+        // A date is a date whatever its class chain: written back, it gets Foundation's own.
+        if name == "NSDate", fields.count == 2, let time = fields["NS.time"]?.numberValue {
             return .date(Date(timeIntervalSinceReferenceDate: time))
         }
         for (key, value) in fields where key != "$class" {

@@ -297,7 +297,7 @@ struct ViewWriter {
         guard !options.retype, Self.family(old) != .null, Self.family(view) != .null else { return }
         throw .unrepresentable(
             codec: "keyed", at: at, found: "\(view.typeNameWithArticle) where the archive held \(old.typeNameWithArticle)",
-            expected: "\(old.typeNameWithArticle), as the app's decoder reads it (--retype writes it anyway)")
+            expected: "\(old.typeNameWithArticle), as the app's decoder reads it")
     }
 }
 

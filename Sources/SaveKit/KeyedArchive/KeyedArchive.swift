@@ -87,12 +87,18 @@ public struct KeyedArchive: Sendable {
     // MARK: Summary
 
     /// What `inspect` says of an archive.
-    public struct Summary: Sendable, Equatable {
+    public struct Summary: Sendable, Equatable, CustomStringConvertible {
         /// The class of `$top/root` (or of the first root), if it is an object.
         public var rootClass: String?
         public var objectCount: Int
         /// Every class named in the archive, in the order of `$objects`.
         public var classes: [String]
+
+        /// `keyed archive (NSKeyedArchiver), root class GKPlayer, 41 objects, classes: GKPlayer, NSArray`
+        public var description: String {
+            let root = rootClass.map { ", root class \($0)" } ?? ""
+            return "keyed archive (NSKeyedArchiver)\(root), \(objectCount) object\(objectCount == 1 ? "" : "s"), classes: \(classes.joined(separator: ", "))"
+        }
     }
 
     public var summary: Summary {

@@ -46,6 +46,8 @@ extension CodecRegistry {
     public func keyedView(of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions()) throws -> (view: SaveValue, codec: KeyedArchiveCodec)? {
         guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id || codec.id == XMLPlistCodec().id, KeyedArchive.isKeyedArchive(value) else { return nil }
         let archive = try KeyedArchive(value)
-        return (try archive.view(maxDepth: options.maxDepth), KeyedArchiveCodec(original: archive, container: codec))
+        var keyed = KeyedArchiveCodec(original: archive, container: codec)
+        keyed.writing = keyedArchiveWriting
+        return (try archive.view(maxDepth: options.maxDepth), keyed)
     }
 }

@@ -55,16 +55,23 @@ struct Convert: ParsableCommand {
     var compact = false
 
     func run() throws {
-        let registry = global.registry()
+        let registry = reading.registry(from: global)
         var loaded = try Failure.reporting(file: input) { try InputBytes.read(input, entry: reading.entry) }
         try Failure.reporting(file: loaded.displayName) {
             // The bytes move out of `loaded`, so that the conversion can free them once read.
             let bytes = loaded.bytes
             loaded.bytes = []
             let inputSize = bytes.count
-            let source = try reading.from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
+            var source = try reading.from.map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: bytes, path: loaded.nameForExtension)
             let target = try outputCodec(registry)
+            // A keyed archive becomes the objects it holds, except to another plist format,
+            // which keeps its table as it is.
+            if !Self.plistCodecs.contains(target.id), KeyedArchive.mayBeIn(bytes),
+                let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding)
+            {
+                source = keyed.codec
+            }
             var options = EncodingOptions()
             options.pretty = !compact
             options.plainJSON = plain
@@ -93,6 +100,8 @@ struct Convert: ParsableCommand {
             }
         }
     }
+
+    static let plistCodecs: Set<String> = [BinaryPlistCodec().id, XMLPlistCodec().id]
 
     /// plutil's `-convert` names for the codecs whose ids differ (its `json` is ours already).
     static let plutilNames = ["xml1": "plist", "binary1": "bplist"]

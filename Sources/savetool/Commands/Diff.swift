@@ -31,7 +31,7 @@ struct Diff: ParsableCommand {
 
     func run() throws {
         let differences = try Failure.reporting {
-            let registry = global.registry()
+            let registry = reading.registry(from: global)
             let old = try LoadedDocument.load(a, registry: registry, reading: reading)
             let new = try LoadedDocument.load(b, registry: registry, reading: reading)
             let diff = StructuralDiff(from: old.value, to: new.value, seeingThrough: registry)

@@ -13,12 +13,17 @@ struct Get: ParsableCommand {
             an embedded document: /gameSave/level reads 'level' inside the JSON held by the \
             data value 'gameSave'.
 
+            A keyed archive (what NSKeyedArchiver writes) is read as the objects it holds, \
+            from $top: /root/name is the root object's name, wherever the archive's table keeps \
+            it. --raw-archive reads the table itself.
+
             The value is printed as typed JSON. Exit 1 when there is no value at the path.
 
             Examples:
               savetool get Documents/current_tournament.json /players/0/name --raw
               savetool get ~/Library/Preferences/com.example.blocks.plist /gameSave --decode
               savetool get com.example.blocks.plist ''
+              savetool get player.archive /root/inventory/$items/0/kind --raw
             """
     )
 
@@ -39,7 +44,7 @@ struct Get: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            let registry = global.registry()
+            let registry = reading.registry(from: global)
             let path = try JSONPointer(parsing: pointer)
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             var value = try document.value.value(at: path, seeingThrough: registry)

@@ -31,7 +31,7 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            let registry = global.registry()
+            let registry = reading.registry(from: global)
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             if document.codec.traits.contains(.archive) {
                 if global.json { try Console.outputJSON(document.value) } else { Console.output(archiveText(document)) }
@@ -72,6 +72,9 @@ struct Inspect: ParsableCommand {
             "size:      \(document.bytes.count) bytes",
             "top level: \(describe(summary.topLevelType, summary.topLevelCount))",
         ]
+        if let archive = (document.codec as? KeyedArchiveCodec)?.original?.summary {
+            lines.insert("archive:   \(archive) (read as the objects it holds; --raw-archive shows the table)", at: 2)
+        }
         let width = min(summary.members.map(\.key.count).max() ?? 0, 32)
         for member in summary.members {
             lines.append("  \(member.key.padding(toLength: max(width, member.key.count), withPad: " ", startingAt: 0))  \(describe(member.type, member.count))")
@@ -85,7 +88,8 @@ struct Inspect: ParsableCommand {
             lines.append("embedded:")
             for item in summary.embedded {
                 let kind = embeddedKinds[item.pointer].map { ", \($0)" } ?? ""
-                lines.append("  \(item.pointer.displayText)  \(item.codec) document, \(describe(item.topLevelType, item.count)) (\(item.byteCount) bytes)\(kind)")
+                let what = item.keyedArchive.map { "\($0)" } ?? "\(item.codec) document, \(describe(item.topLevelType, item.count))"
+                lines.append("  \(item.pointer.displayText)  \(what) (\(item.byteCount) bytes)\(kind)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -137,6 +141,10 @@ struct Inspect: ParsableCommand {
         }
     }
 
+    static func json(_ summary: KeyedArchive.Summary) -> SaveValue {
+        ["rootClass": summary.rootClass.map(SaveValue.string) ?? .null, "objects": .int(UInt64(summary.objectCount)), "classes": .array(summary.classes.map(SaveValue.string))]
+    }
+
     private func json(_ document: LoadedDocument, _ summary: DocumentSummary, embeddedKinds: [JSONPointer: String]) -> SaveValue {
         func counted(_ type: String, _ count: Int?) -> SaveValue {
             var entry: SaveValue = ["type": .string(type)]
@@ -158,15 +166,22 @@ struct Inspect: ParsableCommand {
             try? entry.setValue(.string(item.codec), at: JSONPointer(tokens: ["codec"]))
             try? entry.setValue(.int(UInt64(item.byteCount)), at: JSONPointer(tokens: ["bytes"]))
             if let kind = embeddedKinds[item.pointer] { try? entry.setValue(.string(kind), at: JSONPointer(tokens: ["kind"])) }
+            if let archive = item.keyedArchive {
+                try? entry.setValue(Self.json(archive), at: JSONPointer(tokens: ["keyedArchive"]))
+            }
             return entry
         }
         var counts = SaveValue.dictionary([:])
         for (type, count) in summary.typeCounts.sorted(by: { $0.key < $1.key }) {
             try? counts.setValue(.int(UInt64(count)), at: JSONPointer(tokens: [type]))
         }
-        return [
+        var value: SaveValue = [
             "file": .string(file), "codec": .string(document.codec.id), "size": .int(UInt64(document.bytes.count)),
             "topLevel": topLevel, "valueCounts": counts, "depth": .int(UInt64(summary.depth)), "embedded": .array(embedded),
         ]
+        if let archive = (document.codec as? KeyedArchiveCodec)?.original?.summary {
+            try? value.setValue(Self.json(archive), at: JSONPointer(tokens: ["keyedArchive"]))
+        }
+        return value
     }
 }

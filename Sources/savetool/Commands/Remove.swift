@@ -20,6 +20,9 @@ struct Remove: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
+    @Flag(help: "In a keyed archive, write a value of another type where one stood (a date where a number was); the app's decoder may then fail on it.")
+    var retype = false
+
     @Argument(help: "The document to edit.")
     var file: String
 
@@ -28,7 +31,8 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            let registry = global.registry()
+            var registry = reading.registry(from: global)
+            registry.keyedArchiveWriting.retype = retype
             let path = try JSONPointer(parsing: pointer)
             var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
             try document.value.removeValue(at: path, seeingThrough: registry)

@@ -13,16 +13,25 @@ struct SetValue: ParsableCommand {
             dictionary; '-' as the last token appends to an array. Paths may go into embedded \
             documents, which are re-encoded in their own codec.
 
+            In a keyed archive (NSKeyedArchiver), objects the edit does not touch keep their \
+            place in the archive's table, so a one-field edit changes one object. A value of \
+            another type where one stood (a date where a number was) is refused: the app's \
+            decoder would fail on it. --retype writes it anyway.
+
             The file is replaced atomically: a crash leaves the old file or the new one.
 
             Examples:
               savetool set game.plist /gameSave/coins 500
               savetool set tournament.json /players/0/name --string "Zoë"
+              savetool set Library/Preferences/com.example.app.plist /savedPlayer/root/level 8
             """
     )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
+
+    @Flag(help: "In a keyed archive, write a value of another type where one stood (a date where a number was); the app's decoder may then fail on it.")
+    var retype = false
 
     @Argument(help: "The document to edit.")
     var file: String
@@ -38,7 +47,8 @@ struct SetValue: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            let registry = global.registry()
+            var registry = reading.registry(from: global)
+            registry.keyedArchiveWriting.retype = retype
             let path = try JSONPointer(parsing: pointer)
             let newValue: SaveValue
             if string {

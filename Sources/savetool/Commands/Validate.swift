@@ -32,7 +32,7 @@ struct Validate: ParsableCommand {
             if let kind, migrator.kind(named: kind) == nil {
                 throw SaveError(.usage, "no save kind '\(kind)', expected one of: \(migrator.kinds.map(\.name).joined(separator: ", "))")
             }
-            let registry = global.registry()
+            let registry = reading.registry(from: global)
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             let claimPath = URL(fileURLWithPath: file).standardizedFileURL.path
             guard let match = migrator.match(document.value, path: claimPath, named: kind) else {

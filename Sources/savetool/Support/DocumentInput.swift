@@ -18,6 +18,9 @@ struct LoadedDocument {
             let codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: input.bytes, path: input.nameForExtension)
             let value = try codec.decode(input.bytes, options: reading.decoding)
+            if let keyed = try registry.keyedView(of: value, decodedBy: codec, options: reading.decoding) {
+                return LoadedDocument(path: path, bytes: input.bytes, codec: keyed.codec, value: keyed.view)
+            }
             return LoadedDocument(path: path, bytes: input.bytes, codec: codec, value: value)
         }
     }

@@ -1,0 +1,144 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// Keyed archives (NSKeyedArchiver) through the commands: seen as the objects they hold,
+/// edited without breaking them, and their table still there with --raw-archive.
+@Suite("savetool on keyed archives")
+struct KeyedArchiveCommandTests {
+    static let view = Corpus.packageRoot.appendingPathComponent("Tests/savetoolTests/Fixtures/keyed/player-view.json").path
+
+    /// A folder with `player.archive` (binary), `player-xml.archive` (the same archive as an XML
+    /// plist) and a `UserDefaults` plist holding the archive under `savedPlayer`.
+    static func folder() throws -> URL {
+        let directory = try Processes.temporaryDirectory("keyed")
+        let archive = directory.appendingPathComponent("player.archive").path
+        let made = try CLI.run("convert", view, "--from", "json", "--to", "keyed", "-o", archive)
+        #expect(made.status == 0, "\(made.errors)")
+        #expect(try CLI.run("convert", archive, "--to", "plist", "-o", directory.appendingPathComponent("player-xml.archive").path).status == 0)
+        let defaults: SaveValue = ["launchCount": 12, "savedPlayer": .data(try Data(contentsOf: URL(fileURLWithPath: archive)))]
+        try Data(try BinaryPlistCodec().encode(defaults)).write(to: directory.appendingPathComponent("com.example.archived.plist"))
+        return directory
+    }
+
+    static func objects(_ path: String) throws -> [SaveValue] {
+        try BinaryPlistCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))["$objects"]?.arrayValue ?? []
+    }
+
+    @Test func inspectSaysWhatTheArchiveHolds() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for name in ["player.archive", "player-xml.archive"] {
+            let inspected = try CLI.run("inspect", directory.appendingPathComponent(name).path)
+            #expect(inspected.status == 0)
+            #expect(inspected.outputText.contains("archive:   keyed archive (NSKeyedArchiver), root class Player, 33 objects, classes: NSDate, Item, NSMutableArray, NSArray, NSDictionary, Player, Guild"), "\(name): \(inspected.outputText)")
+        }
+        let defaults = try CLI.run("inspect", directory.appendingPathComponent("com.example.archived.plist").path)
+        #expect(defaults.outputText.contains("  /savedPlayer  keyed archive (NSKeyedArchiver), root class Player, 33 objects"), "\(defaults.outputText)")
+        let json = try Codecs.value(try CLI.run("--json", "inspect", directory.appendingPathComponent("player.archive").path).outputText)
+        #expect(json["keyedArchive"]?["rootClass"] == "Player" && json["keyedArchive"]?["objects"] == 33)
+    }
+
+    @Test func getFollowsTheGraphAndRawArchiveShowsTheTable() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let archive = directory.appendingPathComponent("player.archive").path
+        #expect(try CLI.run("get", archive, "/root/guild/leader/name", "--raw").outputText == "Kai\n")
+        #expect(try CLI.run("get", archive, "/root/inventory/$items/1/count").outputText == "3\n")
+        #expect(try CLI.run("get", directory.appendingPathComponent("player-xml.archive").path, "/root/level").outputText == "7\n")
+        let table = try CLI.run("get", archive, "/$top/root", "--raw-archive")
+        #expect(table.status == 0 && table.outputText.contains("$uid"), "\(table.outputText)")
+        // The JSON view goes back into an archive that reads the same.
+        let json = directory.appendingPathComponent("view.json").path
+        #expect(try CLI.run("convert", archive, "-o", json).status == 0)
+        let back = directory.appendingPathComponent("back.archive").path
+        #expect(try CLI.run("convert", json, "--from", "json", "--to", "keyed", "-o", back).status == 0)
+        #expect(try CLI.run("diff", archive, back).status == 0)
+    }
+
+    @Test func setThroughADefaultsPlistChangesOneObjectAndKeepsTheFileBinary() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let defaults = directory.appendingPathComponent("com.example.archived.plist").path
+        #expect(try CLI.run("get", defaults, "/savedPlayer/root/level").outputText == "7\n")
+        let before = try BinaryPlistCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: defaults))))
+        #expect(try CLI.run("set", defaults, "/savedPlayer/root/level", "8").status == 0)
+        #expect(try CLI.run("get", defaults, "/savedPlayer/root/level").outputText == "8\n")
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: defaults)))
+        #expect(bytes.starts(with: Array("bplist00".utf8)), "the outer plist stays binary")
+        let after = try BinaryPlistCodec().decode(bytes)
+        guard case .data(let old)? = before["savedPlayer"], case .data(let new)? = after["savedPlayer"] else {
+            Issue.record("no savedPlayer data")
+            return
+        }
+        #expect(Array(old).starts(with: Array("bplist00".utf8)) && Array(new).starts(with: Array("bplist00".utf8)))
+        let oldObjects = try BinaryPlistCodec().decode(Array(old))["$objects"]?.arrayValue ?? []
+        let newObjects = try BinaryPlistCodec().decode(Array(new))["$objects"]?.arrayValue ?? []
+        #expect(oldObjects.count == newObjects.count)
+        #expect(oldObjects.indices.filter { oldObjects[$0] != newObjects[$0] }.count == 1, "one object changed")
+        #expect(after["launchCount"] == 12)
+    }
+
+    @Test func aValueOfAnotherTypeIsRefusedUnlessRetype() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let defaults = directory.appendingPathComponent("com.example.archived.plist").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: defaults))
+        let refused = try CLI.run("set", defaults, "/savedPlayer/root/level", #"{"$date": "2026-01-01T00:00:00Z"}"#)
+        #expect(refused.status == 65)
+        #expect(refused.errors.contains("/savedPlayer/root/level: a date where the archive held an integer"), "\(refused.errors)")
+        #expect(refused.errors.contains("--retype writes it anyway"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: defaults)) == before, "nothing written")
+        let forced = try CLI.run("set", defaults, "/savedPlayer/root/level", #"{"$date": "2026-01-01T00:00:00Z"}"#, "--retype")
+        #expect(forced.status == 0, "\(forced.errors)")
+        #expect(try CLI.run("get", defaults, "/savedPlayer/root/level").outputText.contains("$date"))
+    }
+
+    @Test func diffComparesObjectsNotTheirPlaceInTheTable() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let archive = directory.appendingPathComponent("player.archive").path
+        // The same state with $objects in another order (every uid renumbered to match).
+        let plist = try BinaryPlistCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: archive))))
+        let objects = plist["$objects"]?.arrayValue ?? []
+        let order = [0] + Array(objects.indices.dropFirst().reversed())
+        let renumbered = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
+        func renumber(_ value: SaveValue) -> SaveValue {
+            switch value {
+            case .uid(let uid): .uid(UInt64(renumbered[Int(uid)]!))
+            case .array(let items): .array(items.map(renumber))
+            case .dictionary(let fields): .dictionary(fields.mapValues(renumber))
+            default: value
+            }
+        }
+        guard case .dictionary(var fields) = plist else { return }
+        fields["$objects"] = .array(order.map { renumber(objects[$0]) })
+        fields["$top"] = renumber(fields["$top"]!)
+        let reordered = directory.appendingPathComponent("reordered.archive").path
+        try Data(try BinaryPlistCodec().encode(.dictionary(fields))).write(to: URL(fileURLWithPath: reordered))
+        let same = try CLI.run("diff", archive, reordered)
+        #expect(same.status == 0 && same.outputText.isEmpty, "\(same.outputText)")
+        #expect(try CLI.run("diff", archive, reordered, "--raw-archive").status == 1, "the tables differ")
+        #expect(try CLI.run("set", reordered, "/root/guild/leader/level", "13").status == 0)
+        let changed = try CLI.run("diff", archive, reordered)
+        #expect(changed.status == 1 && changed.outputText == "~ /root/guild/leader/level: 12 → 13\n", "\(changed.outputText)")
+    }
+
+    @Test func aBrokenArchiveIsRefusedWithThePlace() throws {
+        let directory = try Processes.temporaryDirectory("keyed-broken")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken = directory.appendingPathComponent("broken.archive").path
+        let plist: SaveValue = ["$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": ["root": .uid(1)], "$objects": ["$null", ["name": .uid(7), "$class": .uid(2)], ["$classname": "Player", "$classes": ["Player", "NSObject"]]]]
+        try Data(try BinaryPlistCodec().encode(plist)).write(to: URL(fileURLWithPath: broken))
+        let before = try Data(contentsOf: URL(fileURLWithPath: broken))
+        for arguments in [["get", broken, "/root/name"], ["set", broken, "/root/name", "1"], ["convert", broken, "--to", "json"]] {
+            let result = try Processes.run([CLI.executable] + arguments)
+            #expect(result.status == 65, "\(arguments)")
+            #expect(result.errors.contains("broken.archive:/$objects/1/name: uid 7, past the last object (2)"), "\(result.errors)")
+            #expect(result.errors.contains("--raw-archive reads its object table as it is"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: broken)) == before)
+        #expect(try CLI.run("get", broken, "/$objects/1/name", "--raw-archive").status == 0)
+    }
+}

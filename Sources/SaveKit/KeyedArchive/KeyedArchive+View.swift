@@ -5,38 +5,67 @@ extension KeyedArchive {
     /// The archive's graph, resolved from `$top` (see ``KeyedArchive``). Errors name the place
     /// in the archive as a pointer into the property list: `/$objects/12/NS.objects/3`.
     public func view(maxDepth: Int = 512) throws(CodecError) -> SaveValue {
-        var reader = ViewReader(objects: objects, maxDepth: maxDepth)
+        var reader = ViewReader(objects: objects, maxDepth: maxDepth, recordingNodes: false)
         return try reader.read(top)
     }
 
     /// The view, with what writing it back needs: each object's uid by its view node.
-    func resolved(maxDepth: Int = 512) throws(CodecError) -> (view: SaveValue, nodes: [Int: SaveValue], ids: [Int: Int]) {
-        var reader = ViewReader(objects: objects, maxDepth: maxDepth)
+    func resolved(maxDepth: Int = 512) throws(CodecError) -> (view: SaveValue, nodes: [SaveValue?], ids: [Int: Int]) {
+        var reader = ViewReader(objects: objects, maxDepth: maxDepth, recordingNodes: true)
         let view = try reader.read(top)
-        return (view, reader.nodes, reader.ids)
+        var ids: [Int: Int] = [:]
+        for (uid, id) in reader.ids.enumerated() where id != 0 { ids[uid] = Int(id) }
+        return (view, reader.nodes, ids)
     }
 }
 
 /// Resolves uids into the view, depth first from `$top`.
+///
+/// Tables are arrays indexed by uid, and places in the archive are kept as (object, key, index)
+/// until an error needs them as a pointer: a 20 MB archive has a million fields.
 struct ViewReader {
     let objects: [SaveValue]
     let maxDepth: Int
     /// Objects met from two places or more: each gets an `$id` where the view first meets it.
-    var shared: Set<Int> = []
-    /// uid → the `$id` it was given.
-    var ids: [Int: Int] = [:]
-    /// uid → its node in the view, where the view first met it (what an unchanged edit is compared with).
-    var nodes: [Int: SaveValue] = [:]
+    var shared: [Bool]
+    /// uid → the `$id` it was given (0: none).
+    var ids: [Int32]
+    var nextID: Int32 = 1
+    /// uid → its node in the view, where the view first met it (what an unchanged edit is
+    /// compared with); kept only for writing back.
+    var nodes: [SaveValue?]
+    let recordingNodes: Bool
+    /// Class entries by uid, checked once: the name, and how the view shows the class.
+    var classes: [Int: (name: String, view: SaveValue)] = [:]
 
-    init(objects: [SaveValue], maxDepth: Int) {
-        (self.objects, self.maxDepth) = (objects, maxDepth)
+    init(objects: [SaveValue], maxDepth: Int, recordingNodes: Bool) {
+        (self.objects, self.maxDepth, self.recordingNodes) = (objects, maxDepth, recordingNodes)
+        shared = Array(repeating: false, count: objects.count)
+        ids = Array(repeating: 0, count: objects.count)
+        nodes = recordingNodes ? Array(repeating: nil, count: objects.count) : []
+    }
+
+    /// Where a value sits in the archive: a key of `$top` (owner -1) or of object `owner`, and
+    /// the index in that key's array.
+    struct Place {
+        var owner: Int
+        var key: String
+        var index: Int = -1
+
+        var pointer: JSONPointer {
+            var tokens = owner < 0 ? ["$top", key] : ["$objects", String(owner), key]
+            if index >= 0 { tokens.append(String(index)) }
+            return JSONPointer(tokens: tokens)
+        }
+
+        func at(_ index: Int) -> Place { Place(owner: owner, key: key, index: index) }
     }
 
     mutating func read(_ top: OrderedDictionary<String, SaveValue>) throws(CodecError) -> SaveValue {
         try countReferences(from: top)
         var view = OrderedDictionary<String, SaveValue>()
         for (name, value) in top {
-            view[name] = try field(value, depth: 1, at: JSONPointer(tokens: ["$top", name]))
+            view[name] = try field(value, depth: 1, at: Place(owner: -1, key: name))
         }
         return .dictionary(view)
     }
@@ -44,22 +73,24 @@ struct ViewReader {
     /// Finds the objects referred to more than once, without recursion (a hostile graph may be
     /// deep): an object reached twice is shared, and so is the object a cycle comes back to.
     private mutating func countReferences(from top: OrderedDictionary<String, SaveValue>) throws(CodecError) {
-        var seen = Set<Int>()
-        var pending: [(SaveValue, JSONPointer)] = top.map { ($0.value, JSONPointer(tokens: ["$top", $0.key])) }
-        while let (value, at) = pending.popLast() {
+        var seen = Array(repeating: false, count: objects.count)
+        var pending: [(SaveValue, Place)] = top.map { ($0.value, Place(owner: -1, key: $0.key)) }
+        while let (value, place) = pending.popLast() {
             switch value {
             case .uid(let raw):
-                let uid = try checked(raw, at: at)
-                guard case .dictionary(let fields) = objects[uid], fields["$class"] != nil, !isDate(fields) else { continue }
-                if !seen.insert(uid).inserted {
-                    shared.insert(uid)
+                let uid = try checked(raw, at: place)
+                guard case .dictionary(let fields) = objects[uid], case .uid(let classUID)? = fields["$class"] else { continue }
+                if try isDate(fields, classUID: classUID, at: place) { continue }
+                if seen[uid] {
+                    shared[uid] = true
                     continue
                 }
+                seen[uid] = true
                 for (key, field) in fields where key != "$class" {
-                    pending.append((field, JSONPointer(tokens: ["$objects", String(uid), key])))
+                    pending.append((field, Place(owner: uid, key: key)))
                 }
             case .array(let elements):
-                for (index, element) in elements.enumerated() { pending.append((element, JSONPointer(tokens: at.tokens + [String(index)]))) }
+                for (index, element) in elements.enumerated() { pending.append((element, place.at(index))) }
             default:
                 continue
             }
@@ -67,70 +98,70 @@ struct ViewReader {
     }
 
     /// An `NSDate`, which the view shows as a value wherever it is, never as a shared object.
-    private func isDate(_ fields: OrderedDictionary<String, SaveValue>) -> Bool {
-        guard fields.count == 2, fields["NS.time"]?.numberValue != nil, case .uid(let classUID)? = fields["$class"], classUID < objects.count,
-            case .dictionary(let info) = objects[Int(classUID)]
-        else { return false }
-        return info["$classname"] == .string("NSDate")
+    private mutating func isDate(_ fields: OrderedDictionary<String, SaveValue>, classUID: UInt64, at place: Place) throws(CodecError) -> Bool {
+        guard fields.count == 2, fields["NS.time"]?.numberValue != nil else { return false }
+        return try className(try checked(classUID, at: place)).name == "NSDate"
     }
 
-    private func checked(_ raw: UInt64, at: JSONPointer) throws(CodecError) -> Int {
+    private func checked(_ raw: UInt64, at place: Place) throws(CodecError) -> Int {
         guard raw < UInt64(objects.count) else {
-            throw KeyedArchive.malformed(at, "uid \(raw), past the last object (\(objects.count - 1))", "a uid of an entry of $objects")
+            throw KeyedArchive.malformed(place.pointer, "uid \(raw), past the last object (\(objects.count - 1))", "a uid of an entry of $objects")
         }
         return Int(raw)
     }
 
     /// A value held in an object's field (or in `$top`): a uid is resolved, anything else is itself.
-    private mutating func field(_ value: SaveValue, depth: Int, at: JSONPointer) throws(CodecError) -> SaveValue {
+    private mutating func field(_ value: SaveValue, depth: Int, at place: Place) throws(CodecError) -> SaveValue {
         switch value {
-        case .uid(let raw): return try object(try checked(raw, at: at), depth: depth, at: at)
+        case .uid(let raw): return try object(try checked(raw, at: place), depth: depth, at: place)
         case .array(let elements):
             var resolved: [SaveValue] = []
             resolved.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
-                resolved.append(try field(element, depth: depth + 1, at: JSONPointer(tokens: at.tokens + [String(index)])))
+                resolved.append(try field(element, depth: depth + 1, at: place.at(index)))
             }
             return .array(resolved)
         case .dictionary:
-            throw KeyedArchive.malformed(at, "a dictionary held in a field", "a value or a uid of an archived object")
+            throw KeyedArchive.malformed(place.pointer, "a dictionary held in a field", "a value or a uid of an archived object")
         default:
             return value
         }
     }
 
-    private mutating func object(_ uid: Int, depth: Int, at: JSONPointer) throws(CodecError) -> SaveValue {
+    private mutating func object(_ uid: Int, depth: Int, at place: Place) throws(CodecError) -> SaveValue {
         guard depth <= maxDepth else {
-            throw .limitExceeded(codec: "keyed", at: .pointer(at), found: "objects nested more than \(maxDepth) deep", expected: "at most \(maxDepth)")
+            throw .limitExceeded(codec: "keyed", at: .pointer(place.pointer), found: "objects nested more than \(maxDepth) deep", expected: "at most \(maxDepth)")
         }
         let entry = objects[uid]
-        let place = JSONPointer(tokens: ["$objects", String(uid)])
         guard case .dictionary(let fields) = entry else {
             switch entry {
             case .string("$null"): return .null
             case .array, .uid:
-                throw KeyedArchive.malformed(place, "\(entry.typeNameWithArticle) in the object table", "a string, number, data or an object with $class")
+                throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), "\(entry.typeNameWithArticle) in the object table", "a string, number, data or an object with $class")
             default:
-                nodes[uid] = entry
+                if recordingNodes { nodes[uid] = entry }
                 return entry
             }
         }
-        if let id = ids[uid] { return .dictionary(["$ref": .integer(Int64(id))]) }
+        if ids[uid] != 0 { return .dictionary(["$ref": .integer(Int64(ids[uid]))]) }
         guard case .uid(let classUID)? = fields["$class"] else {
-            throw KeyedArchive.malformed(place, "an object without $class", "every archived object to name its class")
+            throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), "an object without $class", "every archived object to name its class")
         }
-        let (name, classView) = try className(try checked(classUID, at: JSONPointer(tokens: place.tokens + ["$class"])))
-        if shared.contains(uid) { ids[uid] = ids.count + 1 }
-        let node = try body(of: fields, name: name, classView: classView, uid: uid, depth: depth, at: place)
-        nodes[uid] = node
+        let (name, classView) = try className(try checked(classUID, at: Place(owner: uid, key: "$class")))
+        if shared[uid] {
+            ids[uid] = nextID
+            nextID += 1
+        }
+        let node = try body(of: fields, name: name, classView: classView, uid: uid, depth: depth)
+        if recordingNodes { nodes[uid] = node }
         return node
     }
 
     /// What the view shows for the object `fields` of class `name`.
     private mutating func body(
-        of fields: OrderedDictionary<String, SaveValue>, name: String, classView: SaveValue, uid: Int, depth: Int, at place: JSONPointer
+        of fields: OrderedDictionary<String, SaveValue>, name: String, classView: SaveValue, uid: Int, depth: Int
     ) throws(CodecError) -> SaveValue {
-        let id = ids[uid].map { SaveValue.integer(Int64($0)) }
+        let id: SaveValue? = ids[uid] == 0 ? nil : .integer(Int64(ids[uid]))
         let usual = classView == .string(name)
         var view = OrderedDictionary<String, SaveValue>()
         view["$class"] = classView
@@ -141,8 +172,9 @@ struct ViewReader {
         if KeyedArchive.arrayClasses.contains(name), fields.count == 2, case .array(let members)? = fields["NS.objects"] {
             var items: [SaveValue] = []
             items.reserveCapacity(members.count)
+            let place = Place(owner: uid, key: "NS.objects")
             for (index, member) in members.enumerated() {
-                items.append(try element(member, depth: depth + 1, at: JSONPointer(tokens: place.tokens + ["NS.objects", String(index)])))
+                items.append(try element(member, depth: depth + 1, at: place.at(index)))
             }
             if name == "NSArray", usual, id == nil { return .array(items) }
             view["$items"] = .array(items)
@@ -152,9 +184,10 @@ struct ViewReader {
             case .array(let values)? = fields["NS.objects"], keys.count == values.count
         {
             var pairs: [(SaveValue, SaveValue)] = []
+            pairs.reserveCapacity(keys.count)
             for index in keys.indices {
-                let key = try element(keys[index], depth: depth + 1, at: JSONPointer(tokens: place.tokens + ["NS.keys", String(index)]))
-                let value = try element(values[index], depth: depth + 1, at: JSONPointer(tokens: place.tokens + ["NS.objects", String(index)]))
+                let key = try element(keys[index], depth: depth + 1, at: Place(owner: uid, key: "NS.keys", index: index))
+                let value = try element(values[index], depth: depth + 1, at: Place(owner: uid, key: "NS.objects", index: index))
                 pairs.append((key, value))
             }
             let byName = pairs.allSatisfy { if case .string(let key) = $0.0 { !key.hasPrefix("$") } else { false } }
@@ -173,22 +206,23 @@ struct ViewReader {
             return .date(Date(timeIntervalSinceReferenceDate: time))
         }
         for (key, value) in fields where key != "$class" {
-            view[KeyedArchive.viewName(ofField: key)] = try field(value, depth: depth + 1, at: JSONPointer(tokens: place.tokens + [key]))
+            view[KeyedArchive.viewName(ofField: key)] = try field(value, depth: depth + 1, at: Place(owner: uid, key: key))
         }
         return .dictionary(view)
     }
 
     /// A member of a collection: a uid, as `NSKeyedArchiver` writes every member.
-    private mutating func element(_ value: SaveValue, depth: Int, at: JSONPointer) throws(CodecError) -> SaveValue {
+    private mutating func element(_ value: SaveValue, depth: Int, at place: Place) throws(CodecError) -> SaveValue {
         guard case .uid(let raw) = value else {
-            throw KeyedArchive.malformed(at, "\(value.typeNameWithArticle)", "the uid of a member")
+            throw KeyedArchive.malformed(place.pointer, "\(value.typeNameWithArticle)", "the uid of a member")
         }
-        return try object(try checked(raw, at: at), depth: depth, at: at)
+        return try object(try checked(raw, at: place), depth: depth, at: place)
     }
 
     /// The class an object names, and how the view shows it: the name alone when the archive
     /// holds its usual chain, else the class entry whole.
-    private func className(_ uid: Int) throws(CodecError) -> (String, SaveValue) {
+    private mutating func className(_ uid: Int) throws(CodecError) -> (name: String, view: SaveValue) {
+        if let known = classes[uid] { return known }
         let place = JSONPointer(tokens: ["$objects", String(uid)])
         guard case .dictionary(let info) = objects[uid], case .string(let name)? = info["$classname"] else {
             throw KeyedArchive.malformed(place, "\(objects[uid].typeNameWithArticle) where a class was expected", "a dictionary with $classname")
@@ -205,6 +239,8 @@ struct ViewReader {
             }
         }
         let usual = info.count == 2 && info["$classes"] == .array(KeyedArchive.usualChain(of: name).map(SaveValue.string))
-        return (name, usual ? .string(name) : .dictionary(info))
+        let known = (name, usual ? SaveValue.string(name) : .dictionary(info))
+        classes[uid] = known
+        return known
     }
 }

@@ -27,7 +27,7 @@ extension KeyedArchive {
     /// A new keyed archive of `view`, as `NSKeyedArchiver` would write it: `$null` first, then
     /// the objects in the order the view meets them.
     public static func archive(_ view: SaveValue, options: WritingOptions = WritingOptions()) throws(CodecError) -> SaveValue {
-        var writer = ViewWriter(objects: [.string("$null")], nodes: [:], oldIDs: [:], options: options)
+        var writer = ViewWriter(objects: [.string("$null")], nodes: [], oldIDs: [:], options: options)
         let top = try writer.writeTop(view, original: [:])
         return .dictionary([
             "$version": .integer(100_000), "$archiver": .string("NSKeyedArchiver"),
@@ -39,8 +39,8 @@ extension KeyedArchive {
 /// Writes a view into an object table, walking the original graph beside it.
 struct ViewWriter {
     var objects: [SaveValue]
-    /// uid → the view node the original archive showed for it.
-    let nodes: [Int: SaveValue]
+    /// uid → the view node the original archive showed for it (empty for a new archive).
+    let nodes: [SaveValue?]
     let options: KeyedArchive.WritingOptions
     /// `$id` → the uid that holds it; ids of the original first, so that `$ref`s left as they were still meet their objects.
     var uidOfID: [Int: Int] = [:]
@@ -50,7 +50,7 @@ struct ViewWriter {
     /// The uid of each class entry, by its view (`"GKPlayer"`, or the entry whole).
     var classUIDs: [String: Int] = [:]
 
-    init(objects: [SaveValue], nodes: [Int: SaveValue], oldIDs: [Int: Int], options: KeyedArchive.WritingOptions) {
+    init(objects: [SaveValue], nodes: [SaveValue?], oldIDs: [Int: Int], options: KeyedArchive.WritingOptions) {
         (self.objects, self.nodes, self.options) = (objects, nodes, options)
         for (uid, id) in oldIDs { uidOfID[id] = uid }
         for (uid, object) in objects.enumerated() {
@@ -64,6 +64,9 @@ struct ViewWriter {
             for (key, value) in fields where key != "$class" { count(value) }
         }
     }
+
+    /// The view node of `uid` in the original, if the view met it.
+    private func node(_ uid: Int) -> SaveValue? { uid < nodes.count ? nodes[uid] : nil }
 
     private mutating func count(_ value: SaveValue) {
         switch value {
@@ -113,14 +116,14 @@ struct ViewWriter {
             }
             return uid
         }
-        if let original, nodes[original] == view {
+        if let original, node(original) == view {
             return original
         }
         if case .null = view { return nullUID() }
         let oldEntry = original.map { objects[$0] }
         if let oldEntry {
-            let oldFamily = Self.family(nodes[original!] ?? oldEntry)
-            if oldFamily != Self.family(view) { try refuseRetype(view, where: nodes[original!] ?? oldEntry, at: at) }
+            let oldFamily = Self.family(node(original!) ?? oldEntry)
+            if oldFamily != Self.family(view) { try refuseRetype(view, where: node(original!) ?? oldEntry, at: at) }
         }
         // Rewritten where it was when that place is this object's alone (a shared object is one
         // object in the view too, so its edits are meant for every place that shows it).
@@ -130,7 +133,7 @@ struct ViewWriter {
         // date that two places share is shown at each, and edited at one.
         var inPlace: Int?
         if let original, original != 0 {
-            let shownAsObject = nodes[original]?.isContainer ?? false
+            let shownAsObject = node(original)?.isContainer ?? false
             if shownAsObject || (references[original] ?? 0) <= 1 { inPlace = original }
         }
         let uid: Int
@@ -215,7 +218,7 @@ struct ViewWriter {
         if case .dictionary(let entry)? = old, case .array(let keys)? = entry["NS.keys"], case .array(let values)? = entry["NS.objects"], keys.count == values.count {
             for (key, value) in zip(keys, values) {
                 guard let keyUID = key.uidValue, let valueUID = value.uidValue, keyUID < objects.count else { continue }
-                oldPairs[(nodes[keyUID] ?? objects[keyUID]).compactText] = (keyUID, valueUID)
+                oldPairs[(node(keyUID) ?? objects[keyUID]).compactText] = (keyUID, valueUID)
             }
         }
         var pairs: [(SaveValue, SaveValue, JSONPointer)] = []

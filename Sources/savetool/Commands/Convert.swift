@@ -67,10 +67,11 @@ struct Convert: ParsableCommand {
             let target = try outputCodec(registry)
             // A keyed archive becomes the objects it holds, except to another plist format,
             // which keeps its table as it is.
+            var keyedView: SaveValue?
             if !Self.plistCodecs.contains(target.id), KeyedArchive.mayBeIn(bytes),
                 let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding)
             {
-                source = keyed.codec
+                (source, keyedView) = (keyed.codec, keyed.view)
             }
             var options = EncodingOptions()
             options.pretty = !compact
@@ -82,7 +83,11 @@ struct Convert: ParsableCommand {
             var sink = destination
             let report: ValueLowering.Report
             do {
-                report = try Conversion.convert(consume bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
+                if let keyedView {
+                    report = try Conversion.write(keyedView, with: target, options: options, to: &sink)
+                } else {
+                    report = try Conversion.convert(consume bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
+                }
                 try destination.commit()
             } catch {
                 destination.abort()

@@ -110,6 +110,7 @@ let package = Package(
         .executableTarget(name: "fuzz-json", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/JSON"),
         .executableTarget(name: "fuzz-xml-plist", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/XMLPlist"),
         .executableTarget(name: "fuzz-binary-plist", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/BinaryPlist"),
+        .executableTarget(name: "fuzz-keyed-archive", dependencies: ["FuzzSupport", "SaveKit"], path: "Fuzz/KeyedArchive"),
         // Helpers shared by the test targets: the conformance corpus, running processes.
         .target(name: "TestSupport", dependencies: ["SaveKit"], path: "Tests/TestSupport"),
         .testTarget(

@@ -42,6 +42,43 @@ public enum FuzzCheck {
         return nil
     }
 
+    /// Stops the process on a finding in a keyed archive's view.
+    public static func runKeyed(_ bytes: [UInt8]) {
+        if let problem = keyedProblem(bytes) { fatalError(problem) }
+    }
+
+    /// What is wrong with how a keyed archive in `bytes` is read and written back, or `nil`:
+    /// the view is read or refused with a `CodecError`, an unchanged view writes back the very
+    /// archive, and a new archive of the view reads as the same view.
+    public static func keyedProblem(_ bytes: [UInt8]) -> String? {
+        var options = DecodingOptions()
+        options.maxExpandedValues = 1_000_000
+        guard let plist = try? BinaryPlistCodec().decode(bytes, options: options), KeyedArchive.isKeyedArchive(plist) else { return nil }
+        do {
+            let archive = try KeyedArchive(plist)
+            let view = try archive.view()
+            guard try archive.archive(replacingViewWith: view) == plist else { return "an unchanged view wrote back another archive" }
+            guard try KeyedArchive(try KeyedArchive.archive(view)).view() == view else { return "a new archive of the view reads as another view" }
+        } catch is CodecError {
+            return nil
+        } catch {
+            return "a keyed archive threw something other than a CodecError: \(error)"
+        }
+        return nil
+    }
+
+    /// Without libFuzzer: runs each file named on the command line through ``keyedProblem(_:)``.
+    public static func replayKeyed() {
+        for path in CommandLine.arguments.dropFirst() {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                FileHandle.standardError.write(Data("cannot read \(path)\n".utf8))
+                exit(66)
+            }
+            runKeyed(Array(data))
+            print("\(path): ok")
+        }
+    }
+
     /// Without libFuzzer: runs each file named on the command line, to replay a crasher.
     public static func replay(_ codec: any SaveCodec) {
         for path in CommandLine.arguments.dropFirst() {

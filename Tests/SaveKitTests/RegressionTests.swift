@@ -29,6 +29,19 @@ struct RegressionTests {
         #expect(problem == nil, "\(name): \(problem ?? "")")
     }
 
+    /// Inputs the keyed-archive target found, through its own check.
+    static let keyedInputs: [URL] = {
+        guard let folder = Bundle.module.url(forResource: "Regressions", withExtension: nil)?.appendingPathComponent("keyed-archive") else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []).sorted { $0.path < $1.path }
+    }()
+
+    @Test(arguments: keyedInputs.map(\.lastPathComponent))
+    func replayKeyed(_ name: String) throws {
+        let file = try #require(Self.keyedInputs.first { $0.lastPathComponent == name })
+        let problem = FuzzCheck.keyedProblem(Array(try Data(contentsOf: file)))
+        #expect(problem == nil, "\(name): \(problem ?? "")")
+    }
+
     @Test func subnormalDateFractionsSurviveTypedJSON() throws {
         // A subnormal, parsed: as a literal it draws a warning.
         let date = SaveValue.date(Date(timeIntervalSinceReferenceDate: Double("5.4e-312")!))

@@ -205,8 +205,18 @@ struct ViewReader {
         if name == "NSDate", fields.count == 2, let time = fields["NS.time"]?.numberValue {
             return .date(Date(timeIntervalSinceReferenceDate: time))
         }
+        // Any other object: its fields beside its class. One of a class the view reads as a
+        // collection, dictionary or date that does not have that form (a damaged or unusual
+        // archive) keeps its fields under `$fields`, so that it is written back as it was.
+        var members = OrderedDictionary<String, SaveValue>()
+        let interpreted = KeyedArchive.arrayClasses.contains(name) || KeyedArchive.dictionaryClasses.contains(name) || name == "NSDate"
         for (key, value) in fields where key != "$class" {
-            view[KeyedArchive.viewName(ofField: key)] = try field(value, depth: depth + 1, at: Place(owner: uid, key: key))
+            members[interpreted ? key : KeyedArchive.viewName(ofField: key)] = try field(value, depth: depth + 1, at: Place(owner: uid, key: key))
+        }
+        if interpreted {
+            view["$fields"] = .dictionary(members)
+        } else {
+            view.merge(members) { $1 }
         }
         return .dictionary(view)
     }

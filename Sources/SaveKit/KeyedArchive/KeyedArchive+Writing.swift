@@ -177,6 +177,12 @@ struct ViewWriter {
         guard !name.isEmpty else {
             throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$class"]), found: "a class entry without $classname", expected: "a class name")
         }
+        if let members = fields["$fields"] {
+            guard case .dictionary(let raw) = members else {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$fields"]), found: members.typeNameWithArticle, expected: "a dictionary of the object's fields")
+            }
+            return try object(fields: raw, className: className, replacing: old, at: JSONPointer(tokens: at.tokens + ["$fields"]), escaped: false)
+        }
         if let items = fields["$items"] {
             guard case .array(let members) = items else {
                 throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$items"]), found: items.typeNameWithArticle, expected: "an array of members")
@@ -186,16 +192,22 @@ struct ViewWriter {
         if KeyedArchive.dictionaryClasses.contains(name) {
             return try dictionary(fields, className: className, replacing: old, at: at)
         }
-        // An object of the app's own class: its fields, in the order they had, new ones after.
+        var named = OrderedDictionary<String, SaveValue>()
+        for (key, value) in fields where !KeyedArchive.viewKeys.contains(key) { named[KeyedArchive.fieldName(ofViewKey: key)] = value }
+        return try object(fields: named, className: className, replacing: old, at: at, escaped: true)
+    }
+
+    /// An object of the app's own class (or one kept as `$fields`): its fields, in the order
+    /// they had, new ones after.
+    private mutating func object(
+        fields: OrderedDictionary<String, SaveValue>, className: SaveValue, replacing old: SaveValue?, at: JSONPointer, escaped: Bool
+    ) throws(CodecError) -> SaveValue {
         var oldFields = OrderedDictionary<String, SaveValue>()
         if case .dictionary(let entry)? = old { oldFields = entry }
         var entry = OrderedDictionary<String, SaveValue>()
-        let viewFields = fields.filter { !KeyedArchive.viewKeys.contains($0.key) }
-        let wanted = Set(viewFields.keys.map(KeyedArchive.fieldName(ofViewKey:)))
-        for (key, value) in oldFields where key == "$class" || wanted.contains(key) { entry[key] = value }
-        for (key, value) in viewFields {
-            let name = KeyedArchive.fieldName(ofViewKey: key)
-            entry[name] = try field(value, original: oldFields[name], at: JSONPointer(tokens: at.tokens + [key]))
+        for (key, value) in oldFields where key == "$class" || fields[key] != nil { entry[key] = value }
+        for (name, value) in fields {
+            entry[name] = try field(value, original: oldFields[name], at: JSONPointer(tokens: at.tokens + [escaped ? KeyedArchive.viewName(ofField: name) : name]))
         }
         entry["$class"] = .uid(UInt64(classUID(className)))
         return .dictionary(entry)

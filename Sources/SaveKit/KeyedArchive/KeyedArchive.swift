@@ -22,6 +22,8 @@ import OrderedCollections
 ///   then as `{"$ref": n}`; ids count up in the order the view meets the objects, so two archives
 ///   of one state read alike whatever order their archivers wrote `$objects` in.
 /// - A class whose chain is not the usual one is kept whole: `"$class": {"$classname": …, "$classes": […]}`.
+/// - An object of one of those Foundation classes that does not have their form keeps its fields
+///   under `$fields`: `{"$class": "NSDictionary", "$fields": {"NS.keys": …}}`.
 ///
 /// ``archive(replacingViewWith:options:)`` writes an edited view back. Objects that the edit
 /// did not touch keep their uids, so a one-field edit changes one entry of `$objects`.
@@ -137,7 +139,7 @@ public struct KeyedArchive: Sendable {
     static let dictionaryClasses: Set<String> = ["NSDictionary", "NSMutableDictionary"]
 
     /// Keys of the view that are not fields of an object.
-    static let viewKeys: Set<String> = ["$class", "$id", "$ref", "$items", "$pairs"]
+    static let viewKeys: Set<String> = ["$class", "$id", "$ref", "$items", "$pairs", "$fields"]
 
     /// A field of an archived object as the view names it: a name that the view uses for itself
     /// (or one that starts with `$$`) gets one more `$`.

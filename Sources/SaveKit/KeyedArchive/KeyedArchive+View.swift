@@ -135,7 +135,8 @@ struct ViewReader {
         let entry = objects[uid]
         guard case .dictionary(let fields) = entry else {
             switch entry {
-            case .string("$null"): return .null
+            // Only uid 0 is nil, as in Foundation: a `$null` elsewhere in the table is the string.
+            case .string("$null") where uid == 0: return .null
             case .array, .uid:
                 throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), "\(entry.typeNameWithArticle) in the object table", "a string, number, data or an object with $class")
             default:

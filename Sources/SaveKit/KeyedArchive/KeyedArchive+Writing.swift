@@ -70,7 +70,8 @@ struct ViewWriter {
 
     private mutating func count(_ value: SaveValue) {
         switch value {
-        case .uid(let uid): references[Int(uid), default: 0] += 1
+        // A uid past Int (unreachable: the view refused any reachable one) counts for nothing.
+        case .uid(let uid): if let uid = Int(exactly: uid) { references[uid, default: 0] += 1 }
         case .array(let elements): for element in elements { count(element) }
         default: break
         }
@@ -106,7 +107,8 @@ struct ViewWriter {
 
     /// The uid that holds `view`: the original's own when nothing changed, the original's place
     /// rewritten when it changed, or a new entry.
-    private mutating func object(_ view: SaveValue, original: Int?, at: JSONPointer) throws(CodecError) -> Int {
+    private mutating func object(_ view: SaveValue, original given: Int?, at: JSONPointer) throws(CodecError) -> Int {
+        let original = given.flatMap { $0 < objects.count ? $0 : nil }
         if case .dictionary(let fields) = view, fields.count == 1, case .integer(let id)? = fields["$ref"] {
             guard let uid = uidOfID[Int(id)] else {
                 // A reference ahead of its object: its uid is taken now and filled when the object comes.
@@ -119,7 +121,7 @@ struct ViewWriter {
         if let original, node(original) == view {
             return original
         }
-        if case .null = view { return nullUID() }
+        if case .null = view { return try nullUID(at: at) }
         let oldEntry = original.map { objects[$0] }
         if let oldEntry {
             let oldFamily = Self.family(node(original!) ?? oldEntry)
@@ -268,11 +270,13 @@ struct ViewWriter {
         return .dictionary(entry)
     }
 
-    private mutating func nullUID() -> Int {
-        if objects.first == .string("$null") { return 0 }
-        if let found = objects.firstIndex(of: .string("$null")) { return found }
-        objects.append(.string("$null"))
-        return objects.count - 1
+    /// Nil is uid 0, `$null`. An archive whose first entry is something else has no nil to
+    /// refer to: a null there cannot be written.
+    private func nullUID(at: JSONPointer) throws(CodecError) -> Int {
+        guard objects.first == .string("$null") else {
+            throw .unrepresentable(codec: "keyed", at: at, found: "null in an archive without $null first in its table", expected: "a value")
+        }
+        return 0
     }
 
     private mutating func classUID(_ view: SaveValue) -> Int {
@@ -319,6 +323,6 @@ struct ViewWriter {
 extension SaveValue {
     /// The uid of a `CF$UID` reference.
     var uidValue: Int? {
-        if case .uid(let uid) = self { Int(uid) } else { nil }
+        if case .uid(let uid) = self { Int(exactly: uid) } else { nil }
     }
 }

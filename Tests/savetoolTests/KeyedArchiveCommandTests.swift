@@ -141,4 +141,49 @@ struct KeyedArchiveCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: broken)) == before)
         #expect(try CLI.run("get", broken, "/$objects/1/name", "--raw-archive").status == 0)
     }
+
+    /// A save kind over an archive's view (`Fixtures/keyed/formats/archived.player`): a class in
+    /// its fingerprint, a migration that renames a field, and merge rules, all on the view.
+    @Test func kindsRecogniseMigrateAndMergeTheView() throws {
+        let directory = try Processes.temporaryDirectory("keyed-kind")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let formats = Corpus.packageRoot.appendingPathComponent("Tests/savetoolTests/Fixtures/keyed/formats").path
+        let v1 = directory.appendingPathComponent("v1.json").path
+        try Data(#"""
+            {"root": {"$class": "Player", "name": "Zoë", "level": 7, "xp": 1250, "lastPlayed": {"$date": "2026-11-20T18:30:00Z"},
+              "inventory": {"$class": "NSMutableArray", "$items": [{"$class": "Item", "kind": "sword", "count": 1}, {"$class": "Item", "kind": "potion", "count": 3}]}}}
+            """#.utf8).write(to: URL(fileURLWithPath: v1))
+        let archive = directory.appendingPathComponent("player.archive").path
+        #expect(try CLI.run("convert", v1, "--from", "json", "--to", "keyed", "-o", archive).status == 0)
+        let validated = try CLI.run("--formats", formats, "validate", archive)
+        #expect(validated.status == 0 && validated.outputText.contains("archived.player version 1 of 2 (its content matches the fingerprint of version 1)"), "\(validated.outputText)")
+
+        let out = directory.appendingPathComponent("out").path
+        let migrated = try CLI.run("--formats", formats, "migrate", archive, "--out", out)
+        #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.outputText) \(migrated.errors)")
+        let base = out + "/player.archive"
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: base))).starts(with: Array("bplist00".utf8)))
+        #expect(try CLI.run("get", base, "/root/experience").outputText == "1250\n")
+        #expect(try CLI.run("get", base, "/root/saveVersion").outputText == "2\n")
+        #expect(try CLI.run("get", base, "/root/xp").status == 1)
+        #expect(try CLI.run("--formats", formats, "validate", base).outputText.contains("archived.player version 2 of 2"))
+
+        // Two devices from that base: the merge rules of the kind decide, on the view.
+        let local = directory.appendingPathComponent("local.archive").path, remote = directory.appendingPathComponent("remote.archive").path
+        try FileManager.default.copyItem(atPath: base, toPath: local)
+        try FileManager.default.copyItem(atPath: base, toPath: remote)
+        for (file, pointer, value) in [
+            (local, "/root/level", "8"), (local, "/root/experience", "100"), (local, "/root/inventory/$items/-", #"{"$class": "Item", "kind": "shield", "count": 1}"#),
+            (remote, "/root/experience", "1900"), (remote, "/root/inventory/$items/1/count", "5"),
+        ] {
+            #expect(try CLI.run("set", file, pointer, value).status == 0, "\(pointer)")
+        }
+        let merged = directory.appendingPathComponent("merged.archive").path
+        let result = try CLI.run("--formats", formats, "merge", "--local", local, "--remote", remote, "--base", base, "-o", merged)
+        #expect(result.status == 0, "\(result.outputText) \(result.errors)")
+        let view = try Codecs.value(try CLI.run("convert", merged, "--compact").outputText)
+        #expect(view["root"]?["level"] == 8 && view["root"]?["experience"] == 100, "the higher level, with its own experience")
+        let items = view["root"]?["inventory"]?["$items"]?.arrayValue ?? []
+        #expect(items.map { $0["kind"] } == ["sword", "potion", "shield"] && items[1]["count"] == 5)
+    }
 }

@@ -57,7 +57,7 @@ struct ContentPrefilter: Sendable {
     /// The dictionary keys a condition cannot hold without.
     private static func neededKeys(_ condition: Condition) -> [String] {
         switch condition {
-        case .has(let pointer), .type(let pointer, _), .equals(let pointer, _), .compare(let pointer, _, _):
+        case .has(let pointer), .type(let pointer, _), .equals(let pointer, _), .compare(let pointer, _, _), .isClass(let pointer, _):
             // A token of digits (or `-`) may be an array index; any other names a key.
             return pointer.tokens.filter { token in !token.isEmpty && token != "-" && !token.allSatisfy(\.isASCIIDigit) }
         case .all(let conditions):

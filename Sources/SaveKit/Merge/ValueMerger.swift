@@ -411,6 +411,7 @@ public struct ValueMerger: Sendable {
             case .missing(let pointer): "\(pointer.displayText) is missing"
             case .type(let pointer, let type): "\(pointer.displayText) is \(SaveValue.withArticle(type))"
             case .equals(let pointer, let value): "\(pointer.displayText) is \(value.compactText)"
+            case .isClass(let pointer, let name): "\(pointer.displayText) is a \(name)"
             case .compare(let pointer, let comparison, _): "\(pointer.displayText) \(comparison.rawValue) the value given"
             case .all(let conditions): conditions.map(words).joined(separator: " and ")
             case .any(let conditions): conditions.map(words).joined(separator: " or ")

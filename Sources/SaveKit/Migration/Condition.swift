@@ -7,6 +7,7 @@
 /// {"type": ["/scores", "object"]}
 /// {"equals": ["/status", "finished"]}
 /// {"compare": ["/round", ">=", {"$ref": "/totalRounds"}]}  // false when either side is not a number
+/// {"class": ["/root", "GKPlayer"]}                       // an object of a keyed archive's view, of that class
 /// {"all": [ … ]}  {"any": [ … ]}  {"not": { … }}
 /// ```
 ///
@@ -17,6 +18,8 @@ public indirect enum Condition: Sendable, Equatable {
     /// `typeName` as ``SaveValue/typeName``, or `object` for a dictionary (JSON Schema's word).
     case type(JSONPointer, String)
     case equals(JSONPointer, SaveValue)
+    /// An object of a keyed archive's view (``KeyedArchive``) whose class is named so.
+    case isClass(JSONPointer, String)
     /// Numbers only: a side that is missing or not a number makes the test false, so an optional
     /// field that is absent (`totalRounds`) never matches.
     case compare(JSONPointer, Comparison, MigrationOperation.ValueSource)
@@ -36,6 +39,12 @@ public indirect enum Condition: Sendable, Equatable {
         case .missing(let pointer): return value.value(at: pointer) == nil
         case .type(let pointer, let type): return value.value(at: pointer).map { Schema.matches($0, type: type) } ?? false
         case .equals(let pointer, let expected): return value.value(at: pointer) == expected
+        case .isClass(let pointer, let name):
+            switch value.value(at: pointer)?["$class"] {
+            case .string(let found)?: return found == name
+            case .dictionary(let info)?: return info["$classname"] == .string(name)
+            default: return false
+            }
         case .compare(let pointer, let comparison, let source):
             guard let left = value.value(at: pointer)?.numberValue, let right = resolve(source)?.numberValue else { return false }
             switch comparison {
@@ -95,6 +104,9 @@ public indirect enum Condition: Sendable, Equatable {
                 throw fail("expected {\"compare\": [\"/pointer\", one of \(Comparison.allCases.map(\.rawValue).joined(separator: " ")), value]}")
             }
             self = .compare(try pointer(triple[0]), comparison, try MigrationPlan.valueSource(triple[2], fail: fail))
+        case "class":
+            guard let pair = payload.arrayValue, pair.count == 2, let name = pair[1].stringValue else { throw fail("expected {\"class\": [\"/pointer\", \"ClassName\"]}") }
+            self = .isClass(try pointer(pair[0]), name)
         case "all": self = .all(try list())
         case "any": self = .any(try list())
         case "not": self = .not(try Condition(parsing: payload, at: path + ["not"]))

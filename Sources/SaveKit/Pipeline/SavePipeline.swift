@@ -47,16 +47,23 @@ public struct SavePipeline: Sendable {
         let claimed = kind.flatMap(migrator.kind(named:)).map { ($0, SaveKind.Evidence.named) }
             ?? migrator.claim(path: path).map { ($0.kind, SaveKind.Evidence.path(pattern: $0.pattern)) }
         if let (claimedKind, evidence) = claimed { (result.kind, result.evidence) = (claimedKind.name, evidence) }
-        let codec = registry.codec(sniffing: bytes) ?? path.flatMap(registry.codec(forPath:)) ?? claimed?.0.codec.flatMap(registry.codec(id:))
-        guard let codec, !codec.traits.contains(.archive) else {
+        let sniffed = registry.codec(sniffing: bytes) ?? path.flatMap(registry.codec(forPath:)) ?? claimed?.0.codec.flatMap(registry.codec(id:))
+        guard var codec = sniffed, !codec.traits.contains(.archive) else {
             if claimed != nil { result.fail(.failed, "cannot tell its format from the content or the name, expected a save document") }
             return result
         }
         // Nobody's by its path, and its bytes hold no kind's fingerprint: nobody's, undecoded.
         if claimed == nil, !migrator.mayRecogniseByContent(bytes, codec: codec.id) { return result }
-        let value: SaveValue
+        var value: SaveValue
         do {
             value = try codec.decode(bytes, options: decoding)
+            // A keyed archive is recognised, migrated and checked as the objects it holds, and
+            // archived again on write. A migration may change a value's type: the kind's new
+            // version is what the app's decoder now reads.
+            if KeyedArchive.isKeyedArchive(value), var keyed = try registry.keyedView(of: value, decodedBy: codec, options: decoding) {
+                keyed.codec.writing.retype = true
+                (value, codec) = (keyed.view, keyed.codec)
+            }
         } catch {
             // A file no kind claims may be anything; one a kind claims must read.
             if claimed != nil { result.fail(.failed, "\(error)") }

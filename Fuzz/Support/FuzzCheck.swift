@@ -48,7 +48,7 @@ public enum FuzzCheck {
     }
 
     /// What is wrong with how a keyed archive in `bytes` is read and written back, or `nil`:
-    /// the view is read or refused with a `CodecError`, an unchanged view writes back the very
+    /// the view is read or refused (a `CodecError`, by type), an unchanged view writes back the very
     /// archive, and a new archive of the view reads as the same view.
     public static func keyedProblem(_ bytes: [UInt8]) -> String? {
         var options = DecodingOptions()
@@ -59,10 +59,8 @@ public enum FuzzCheck {
             let view = try archive.view()
             guard try archive.archive(replacingViewWith: view) == plist else { return "an unchanged view wrote back another archive" }
             guard try KeyedArchive(try KeyedArchive.archive(view)).view() == view else { return "a new archive of the view reads as another view" }
-        } catch is CodecError {
-            return nil
         } catch {
-            return "a keyed archive threw something other than a CodecError: \(error)"
+            return nil  // a CodecError: the archive refused with its place (the only error these throw)
         }
         return nil
     }

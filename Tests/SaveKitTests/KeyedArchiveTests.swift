@@ -187,22 +187,9 @@ struct KeyedArchiveTests {
     /// Two archivers that wrote one state in different orders read alike.
     @Test func theViewDoesNotDependOnTheOrderOfObjects() throws {
         let plist = try BinaryPlistCodec().decode(try Self.archived(Self.player()))
-        let objects = try #require(plist["$objects"]?.arrayValue)
-        // The same table with every entry but $null moved: uids renumbered to match.
-        let order = [0] + Array(objects.indices.dropFirst().reversed())
-        let newUID = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
-        func renumber(_ value: SaveValue) -> SaveValue {
-            switch value {
-            case .uid(let uid): .uid(UInt64(newUID[Int(uid)]!))
-            case .array(let items): .array(items.map(renumber))
-            case .dictionary(let fields): .dictionary(fields.mapValues(renumber))
-            default: value
-            }
-        }
-        guard case .dictionary(var fields) = plist else { return }
-        fields["$objects"] = .array(order.map { renumber(objects[$0]) })
-        fields["$top"] = renumber(fields["$top"]!)
-        #expect(try KeyedArchive(.dictionary(fields)).view() == KeyedArchive(plist).view())
+        let reordered = KeyedArchives.reordered(plist)
+        #expect(reordered != plist)
+        #expect(try KeyedArchive(reordered).view() == KeyedArchive(plist).view())
     }
 
     @Test(arguments: [
@@ -309,5 +296,23 @@ struct KeyedArchiveDifferentialTests {
         #expect(Int(summary.1) == Self.archives)
         // Views are compared with nska-deserialize's only for graphs without cycles (see the script): most of them.
         #expect((Int(summary.2) ?? Self.archives) < Self.archives / 2, "\(summary.0)")
+    }
+}
+
+@Suite("Keyed archives: views that cannot be archived")
+struct KeyedArchiveWritingErrorTests {
+    @Test func aReferenceToNoObjectIsRefusedWithItsPointer() throws {
+        let view: SaveValue = ["root": ["$class": "Node", "next": ["$ref": 7]]]
+        #expect {
+            try KeyedArchive.archive(view)
+        } throws: { error in
+            "\(error)".hasPrefix("/root/next: {\"$ref\": 7}, and no object has \"$id\": 7")
+        }
+    }
+
+    @Test func aReferenceAheadOfItsObjectIsTheObject() throws {
+        let view: SaveValue = ["root": ["$class": "Pair", "first": ["$ref": 1], "second": ["$class": "Node", "$id": 1, "name": "n"]]]
+        let archived = try KeyedArchive.archive(view)
+        #expect(try KeyedArchive(archived).view() == ["root": ["$class": "Pair", "first": ["$class": "Node", "$id": 1, "name": "n"], "second": ["$ref": 1]]])
     }
 }

@@ -101,22 +101,8 @@ struct KeyedArchiveCommandTests {
         let archive = directory.appendingPathComponent("player.archive").path
         // The same state with $objects in another order (every uid renumbered to match).
         let plist = try BinaryPlistCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: archive))))
-        let objects = plist["$objects"]?.arrayValue ?? []
-        let order = [0] + Array(objects.indices.dropFirst().reversed())
-        let renumbered = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset) })
-        func renumber(_ value: SaveValue) -> SaveValue {
-            switch value {
-            case .uid(let uid): .uid(UInt64(renumbered[Int(uid)]!))
-            case .array(let items): .array(items.map(renumber))
-            case .dictionary(let fields): .dictionary(fields.mapValues(renumber))
-            default: value
-            }
-        }
-        guard case .dictionary(var fields) = plist else { return }
-        fields["$objects"] = .array(order.map { renumber(objects[$0]) })
-        fields["$top"] = renumber(fields["$top"]!)
         let reordered = directory.appendingPathComponent("reordered.archive").path
-        try Data(try BinaryPlistCodec().encode(.dictionary(fields))).write(to: URL(fileURLWithPath: reordered))
+        try Data(try BinaryPlistCodec().encode(KeyedArchives.reordered(plist))).write(to: URL(fileURLWithPath: reordered))
         let same = try CLI.run("diff", archive, reordered)
         #expect(same.status == 0 && same.outputText.isEmpty, "\(same.outputText)")
         #expect(try CLI.run("diff", archive, reordered, "--raw-archive").status == 1, "the tables differ")

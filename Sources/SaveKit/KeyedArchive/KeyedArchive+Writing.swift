@@ -47,6 +47,8 @@ struct ViewWriter {
     /// Uids referred to from more than one place in the original: never rewritten in place
     /// for an edit made at one of them (a shared string stays as the other place had it).
     var references: [Int: Int] = [:]
+    /// Ids a `$ref` named before any object declared them, with the first such place.
+    var awaited: [Int: JSONPointer] = [:]
     /// The uid of each class entry, by its view (`"GKPlayer"`, or the entry whole).
     var classUIDs: [String: Int] = [:]
 
@@ -86,6 +88,9 @@ struct ViewWriter {
         for (name, value) in roots {
             top[name] = try field(value, original: original[name], at: JSONPointer(tokens: [name]))
         }
+        if let (id, place) = awaited.min(by: { $0.key < $1.key }) {
+            throw .unrepresentable(codec: "keyed", at: place, found: "{\"$ref\": \(id)}, and no object has \"$id\": \(id)", expected: "a $ref to an object of the view")
+        }
         return top
     }
 
@@ -114,6 +119,7 @@ struct ViewWriter {
                 // A reference ahead of its object: its uid is taken now and filled when the object comes.
                 objects.append(.string("$null"))
                 uidOfID[Int(id)] = objects.count - 1
+                awaited[Int(id)] = at
                 return objects.count - 1
             }
             return uid
@@ -127,8 +133,6 @@ struct ViewWriter {
             let oldFamily = Self.family(node(original!) ?? oldEntry)
             if oldFamily != Self.family(view) { try refuseRetype(view, where: node(original!) ?? oldEntry, at: at) }
         }
-        // Rewritten where it was when that place is this object's alone (a shared object is one
-        // object in the view too, so its edits are meant for every place that shows it).
         let declaredID: Int? = if case .dictionary(let fields) = view, case .integer(let id)? = fields["$id"] { Int(id) } else { nil }
         // Rewritten where it was, when that place is this value's alone: an object is one object
         // in the view too (its edits are meant for every place that shows it), but a string or a
@@ -147,7 +151,10 @@ struct ViewWriter {
             objects.append(.string("$null"))
             uid = objects.count - 1
         }
-        if let declaredID { uidOfID[declaredID] = uid }
+        if let declaredID {
+            uidOfID[declaredID] = uid
+            awaited[declaredID] = nil
+        }
         objects[uid] = try entry(for: view, replacing: original.map { objects[$0] }, at: at)
         return uid
     }

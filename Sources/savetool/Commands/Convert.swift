@@ -68,7 +68,7 @@ struct Convert: ParsableCommand {
             // A keyed archive becomes the objects it holds, except to another plist format,
             // which keeps its table as it is.
             var keyedView: SaveValue?
-            if !Self.plistCodecs.contains(target.id), KeyedArchive.mayBeIn(bytes),
+            if Self.plistCodecs.contains(source.id), !Self.plistCodecs.contains(target.id), KeyedArchive.mayBeIn(bytes),
                 let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding)
             {
                 (source, keyedView) = (keyed.codec, keyed.view)

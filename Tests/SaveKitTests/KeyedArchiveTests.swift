@@ -316,3 +316,102 @@ struct KeyedArchiveWritingErrorTests {
         #expect(try KeyedArchive(archived).view() == ["root": ["$class": "Pair", "first": ["$class": "Node", "$id": 1, "name": "n"], "second": ["$ref": 1]]])
     }
 }
+
+/// What a reviewer found in writing views back, each kept as a test.
+@Suite("Keyed archives: editing around shared objects and odd fields")
+struct KeyedArchiveEditingTests {
+    static func archive(_ view: SaveValue) throws -> KeyedArchive { try KeyedArchive(try KeyedArchive.archive(view)) }
+
+    @Test func removingASharedObjectsFirstPlaceKeepsItForTheOthers() throws {
+        let archive = try Self.archive(["root": ["$class": "P", "items": [["$class": "Item", "$id": 1, "n": "a"], ["$class": "Item", "n": "b"]], "fav": ["$ref": 1]]])
+        var view = try archive.view()
+        try view.removeValue(at: JSONPointer(parsing: "/root/items/0"))
+        let written = try KeyedArchive(try archive.archive(replacingViewWith: view)).view()
+        #expect(written["root"]?["items"]?.arrayValue?.map { $0["n"] } == ["b"])
+        #expect(written["root"]?["fav"]?["n"] == "a", "the favourite is still item a: \(written.compactText)")
+    }
+
+    @Test func anotherObjectWhereASharedOneStoodLeavesTheSharedOneAlone() throws {
+        let archive = try Self.archive(["root": ["$class": "P", "guild": ["$class": "Guild", "$id": 1, "name": "Owls"], "leader": ["$class": "P", "guild": ["$ref": 1]]]])
+        var view = try archive.view()
+        try view.setValue(["$class": "Guild", "name": "Other"], at: JSONPointer(parsing: "/root/leader/guild"))
+        let written = try KeyedArchive(try archive.archive(replacingViewWith: view)).view()
+        #expect(written["root"]?["guild"]?["name"] == "Owls")
+        #expect(written["root"]?["leader"]?["guild"]?["name"] == "Other")
+    }
+
+    @Test func anEditThroughARefIsRefused() throws {
+        let archive = try Self.archive(["root": ["$class": "P", "guild": ["$class": "Guild", "$id": 1, "name": "Owls"], "leader": ["$class": "P", "guild": ["$ref": 1]]]])
+        var view = try archive.view()
+        try view.setValue("X", at: JSONPointer(parsing: "/root/leader/guild/name"))
+        #expect {
+            try archive.archive(replacingViewWith: view)
+        } throws: { error in
+            "\(error)".hasPrefix("/root/leader/guild: {\"$ref\": 1} with other keys beside it")
+        }
+    }
+
+    @Test func anInlineArrayStaysInline() throws {
+        let plist: SaveValue = ["$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": ["root": .uid(1)],
+            "$objects": ["$null", ["list": [.uid(3), .uid(4)], "level": 7, "$class": .uid(2)], ["$classname": "P", "$classes": ["P", "NSObject"]], "a", "b"]]
+        let archive = try KeyedArchive(plist)
+        var view = try archive.view()
+        try view.setValue(8, at: JSONPointer(parsing: "/root/level"))
+        try view.setValue("c", at: JSONPointer(parsing: "/root/list/1"))
+        let written = try archive.archive(replacingViewWith: view)
+        guard case .array(let list)? = written["$objects"]?.arrayValue?[1]["list"] else {
+            Issue.record("the list is no longer inline: \(written.compactText)")
+            return
+        }
+        #expect(list.count == 2 && list[0] == .uid(3))
+        #expect(try KeyedArchive(written).view()["root"]?["list"] == ["a", "c"])
+    }
+
+    @Test func classesAndShapesTheReaderWouldRefuseAreRefused() throws {
+        let archive = try Self.archive(["root": ["$class": "P", "level": 7]])
+        for (pointer, value) in [
+            ("/root/$class", ["$classname": "P", "$classes": "oops"] as SaveValue),
+            ("/root/$class", ["$classname": "P", "$classes": ["P", "Q", "P"]] as SaveValue),
+            ("/root/x", ["$class": "NSDictionary", "$items": [1, 2]] as SaveValue),
+            ("/root/x", ["$class": "P", "$pairs": [[1, 2]]] as SaveValue),
+        ] {
+            var view = try archive.view()
+            try view.setValue(value, at: JSONPointer(parsing: pointer))
+            #expect(throws: CodecError.self, "\(pointer) = \(value.compactText)") { try archive.archive(replacingViewWith: view) }
+        }
+    }
+
+    @Test func nullWhereANumberWasInlineIsRefusedUnlessRetype() throws {
+        let archive = try Self.archive(["root": ["$class": "P", "level": 7]])
+        var view = try archive.view()
+        try view.setValue(.null, at: JSONPointer(parsing: "/root/level"))
+        #expect(throws: CodecError.self) { try archive.archive(replacingViewWith: view) }
+        var options = KeyedArchive.WritingOptions()
+        options.retype = true
+        #expect(try KeyedArchive(try archive.archive(replacingViewWith: view, options: options)).view()["root"]?["level"] == .null)
+    }
+
+    @Test func aStringSharedByVeryManyPlacesStopsAtTheLimit() throws {
+        let long = String(repeating: "x", count: 100_000)
+        var objects: [SaveValue] = ["$null", ["$classname": "P", "$classes": ["P", "NSObject"]], .string(long)]
+        objects.append(["items": .uid(4), "$class": .uid(1)])
+        objects.append(["NS.objects": .array(Array(repeating: .uid(2), count: 3_000)), "$class": .uid(5)])
+        objects.append(["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]])
+        let plist: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(3)], "$objects": .array(objects)]
+        #expect {
+            try KeyedArchive(plist).view()
+        } throws: { error in
+            "\(error)".contains("repeated past 256 MiB")
+        }
+    }
+
+    @Test func controlCharactersInABinaryArchiveDoNotStopAnEdit() throws {
+        let codec = KeyedArchiveCodec(original: try Self.archive(["root": ["$class": "P", "name": "a\u{1}b", "level": 7]]))
+        #expect(codec.capabilities.contains(.controlCharacters))
+        var view = try codec.original!.view()
+        try view.setValue(8, at: JSONPointer(parsing: "/root/level"))
+        var report = ValueLowering.Report()
+        _ = try codec.encode(view, options: EncodingOptions(), report: &report)
+        #expect(report.isEmpty)
+    }
+}

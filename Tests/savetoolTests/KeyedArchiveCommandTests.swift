@@ -172,4 +172,35 @@ struct KeyedArchiveCommandTests {
         let items = view["root"]?["inventory"]?["$items"]?.arrayValue ?? []
         #expect(items.map { $0["kind"] } == ["sword", "potion", "shield"] && items[1]["count"] == 5)
     }
+
+    @Test func fromKeyedEditsOverTheArchivesOwnTable() throws {
+        let directory = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let xml = directory.appendingPathComponent("player-xml.archive").path
+        let before = try Self.objectsXML(xml)
+        #expect(try CLI.run("set", "--from", "keyed", xml, "/root/level", "8").status == 0)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: xml)))
+        #expect(bytes.starts(with: Array("<?xml".utf8)), "still an XML plist")
+        let after = try Self.objectsXML(xml)
+        #expect(before.count == after.count && before.indices.filter { before[$0] != after[$0] }.count == 1)
+    }
+
+    static func objectsXML(_ path: String) throws -> [SaveValue] {
+        try XMLPlistCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))["$objects"]?.arrayValue ?? []
+    }
+
+    @Test func aDamagedArchiveInsideAnotherDocumentIsAnErrorWithItsPlace() throws {
+        let directory = try Processes.temporaryDirectory("keyed-embedded-broken")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let broken: SaveValue = ["$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": ["root": .uid(1)], "$objects": ["$null", ["name": .uid(7), "$class": .uid(2)], ["$classname": "Player", "$classes": ["Player", "NSObject"]]]]
+        let outer = directory.appendingPathComponent("outer.plist").path
+        try Data(try BinaryPlistCodec().encode(["savedPlayer": .data(Data(try BinaryPlistCodec().encode(broken)))])).write(to: URL(fileURLWithPath: outer))
+        let before = try Data(contentsOf: URL(fileURLWithPath: outer))
+        for arguments in [["get", outer, "/savedPlayer/root"], ["set", outer, "/savedPlayer/$objects/1/level", "9"]] {
+            let result = try Processes.run([CLI.executable] + arguments)
+            #expect(result.status == 65, "\(arguments): \(result.errors)")
+            #expect(result.errors.contains("outer.plist:/savedPlayer/$objects/1/name: uid 7, past the last object (2)"), "\(result.errors)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: outer)) == before)
+    }
 }

@@ -61,7 +61,10 @@ extension SaveValue {
                 current = next
                 continue
             }
-            guard let (inner, codec) = EmbeddedDocument.decode(bytes, registry: registry) else { return nil }
+            let prefix = JSONPointer(tokens: Array(pointer.tokens[..<index]))
+            let found: (value: SaveValue, codec: any SaveCodec)?
+            do { found = try EmbeddedDocument.decodeReportingArchives(bytes, registry: registry) } catch let error as CodecError { throw error.prefixed(by: prefix) }
+            guard let (inner, codec) = found else { return nil }
             return (JSONPointer(tokens: Array(pointer.tokens[..<index])), inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
         }
         return nil

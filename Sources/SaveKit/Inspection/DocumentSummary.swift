@@ -91,9 +91,14 @@ public enum EmbeddedDocument {
 
     /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
     public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
+        try? decodeReportingArchives(bytes, registry: registry)
+    }
+
+    /// As ``decode(_:registry:)``, but a keyed archive that cannot be read as its objects is an
+    /// error (with its place in the archive), not a document: what paths into it must report.
+    public static func decodeReportingArchives(_ bytes: [UInt8], registry: CodecRegistry) throws -> (value: SaveValue, codec: any SaveCodec)? {
         guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes), value.isContainer else { return nil }
-        // A keyed archive is read as the objects it holds; one that cannot be is read as its table.
-        if let keyed = try? registry.keyedView(of: value, decodedBy: codec) { return (keyed.view, keyed.codec) }
+        if let keyed = try registry.keyedView(of: value, decodedBy: codec) { return (keyed.view, keyed.codec) }
         return (value, codec)
     }
 }

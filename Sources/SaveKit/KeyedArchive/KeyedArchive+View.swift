@@ -37,6 +37,10 @@ struct ViewReader {
     let recordingNodes: Bool
     /// Class entries by uid, checked once: the name, and how the view shows the class.
     var classes: [Int: (name: String, view: SaveValue)] = [:]
+    /// Bytes of strings and data the view holds: a string shared by many places is repeated
+    /// at each, so a small archive could otherwise make a huge view.
+    var expandedBytes = 0
+    static let maxExpandedBytes = 256 << 20
 
     init(objects: [SaveValue], maxDepth: Int, recordingNodes: Bool) {
         (self.objects, self.maxDepth, self.recordingNodes) = (objects, maxDepth, recordingNodes)
@@ -140,6 +144,16 @@ struct ViewReader {
             case .array, .uid:
                 throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), "\(entry.typeNameWithArticle) in the object table", "a string, number, data or an object with $class")
             default:
+                switch entry {
+                case .string(let text): expandedBytes += text.utf8.count
+                case .data(let data): expandedBytes += data.count
+                default: expandedBytes += 8
+                }
+                guard expandedBytes <= Self.maxExpandedBytes else {
+                    throw .limitExceeded(
+                        codec: "keyed", at: .pointer(place.pointer), found: "shared strings and data repeated past \(Self.maxExpandedBytes >> 20) MiB in the view",
+                        expected: "at most \(Self.maxExpandedBytes >> 20) MiB")
+                }
                 if recordingNodes { nodes[uid] = entry }
                 return entry
             }

@@ -49,12 +49,20 @@ struct ViewWriter {
     var references: [Int: Int] = [:]
     /// Ids a `$ref` named before any object declared them, with the first such place.
     var awaited: [Int: JSONPointer] = [:]
+    /// uid → the `$id` the original view gave it: a shared object is rewritten in place only
+    /// where the view still declares it.
+    var oldIDOf: [Int: Int] = [:]
+    /// Entries rewritten during this write: an old view node no longer describes them.
+    var rewritten = Set<Int>()
+    /// Ids declared so far: each once.
+    var declared = Set<Int>()
     /// The uid of each class entry, by its view (`"GKPlayer"`, or the entry whole).
     var classUIDs: [String: Int] = [:]
 
     init(objects: [SaveValue], nodes: [SaveValue?], oldIDs: [Int: Int], options: KeyedArchive.WritingOptions) {
         (self.objects, self.nodes, self.options) = (objects, nodes, options)
         for (uid, id) in oldIDs { uidOfID[id] = uid }
+        oldIDOf = oldIDs
         for (uid, object) in objects.enumerated() {
             guard case .dictionary(let fields) = object else { continue }
             if case .string(let name)? = fields["$classname"] {
@@ -103,8 +111,23 @@ struct ViewWriter {
         case .uid?, nil:
             if original == nil, Self.family(view) == .number { return view }
             return .uid(UInt64(try object(view, original: original?.uidValue, at: at)))
+        case .array(let elements)?:
+            // An inline array (`encodeArrayOfObjects`): written back inline, member by member.
+            guard case .array(let items) = view else {
+                try refuseRetype(view, where: .array(elements), at: at)
+                return .uid(UInt64(try object(view, original: nil, at: at)))
+            }
+            var members: [SaveValue] = []
+            for (index, item) in items.enumerated() {
+                members.append(try field(item, original: index < elements.count ? elements[index] : nil, at: JSONPointer(tokens: at.tokens + [String(index)])))
+            }
+            return .array(members)
         case let inline?:
             if Self.family(view) == Self.family(inline), !view.isContainer { return view }
+            // A nil where a number was inline: the app's decodeInteger:forKey: would not read it.
+            if case .null = view, !options.retype {
+                throw .unrepresentable(codec: "keyed", at: at, found: "null where the archive held \(inline.typeNameWithArticle)", expected: "\(inline.typeNameWithArticle), as the app's decoder reads it")
+            }
             try refuseRetype(view, where: inline, at: at)
             return Self.family(view) == .number ? view : .uid(UInt64(try object(view, original: nil, at: at)))
         }
@@ -113,8 +136,15 @@ struct ViewWriter {
     /// The uid that holds `view`: the original's own when nothing changed, the original's place
     /// rewritten when it changed, or a new entry.
     private mutating func object(_ view: SaveValue, original given: Int?, at: JSONPointer) throws(CodecError) -> Int {
-        let original = given.flatMap { $0 < objects.count ? $0 : nil }
-        if case .dictionary(let fields) = view, fields.count == 1, case .integer(let id)? = fields["$ref"] {
+        var original = given.flatMap { $0 < objects.count ? $0 : nil }
+        if case .dictionary(let fields) = view, let reference = fields["$ref"] {
+            // A $ref stands for the object declared elsewhere; an edit made through it (a key
+            // beside it) would be lost, so it is refused.
+            guard fields.count == 1, case .integer(let id) = reference else {
+                throw .unrepresentable(
+                    codec: "keyed", at: at, found: "{\"$ref\": \(reference.compactText)} with other keys beside it",
+                    expected: "{\"$ref\": n} alone: edit the object where it is written with its \"$id\"")
+            }
             guard let uid = uidOfID[Int(id)] else {
                 // A reference ahead of its object: its uid is taken now and filled when the object comes.
                 objects.append(.string("$null"))
@@ -124,7 +154,9 @@ struct ViewWriter {
             }
             return uid
         }
+        if let rewrittenAlready = original, rewritten.contains(rewrittenAlready) { original = nil }
         if let original, node(original) == view {
+            if let id = oldIDOf[original] { declared.insert(id) }
             return original
         }
         if case .null = view { return try nullUID(at: at) }
@@ -140,7 +172,18 @@ struct ViewWriter {
         var inPlace: Int?
         if let original, original != 0 {
             let shownAsObject = node(original)?.isContainer ?? false
-            if shownAsObject || (references[original] ?? 0) <= 1 { inPlace = original }
+            if let oldID = oldIDOf[original] {
+                // A shared object: only where the view still declares it (elsewhere another
+                // object now stands where it was, and the other places keep it).
+                if declaredID == oldID { inPlace = original }
+            } else if shownAsObject || (references[original] ?? 0) <= 1 {
+                inPlace = original
+            }
+        }
+        if let declaredID {
+            guard declared.insert(declaredID).inserted else {
+                throw .unrepresentable(codec: "keyed", at: at, found: "a second object with \"$id\": \(declaredID)", expected: "each $id once")
+            }
         }
         let uid: Int
         if let declaredID, let reserved = uidOfID[declaredID], reserved != original, objects[reserved] == .string("$null"), reserved != 0 {
@@ -155,7 +198,8 @@ struct ViewWriter {
             uidOfID[declaredID] = uid
             awaited[declaredID] = nil
         }
-        objects[uid] = try entry(for: view, replacing: original.map { objects[$0] }, at: at)
+        rewritten.insert(uid)
+        objects[uid] = try entry(for: view, replacing: inPlace.map { objects[$0] }, at: at)
         return uid
     }
 
@@ -177,15 +221,7 @@ struct ViewWriter {
 
     private mutating func dictionaryEntry(_ fields: OrderedDictionary<String, SaveValue>, replacing old: SaveValue?, at: JSONPointer) throws(CodecError) -> SaveValue {
         let className = fields["$class"] ?? .string("NSDictionary")
-        let name: String
-        switch className {
-        case .string(let text): name = text
-        case .dictionary(let info): name = info["$classname"]?.stringValue ?? ""
-        default: throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$class"]), found: className.typeNameWithArticle, expected: "a class name or a class entry")
-        }
-        guard !name.isEmpty else {
-            throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$class"]), found: "a class entry without $classname", expected: "a class name")
-        }
+        let name = try Self.checkedClassName(className, at: JSONPointer(tokens: at.tokens + ["$class"]))
         if let members = fields["$fields"] {
             guard case .dictionary(let raw) = members else {
                 throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$fields"]), found: members.typeNameWithArticle, expected: "a dictionary of the object's fields")
@@ -193,6 +229,10 @@ struct ViewWriter {
             return try object(fields: raw, className: className, replacing: old, at: JSONPointer(tokens: at.tokens + ["$fields"]), escaped: false)
         }
         if let items = fields["$items"] {
+            // What the reader shows as `$items` it reads back only for a collection class.
+            guard KeyedArchive.arrayClasses.contains(name) else {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$items"]), found: "$items in an object of class \(name)", expected: "$items only in \(KeyedArchive.arrayClasses.sorted().joined(separator: ", ")), or $fields")
+            }
             guard case .array(let members) = items else {
                 throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$items"]), found: items.typeNameWithArticle, expected: "an array of members")
             }
@@ -200,6 +240,9 @@ struct ViewWriter {
         }
         if KeyedArchive.dictionaryClasses.contains(name) {
             return try dictionary(fields, className: className, replacing: old, at: at)
+        }
+        if fields["$pairs"] != nil {
+            throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$pairs"]), found: "$pairs in an object of class \(name)", expected: "$pairs only in NSDictionary or NSMutableDictionary")
         }
         var named = OrderedDictionary<String, SaveValue>()
         for (key, value) in fields where !KeyedArchive.viewKeys.contains(key) { named[KeyedArchive.fieldName(ofViewKey: key)] = value }
@@ -297,6 +340,27 @@ struct ViewWriter {
         objects.append(entry)
         classUIDs[Self.classKey(view)] = objects.count - 1
         return objects.count - 1
+    }
+
+    /// The name of a class as a view gives it, checked as the reader checks a class entry: a
+    /// name, or an entry with `$classname`, a chain of names that names none twice, and no `$class`.
+    static func checkedClassName(_ view: SaveValue, at: JSONPointer) throws(CodecError) -> String {
+        switch view {
+        case .string(let name) where !name.isEmpty:
+            return name
+        case .dictionary(let info):
+            guard case .string(let name)? = info["$classname"], !name.isEmpty, info["$class"] == nil else {
+                throw .unrepresentable(codec: "keyed", at: at, found: "a class entry without a $classname, or with a $class of its own", expected: "{\"$classname\": …, \"$classes\": […]}")
+            }
+            if let chain = info["$classes"] {
+                guard case .array(let names) = chain, names.allSatisfy({ $0.stringValue != nil }), Set(names.compactMap(\.stringValue)).count == names.count else {
+                    throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$classes"]), found: chain.compactText, expected: "an array of class names, each once")
+                }
+            }
+            return name
+        default:
+            throw .unrepresentable(codec: "keyed", at: at, found: view.compactText, expected: "a class name or a class entry")
+        }
     }
 
     /// A class's view as a key: its name, or its entry's text.

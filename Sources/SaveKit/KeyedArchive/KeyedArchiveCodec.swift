@@ -13,7 +13,8 @@ public struct KeyedArchiveCodec: SaveCodec {
     public let summary = "NSKeyedArchiver archives, read and written as the objects they hold"
     /// None: an archive's name says only that it is a plist; its content says it is an archive.
     public let fileExtensions: [String] = []
-    public let capabilities: ValueCapabilities = [.null, .date, .subsecondDate, .data]
+    /// What the container holds, but uids: a view has none (and it holds null, as `$null`).
+    public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union(.null) }
     /// The archive this codec writes back over, if it was read from one.
     public var original: KeyedArchive?
     /// The property list codec the archive is written in: the one it was read with.

@@ -58,8 +58,11 @@ struct ContentPrefilter: Sendable {
     private static func neededKeys(_ condition: Condition) -> [String] {
         switch condition {
         case .has(let pointer), .type(let pointer, _), .equals(let pointer, _), .compare(let pointer, _, _), .isClass(let pointer, _):
-            // A token of digits (or `-`) may be an array index; any other names a key.
-            return pointer.tokens.filter { token in !token.isEmpty && token != "-" && !token.allSatisfy(\.isASCIIDigit) }
+            // A token of digits (or `-`) may be an array index; any other names a key. A keyed
+            // archive's view has names of its own (`$items`, `$$id` for `$id`) that its bytes do not.
+            return pointer.tokens.filter { token in
+                !token.isEmpty && token != "-" && !token.allSatisfy(\.isASCIIDigit) && !KeyedArchive.viewKeys.contains(token) && !token.hasPrefix("$$")
+            }
         case .all(let conditions):
             return conditions.flatMap(neededKeys)
         case .missing, .any, .not:

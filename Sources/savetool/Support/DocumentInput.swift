@@ -15,8 +15,14 @@ struct LoadedDocument {
     static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, reading: ReadingOptions) throws -> LoadedDocument {
         let input = try InputBytes.read(path, entry: reading.entry)
         return try Failure.reporting(file: input.displayName) {
-            let codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
+            var codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: input.bytes, path: input.nameForExtension)
+            var registry = registry
+            if codec is KeyedArchiveCodec {
+                // `--from keyed`: read as the plist it is, so that an edit is written over its own table.
+                codec = registry.codec(sniffing: input.bytes) ?? XMLPlistCodec()
+                registry.seesThroughKeyedArchives = true
+            }
             let value = try codec.decode(input.bytes, options: reading.decoding)
             if let keyed = try registry.keyedView(of: value, decodedBy: codec, options: reading.decoding) {
                 return LoadedDocument(path: path, bytes: input.bytes, codec: keyed.codec, value: keyed.view)

@@ -249,22 +249,14 @@ struct ViewReader {
     private mutating func className(_ uid: Int) throws(CodecError) -> (name: String, view: SaveValue) {
         if let known = classes[uid] { return known }
         let place = JSONPointer(tokens: ["$objects", String(uid)])
-        guard case .dictionary(let info) = objects[uid], case .string(let name)? = info["$classname"] else {
+        guard case .dictionary(let info) = objects[uid] else {
             throw KeyedArchive.malformed(place, "\(objects[uid].typeNameWithArticle) where a class was expected", "a dictionary with $classname")
         }
-        guard info["$class"] == nil else {
-            throw KeyedArchive.malformed(JSONPointer(tokens: place.tokens + ["$class"]), "a class with a $class of its own (a loop through $class)", "a class entry with $classname and $classes")
+        if let problem = KeyedArchive.classEntryProblem(info) {
+            throw KeyedArchive.malformed(JSONPointer(tokens: place.tokens + (problem.key.map { [$0] } ?? [])), problem.found, problem.expected)
         }
-        if let chain = info["$classes"] {
-            guard case .array(let names) = chain, names.allSatisfy({ $0.stringValue != nil }) else {
-                throw KeyedArchive.malformed(JSONPointer(tokens: place.tokens + ["$classes"]), "\(chain.typeNameWithArticle)", "an array of class names")
-            }
-            if Set(names.compactMap(\.stringValue)).count != names.count {
-                throw KeyedArchive.malformed(JSONPointer(tokens: place.tokens + ["$classes"]), "a class chain that names a class twice (a loop)", "each class once")
-            }
-        }
-        let usual = info.count == 2 && info["$classes"] == .array(KeyedArchive.usualChain(of: name).map(SaveValue.string))
-        let known = (name, usual ? SaveValue.string(name) : .dictionary(info))
+        let name = info["$classname"]!.stringValue!
+        let known = (name, KeyedArchive.classView(name: name, entry: info))
         classes[uid] = known
         return known
     }

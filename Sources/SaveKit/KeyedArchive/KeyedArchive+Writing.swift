@@ -66,8 +66,7 @@ struct ViewWriter {
         for (uid, object) in objects.enumerated() {
             guard case .dictionary(let fields) = object else { continue }
             if case .string(let name)? = fields["$classname"] {
-                let usual = fields.count == 2 && fields["$classes"] == .array(KeyedArchive.usualChain(of: name).map(SaveValue.string))
-                let key = Self.classKey(usual ? .string(name) : object)
+                let key = Self.classKey(KeyedArchive.classView(name: name, entry: fields))
                 classUIDs[key] = classUIDs[key] ?? uid
                 continue
             }
@@ -155,16 +154,17 @@ struct ViewWriter {
             return uid
         }
         if let rewrittenAlready = original, rewritten.contains(rewrittenAlready) { original = nil }
-        if let original, node(original) == view {
-            if let id = oldIDOf[original] { declared.insert(id) }
-            return original
+        if let original {
+            let shown = node(original)
+            if shown == view {
+                if let id = oldIDOf[original] { declared.insert(id) }
+                return original
+            }
+            // refuseRetype lets null stand anywhere (a nil reference).
+            let old = shown ?? objects[original]
+            if Self.family(old) != Self.family(view) { try refuseRetype(view, where: old, at: at) }
         }
         if case .null = view { return try nullUID(at: at) }
-        let oldEntry = original.map { objects[$0] }
-        if let oldEntry {
-            let oldFamily = Self.family(node(original!) ?? oldEntry)
-            if oldFamily != Self.family(view) { try refuseRetype(view, where: node(original!) ?? oldEntry, at: at) }
-        }
         let declaredID: Int? = if case .dictionary(let fields) = view, case .integer(let id)? = fields["$id"] { Int(id) } else { nil }
         // Rewritten where it was, when that place is this value's alone: an object is one object
         // in the view too (its edits are meant for every place that shows it), but a string or a
@@ -186,8 +186,8 @@ struct ViewWriter {
             }
         }
         let uid: Int
-        if let declaredID, let reserved = uidOfID[declaredID], reserved != original, objects[reserved] == .string("$null"), reserved != 0 {
-            uid = reserved  // a $ref met it first
+        if let declaredID, awaited[declaredID] != nil, let reserved = uidOfID[declaredID] {
+            uid = reserved  // a $ref met it first, and took its uid
         } else if let inPlace {
             uid = inPlace
         } else {
@@ -331,31 +331,23 @@ struct ViewWriter {
 
     private mutating func classUID(_ view: SaveValue) -> Int {
         if let known = classUIDs[Self.classKey(view)] { return known }
-        let entry: SaveValue
-        if case .string(let name) = view {
-            entry = .dictionary(["$classes": .array(KeyedArchive.usualChain(of: name).map(SaveValue.string)), "$classname": .string(name)])
-        } else {
-            entry = view
-        }
-        objects.append(entry)
+        if case .string(let name) = view { objects.append(KeyedArchive.usualClassEntry(name)) } else { objects.append(view) }
         classUIDs[Self.classKey(view)] = objects.count - 1
         return objects.count - 1
     }
 
-    /// The name of a class as a view gives it, checked as the reader checks a class entry: a
-    /// name, or an entry with `$classname`, a chain of names that names none twice, and no `$class`.
+    /// The name of a class as a view gives it: a name, or a class entry that the reader would
+    /// take (``KeyedArchive/classEntryProblem(_:)``), with a name that is not empty.
     static func checkedClassName(_ view: SaveValue, at: JSONPointer) throws(CodecError) -> String {
         switch view {
         case .string(let name) where !name.isEmpty:
             return name
         case .dictionary(let info):
-            guard case .string(let name)? = info["$classname"], !name.isEmpty, info["$class"] == nil else {
-                throw .unrepresentable(codec: "keyed", at: at, found: "a class entry without a $classname, or with a $class of its own", expected: "{\"$classname\": …, \"$classes\": […]}")
+            if let problem = KeyedArchive.classEntryProblem(info) {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + (problem.key.map { [$0] } ?? [])), found: problem.found, expected: problem.expected)
             }
-            if let chain = info["$classes"] {
-                guard case .array(let names) = chain, names.allSatisfy({ $0.stringValue != nil }), Set(names.compactMap(\.stringValue)).count == names.count else {
-                    throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$classes"]), found: chain.compactText, expected: "an array of class names, each once")
-                }
+            guard let name = info["$classname"]?.stringValue, !name.isEmpty else {
+                throw .unrepresentable(codec: "keyed", at: JSONPointer(tokens: at.tokens + ["$classname"]), found: "an empty class name", expected: "a class name")
             }
             return name
         default:

@@ -135,6 +135,31 @@ public struct KeyedArchive: Sendable {
     /// The chain a class named `name` has unless its archive says otherwise.
     static func usualChain(of name: String) -> [String] { usualChains[name] ?? [name, "NSObject"] }
 
+    /// The class entry `NSKeyedArchiver` writes for `name`.
+    static func usualClassEntry(_ name: String) -> SaveValue {
+        .dictionary(["$classes": .array(usualChain(of: name).map(SaveValue.string)), "$classname": .string(name)])
+    }
+
+    /// How the view shows the class entry `info` of class `name`: the name alone when the entry
+    /// holds its usual chain (in either key order), else the entry whole.
+    static func classView(name: String, entry info: OrderedDictionary<String, SaveValue>) -> SaveValue {
+        let usual = info.count == 2 && info["$classes"] == .array(usualChain(of: name).map(SaveValue.string))
+        return usual ? .string(name) : .dictionary(info)
+    }
+
+    /// What is wrong with a class entry, or `nil`: the key of the entry at fault (`nil` for the
+    /// entry as a whole), what was found and what was expected. The reader and the writer of
+    /// views hold class entries to this one rule.
+    static func classEntryProblem(_ info: OrderedDictionary<String, SaveValue>) -> (key: String?, found: String, expected: String)? {
+        guard case .string? = info["$classname"] else { return (nil, "a dictionary where a class was expected", "a dictionary with $classname") }
+        if info["$class"] != nil { return ("$class", "a class with a $class of its own (a loop through $class)", "a class entry with $classname and $classes") }
+        if let chain = info["$classes"] {
+            guard case .array(let names) = chain, names.allSatisfy({ $0.stringValue != nil }) else { return ("$classes", chain.typeNameWithArticle, "an array of class names") }
+            if Set(names.compactMap(\.stringValue)).count != names.count { return ("$classes", "a class chain that names a class twice (a loop)", "each class once") }
+        }
+        return nil
+    }
+
     static let arrayClasses: Set<String> = ["NSArray", "NSMutableArray", "NSSet", "NSMutableSet", "NSOrderedSet", "NSMutableOrderedSet"]
     static let dictionaryClasses: Set<String> = ["NSDictionary", "NSMutableDictionary"]
 

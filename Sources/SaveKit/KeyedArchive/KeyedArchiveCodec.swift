@@ -33,6 +33,11 @@ public struct KeyedArchiveCodec: SaveCodec {
         return try KeyedArchive(try reader.decode(bytes, options: options)).view(maxDepth: options.maxDepth)
     }
 
+    /// The codecs a keyed archive is held in: the property lists.
+    public static func canHoldArchives(_ codec: any SaveCodec) -> Bool {
+        codec.id == BinaryPlistCodec().id || codec.id == XMLPlistCodec().id
+    }
+
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
         let plist = try original.map { archive throws(CodecError) in try archive.archive(replacingViewWith: value, options: writing) }
             ?? KeyedArchive.archive(value, options: writing)
@@ -43,12 +48,16 @@ public struct KeyedArchiveCodec: SaveCodec {
 extension CodecRegistry {
     /// When `value`, just decoded by `codec`, is a keyed archive and this registry sees through
     /// them (``seesThroughKeyedArchives``): its view, and the codec that writes the view back
-    /// in the same property list format.
-    public func keyedView(of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions()) throws -> (view: SaveValue, codec: KeyedArchiveCodec)? {
-        guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id || codec.id == XMLPlistCodec().id, KeyedArchive.isKeyedArchive(value) else { return nil }
+    /// in the same property list format. `retyping` lets the write-back put a value of another
+    /// type where one stood, as a migration or a merge may (otherwise ``keyedArchiveWriting`` says).
+    public func keyedView(
+        of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions(), retyping: Bool = false
+    ) throws -> (view: SaveValue, codec: KeyedArchiveCodec)? {
+        guard seesThroughKeyedArchives, KeyedArchiveCodec.canHoldArchives(codec), KeyedArchive.isKeyedArchive(value) else { return nil }
         let archive = try KeyedArchive(value)
         var keyed = KeyedArchiveCodec(original: archive, container: codec)
         keyed.writing = keyedArchiveWriting
+        if retyping { keyed.writing.retype = true }
         return (try archive.view(maxDepth: options.maxDepth), keyed)
     }
 }

@@ -117,10 +117,7 @@ public struct SaveMerger: Sendable {
             let value = try codec.decode(copy.bytes)
             // A keyed archive is merged as the objects it holds, and archived again over the
             // local copy's table; a value taken from the other side may be of another type.
-            if KeyedArchive.isKeyedArchive(value), var keyed = try registry.keyedView(of: value, decodedBy: codec) {
-                keyed.codec.writing.retype = true
-                return (keyed.codec, keyed.view)
-            }
+            if let keyed = try registry.keyedView(of: value, decodedBy: codec, retyping: true) { return (keyed.codec, keyed.view) }
             return (codec, value)
         } catch {
             throw SaveError(.badData, file: copy.name, "\(error)", cause: error)

@@ -60,8 +60,7 @@ public struct SavePipeline: Sendable {
             // A keyed archive is recognised, migrated and checked as the objects it holds, and
             // archived again on write. A migration may change a value's type: the kind's new
             // version is what the app's decoder now reads.
-            if KeyedArchive.isKeyedArchive(value), var keyed = try registry.keyedView(of: value, decodedBy: codec, options: decoding) {
-                keyed.codec.writing.retype = true
+            if let keyed = try registry.keyedView(of: value, decodedBy: codec, options: decoding, retyping: true) {
                 (value, codec) = (keyed.view, keyed.codec)
             }
         } catch {

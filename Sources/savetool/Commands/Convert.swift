@@ -68,7 +68,7 @@ struct Convert: ParsableCommand {
             // A keyed archive becomes the objects it holds, except to another plist format,
             // which keeps its table as it is.
             var keyedView: SaveValue?
-            if Self.plistCodecs.contains(source.id), !Self.plistCodecs.contains(target.id), KeyedArchive.mayBeIn(bytes),
+            if KeyedArchiveCodec.canHoldArchives(source), !KeyedArchiveCodec.canHoldArchives(target), KeyedArchive.mayBeIn(bytes),
                 let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding)
             {
                 (source, keyedView) = (keyed.codec, keyed.view)
@@ -105,8 +105,6 @@ struct Convert: ParsableCommand {
             }
         }
     }
-
-    static let plistCodecs: Set<String> = [BinaryPlistCodec().id, XMLPlistCodec().id]
 
     /// plutil's `-convert` names for the codecs whose ids differ (its `json` is ours already).
     static let plutilNames = ["xml1": "plist", "binary1": "bplist"]

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -104,4 +105,39 @@ void savetool_map_buffers_from(long bytes) {
 #else
     (void)bytes;
 #endif
+}
+
+int savetool_append_file(int from, int to) {
+    off_t offset = 0;
+#if defined(__linux__)
+    for (;;) {
+        ssize_t copied = copy_file_range(from, &offset, to, NULL, 1 << 30, 0);
+        if (copied > 0) continue;
+        if (copied == 0) return 0;
+        if (errno == EINTR) continue;
+        // Across file systems, or where the kernel cannot: the buffer below.
+        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) return errno;
+        break;
+    }
+#endif
+    static const size_t size = 1 << 20;
+    char *buffer = malloc(size);
+    if (buffer == NULL) return ENOMEM;
+    int result = 0;
+    for (;;) {
+        ssize_t got = pread(from, buffer, size, offset);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { result = errno; break; }
+        if (got == 0) break;
+        offset += got;
+        for (ssize_t done = 0; done < got;) {
+            ssize_t put = write(to, buffer + done, (size_t)(got - done));
+            if (put < 0 && errno == EINTR) continue;
+            if (put < 0) { result = errno; goto end; }
+            done += put;
+        }
+    }
+end:
+    free(buffer);
+    return result;
 }

@@ -13,7 +13,7 @@ import Darwin
 /// has little left to wait for), or any ``ByteOutput`` (an upload, as the bundle is made).
 public final class ArchiveOutput {
     private enum Target {
-        case descriptor(Int32, EarlyWriteback)
+        case descriptor(Int32, EarlyWriteback?)
         case sink(any ByteOutput)
     }
 
@@ -28,8 +28,9 @@ public final class ArchiveOutput {
     /// The error a sink threw, as it was, for the caller to rethrow.
     public var sinkError: (any Error)? { lock.withLock { firstSinkError } }
 
-    /// Writes to `descriptor`, which stays open.
-    public init(descriptor: Int32) { target = .descriptor(descriptor, EarlyWriteback()) }
+    /// Writes to `descriptor`, which stays open. With `earlyWriteback` false, written bytes are
+    /// left in the page cache for a while: for a spool that is read back soon after.
+    public init(descriptor: Int32, earlyWriteback: Bool = true) { target = .descriptor(descriptor, earlyWriteback ? EarlyWriteback() : nil) }
 
     /// Writes to `sink`.
     public init(sink: any ByteOutput) { target = .sink(sink) }
@@ -42,8 +43,10 @@ public final class ArchiveOutput {
                 lock.withLock { if failureText == nil { failureText = FileError.reason(code) } }
                 return -1
             }
-            writeback.wrote(bytes.count, to: descriptor)
-            target = .descriptor(descriptor, writeback)
+            if writeback != nil {
+                writeback!.wrote(bytes.count, to: descriptor)
+                target = .descriptor(descriptor, writeback)
+            }
         case .sink(var sink):
             do {
                 try sink.write(bytes)

@@ -15,14 +15,17 @@ public final class ArchiveWriter {
     /// Compression on a thread of its own, for compressed tar.
     private var pipeline: CompressionPipeline?
     private let output: ArchiveOutput
+    private var stream: TarStream?
 
     /// Writes to `descriptor` (left open); `name` is for messages.
     public convenience init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
         try self.init(output: ArchiveOutput(descriptor: descriptor), name: name, format: format, level: level)
     }
 
-    /// Writes to `output`; `name` is for messages.
-    public init(output: ArchiveOutput, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
+    /// Writes to `output`; `name` is for messages. With `endsArchive` false (tar only), the
+    /// end-of-archive blocks are left out, so that the archive goes on in what is written after
+    /// it: the compressed streams of two tar archives, one without its end, read as one archive.
+    public init(output: ArchiveOutput, name: String, format: ArchiveFormat, level: Int? = nil, endsArchive: Bool = true) throws(ArchiveError) {
         self.name = name
         self.output = output
         guard let archive = archive_write_new(), let entry = archive_entry_new() else {
@@ -32,51 +35,34 @@ public final class ArchiveWriter {
         self.entry = entry
         var status: Int32
         var options: [String] = []
-        var filter: ((OpaquePointer) -> Int32)?
+        var compressor: ((OpaquePointer) -> Int32)?
         switch format {
         case .zip:
             status = archive_write_set_format_zip(archive)
             if let level { options.append("zip:compression-level=\(level)") }
         case .tar(let compression):
             status = archive_write_set_format_pax_restricted(archive)
-            switch compression {
-            case .gzip:
-                filter = archive_write_add_filter_gzip
-                options.append("gzip:!timestamp")
-                if let level { options.append("gzip:compression-level=\(level)") }
-            case .zstd:
-                filter = archive_write_add_filter_zstd
-                if let level { options.append("zstd:compression-level=\(level)") }
-            case .xz:
-                filter = archive_write_add_filter_xz
-                if let level { options.append("xz:compression-level=\(level)") }
-            case .none:
-                break
-            }
+            compressor = Self.compressor(compression, level: level)
         }
-        let optionText = options.joined(separator: ",")
-        if let filter {
+        if let compressor {
             // The tar stream goes, uncompressed, to a compressor on its own thread.
             do {
-                pipeline = try CompressionPipeline(output: output, name: name) { compressor in
-                    let added = filter(compressor)
-                    return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(compressor, optionText) : added
-                }
+                pipeline = try CompressionPipeline(output: output, name: name, configure: compressor)
             } catch {
                 closed = true  // nothing to close; deinit frees the writer
                 throw error
             }
         } else if status == ARCHIVE_OK, !options.isEmpty {
-            status = archive_write_set_options(archive, optionText)
+            status = archive_write_set_options(archive, options.joined(separator: ","))
         }
         // One block size for tar: the last block is not padded to 10 KiB.
         if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
         if status == ARCHIVE_OK {
-            if let pipeline {
-                let context = Unmanaged.passUnretained(pipeline).toOpaque()
-                status = archive_write_open2(archive, context, nil, { _, context, buffer, length in
-                    let pipeline = Unmanaged<CompressionPipeline>.fromOpaque(context!).takeUnretainedValue()
-                    guard let buffer, pipeline.push(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
+            if pipeline != nil || !endsArchive {
+                stream = TarStream(pipeline: pipeline, output: output, holdingEnd: !endsArchive)
+                status = archive_write_open2(archive, Unmanaged.passUnretained(stream!).toOpaque(), nil, { _, context, buffer, length in
+                    let stream = Unmanaged<TarStream>.fromOpaque(context!).takeUnretainedValue()
+                    guard let buffer, stream.send(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
                     return length
                 }, nil, nil)
             } else {
@@ -86,6 +72,67 @@ public final class ArchiveWriter {
         guard status == ARCHIVE_OK else {
             closed = true  // nothing to close; deinit frees both
             throw .cannotCreate(archive: name, message: ArchiveReader.message(archive))
+        }
+    }
+
+    /// How libarchive is told to compress with `compression` at `level`; nil for none.
+    static func compressor(_ compression: ArchiveFormat.Compression, level: Int?) -> ((OpaquePointer) -> Int32)? {
+        let filter: (OpaquePointer) -> Int32
+        var options: [String] = []
+        switch compression {
+        case .gzip:
+            filter = archive_write_add_filter_gzip
+            options.append("gzip:!timestamp")
+            if let level { options.append("gzip:compression-level=\(level)") }
+        case .zstd:
+            filter = archive_write_add_filter_zstd
+            if let level { options.append("zstd:compression-level=\(level)") }
+        case .xz:
+            filter = archive_write_add_filter_xz
+            if let level { options.append("xz:compression-level=\(level)") }
+        case .none:
+            return nil
+        }
+        let optionText = options.joined(separator: ",")
+        return { archive in
+            let added = filter(archive)
+            return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(archive, optionText) : added
+        }
+    }
+
+    /// Where the tar writer's bytes go, when not straight to the output: the compressor's
+    /// queue, and with `holdingEnd`, all but the last 1024 bytes seen, which at the close are
+    /// the end-of-archive blocks.
+    private final class TarStream {
+        let pipeline: CompressionPipeline?
+        let output: ArchiveOutput
+        var held: [UInt8]?
+
+        init(pipeline: CompressionPipeline?, output: ArchiveOutput, holdingEnd: Bool) {
+            (self.pipeline, self.output, held) = (pipeline, output, holdingEnd ? [] : nil)
+        }
+
+        static let endLength = 1024
+
+        func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            guard held != nil else { return forward(bytes) }
+            held!.append(contentsOf: bytes)
+            let ready = held!.count - Self.endLength
+            guard ready > 0 else { return true }
+            let sent = held!.withUnsafeBytes { forward(UnsafeRawBufferPointer(rebasing: $0.prefix(ready))) }
+            held!.removeFirst(ready)
+            return sent
+        }
+
+        private func forward(_ bytes: UnsafeRawBufferPointer) -> Bool {
+            if let pipeline { return pipeline.push(bytes) }
+            return output.write(bytes) == bytes.count
+        }
+
+        /// Whether what was held back is exactly the end-of-archive blocks.
+        var heldEndOfArchive: Bool {
+            guard let held else { return true }
+            return held.count == Self.endLength && held.allSatisfy { $0 == 0 }
         }
     }
 
@@ -185,6 +232,10 @@ public final class ArchiveWriter {
             let message = failureMessage()
             try? pipeline?.finish()
             throw .ioFailure(archive: name, message: message)
+        }
+        guard stream?.heldEndOfArchive ?? true else {
+            try? pipeline?.finish()
+            throw .ioFailure(archive: name, message: "libarchive ended the archive in a way savetool does not know, expected two empty blocks")
         }
         do {
             try pipeline?.finish()

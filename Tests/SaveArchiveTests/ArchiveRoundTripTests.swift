@@ -108,6 +108,48 @@ struct ArchiveRoundTripTests {
         }
     }
 
+    /// An archive written without its end, then another after it, each compressed on its own:
+    /// libarchive, GNU tar and bsdtar read the two as one archive (gzip members, zstd frames and
+    /// xz streams follow one another), which is how a bundle puts its manifest first.
+    @Test(arguments: formats.filter { $0 != .zip })
+    func anArchiveWithoutItsEndGoesOnInTheNext(_ format: ArchiveFormat) throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("parts.\(format.fileExtension)")
+        #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: url)
+        let (head, rest) = (Self.items.prefix(2), Self.items.dropFirst(2))
+        for (part, ends) in [(head, false), (rest, true)] {
+            let writer = try ArchiveWriter(
+                output: ArchiveOutput(descriptor: handle.fileDescriptor), name: url.lastPathComponent, format: format, endsArchive: ends)
+            for item in part {
+                try writer.begin(item.info)
+                if !item.data.isEmpty { try writer.write(item.data) }
+            }
+            try writer.close()
+        }
+        try handle.close()
+        let back = try read(url)
+        #expect(back.map(\.info.path) == Self.items.map(\.info.path), "\(format)")
+        #expect(back.map(\.data) == Self.items.map(\.data), "\(format)")
+        let gnu = try Processes.run(format == .tar(.zstd) ? ["tar", "--zstd", "-tf", url.path] : ["tar", "-tf", url.path])
+        #expect(gnu.status == 0 && gnu.outputText.split(separator: "\n").count == Self.items.count, "GNU tar: \(gnu.errors)")
+        let bsdtar = try Processes.run(["bsdtar", "-tf", url.path])
+        #expect(bsdtar.status == 0 && bsdtar.outputText.split(separator: "\n").count == Self.items.count, "bsdtar: \(bsdtar.errors)")
+        // The first part alone is a tar cut short: its end blocks were left out.
+        let single = directory.appendingPathComponent("head.\(format.fileExtension)")
+        #expect(FileManager.default.createFile(atPath: single.path, contents: nil))
+        let singleHandle = try FileHandle(forWritingTo: single)
+        let writer = try ArchiveWriter(output: ArchiveOutput(descriptor: singleHandle.fileDescriptor), name: "head", format: format, endsArchive: false)
+        try writer.begin(.file("a", size: 1))
+        try writer.write([0x61])
+        try writer.close()
+        try singleHandle.close()
+        #expect(try Data(contentsOf: single).count > 0)
+        let plain = format == .tar(.none) ? try Data(contentsOf: single).count : nil
+        if let plain { #expect(plain == 1024, "a header and a block of data, and no end blocks") }
+    }
+
     @Test func aFileMustGetTheBytesItsHeaderDeclares() throws {
         let directory = try Processes.temporaryDirectory("archive")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -53,7 +53,7 @@ struct BundleExportTests {
         #expect(paths == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
-    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .zip])
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none), .zip])
     func manifestFirstThenEveryFileWithItsChecksum(_ format: ArchiveFormat) throws {
         let tree = try makeTree()
         defer { try? FileManager.default.removeItem(at: tree) }
@@ -116,5 +116,99 @@ struct BundleExportTests {
         #expect(links.map(\.path) == ["Documents/in"] && links.first?.target == "../a.txt")
         #expect(warnings.lines.count == 2 && warnings.lines.allSatisfy { $0.hasSuffix("; left out") }, "\(warnings.lines)")
         #expect(warnings.lines.contains { $0.hasPrefix(tree.appendingPathComponent("Documents/out").path + ": a symbolic link to the absolute path /etc/passwd") })
+    }
+
+    /// A tar bundle is written in one pass: its manifest compressed on its own, then the files
+    /// compressed as they were read. GNU tar and bsdtar read it as one archive and extract every
+    /// file as it was; nothing is left beside the bundle.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none)])
+    func otherToolsExtractATarBundle(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let large = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }  // read in several chunks
+        try Data(large).write(to: tree.appendingPathComponent("Library/large.bin"))
+        let folder = try Processes.temporaryDirectory("one-pass")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = folder.appendingPathComponent("bundle.\(format.fileExtension)").path
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        let summary = try exporter.export(directory: tree.path, to: bundle)
+        #expect(summary.fileCount == 6)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["bundle.\(format.fileExtension)"])
+        for tool in [["tar"] + (format == .tar(.zstd) ? ["--zstd"] : []), ["bsdtar"]] {
+            let out = folder.appendingPathComponent(tool[0])
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            let run = try Processes.run(tool + ["-xf", bundle, "-C", out.path])
+            #expect(run.status == 0, "\(tool[0]): \(run.errors)")
+            let manifest = try JSONCodec().decode(Array(try Data(contentsOf: out.appendingPathComponent("manifest.json"))))
+            #expect(manifest == (try BundleImporter(createdBy: "test").manifest(of: bundle).value), "\(tool[0])")
+            for path in ["Documents/current_tournament.json", "Documents/Lojtari é.json", "Library/Preferences/玩家.plist", "Library/large.bin", "a.txt"] {
+                #expect(
+                    FileManager.default.contentsEqual(atPath: tree.appendingPathComponent(path).path, andPath: out.appendingPathComponent("files/" + path).path),
+                    "\(tool[0]): \(path)")
+            }
+        }
+    }
+
+    /// A file written to while the export reads it fails the export, which leaves nothing
+    /// behind: the bundle would hold bytes that match no version of the file. (A writer
+    /// appends without pause for the whole export, so the file changes while it is read.)
+    @Test(arguments: [ArchiveFormat.tar(.zstd), .zip])
+    func aFileThatChangesWhileItIsReadFailsTheExport(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let growing = tree.appendingPathComponent("Library/growing.bin")
+        try Data(count: 16 << 20).write(to: growing)
+        let folder = try Processes.temporaryDirectory("changing")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = folder.appendingPathComponent("bundle.\(format.fileExtension)").path
+        let appender = Appender(path: growing.path)
+        appender.start()
+        defer { appender.stop() }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        #expect(throws: BundleError.changedDuringExport(path: growing.path)) { try exporter.export(directory: tree.path, to: bundle) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+    }
+}
+
+/// Appends a byte at a time to a file on a thread of its own, from ``start()`` until ``stop()``.
+private final class Appender: @unchecked Sendable {
+    private let path: String
+    private let condition = NSCondition()
+    private var (started, stopping, stopped) = (false, false, false)
+
+    init(path: String) { self.path = path }
+
+    /// Returns once the first byte is written.
+    func start() {
+        Thread.detachNewThread { [self] in
+            let handle = FileHandle(forWritingAtPath: path)!
+            handle.seekToEndOfFile()
+            while true {
+                handle.write(Data([0x2A]))
+                condition.lock()
+                started = true
+                condition.broadcast()
+                let done = stopping
+                condition.unlock()
+                if done { break }
+            }
+            try? handle.close()
+            condition.lock()
+            stopped = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        condition.lock()
+        while !started { condition.wait() }
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        stopping = true
+        while !stopped { condition.wait() }
+        condition.unlock()
     }
 }

@@ -27,4 +27,9 @@ int savetool_has_holes(int descriptor, long long size);
 /// (glibc's M_MMAP_THRESHOLD), rather than kept in malloc's arenas; nothing elsewhere.
 void savetool_map_buffers_from(long bytes);
 
+/// Appends the whole of the file open as `from` (from its start) at the current offset of `to`:
+/// in the kernel where it can (Linux copy_file_range, which shares the blocks on file systems
+/// that can), else through a buffer. Returns 0, or an errno.
+int savetool_append_file(int from, int to);
+
 #endif

@@ -75,16 +75,27 @@ public struct BackupEngine: Sendable {
         let named = try repository.backups(named: name)
         try checkSameSource(named, name: name, sourcePath: sourcePath)
         let sameDay = named.filter { $0.day == day }
-        let outcome: CreateReport.Outcome
-        // The folder is described once, and compared entry by entry with the day's backup as it
-        // is: an unchanged folder of any size costs one read of each, and writes nothing.
         let existing = sameDay.first(where: { $0.path == path }).flatMap { try? StoredEntries(bundle: $0.path, createdBy: createdBy) }
-        let described = try exporter.describe(directory: sourcePath) { file in existing?.compare(with: file) }
-        let files = described.summary.fileCount
-        if let existing, existing.matchedAll() {
+        let files: Int
+        let unchanged: Bool
+        if existing == nil, writing == nil {
+            // Nothing to compare with: written as it is read, each file once.
+            files = try exporter.export(directory: sourcePath, to: path, replacing: true).fileCount
+            unchanged = false
+        } else {
+            // The folder is described once, and compared entry by entry with the day's backup as
+            // it is: an unchanged folder of any size costs one read of each, and writes nothing.
+            let described = try exporter.describe(directory: sourcePath) { file in existing?.compare(with: file) }
+            files = described.summary.fileCount
+            unchanged = existing?.matchedAll() == true
+            if !unchanged {
+                if let writing { try writing(exporter, described) } else { try exporter.write(described, to: path, replacing: true) }
+            }
+        }
+        let outcome: CreateReport.Outcome
+        if unchanged {
             outcome = .unchanged
         } else {
-            if let writing { try writing(exporter, described) } else { try exporter.write(described, to: path, replacing: true) }
             outcome = sameDay.isEmpty ? .created : .replaced
             // The day's backup in another format is replaced too.
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }

@@ -153,7 +153,7 @@ public struct BundleManifest: Sendable, Equatable {
             line.key("sha256"); line.string(file.sha256)
         }
         line.key("mode"); line.string(Self.octal(file.mode))
-        line.key("modifiedAt"); line.string(file.modified.description)
+        line.key("modifiedAt"); line.timestamp(file.modified)
         if let target = file.target { line.key("target"); line.string(target) }
         if let owner = file.owner {
             line.key("uid"); line.integer(Int64(owner.uid))
@@ -197,6 +197,13 @@ public struct BundleManifest: Sendable, Equatable {
         }
 
         mutating func integer(_ value: Int64) { bytes.append(contentsOf: String(value).utf8) }
+
+        /// A time as a string: its text has nothing to escape.
+        mutating func timestamp(_ time: Timestamp) {
+            bytes.append(UInt8(ascii: "\""))
+            time.append(to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
+        }
 
         mutating func string(_ text: String) {
             bytes.append(UInt8(ascii: "\""))
@@ -265,11 +272,18 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     /// RFC 3339 in UTC, with the nanoseconds when there are any: `2026-11-20T21:14:03.123456789Z`.
     public var description: String {
-        let whole = RFC3339.format(Date(timeIntervalSince1970: Double(seconds)))
-        guard nanoseconds != 0 else { return whole }
-        var fraction = BundleManifest.zeroPadded(String(nanoseconds), width: 9)
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return String(whole.dropLast()) + "." + fraction + "Z"
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends ``description``'s text, without making a string (a manifest writes one per entry).
+    func append(to bytes: inout [UInt8]) {
+        guard RFC3339.isInRange(Date(timeIntervalSince1970: Double(seconds))) else {
+            bytes.append(contentsOf: RFC3339.format(Date(timeIntervalSince1970: Double(seconds))).utf8)
+            return
+        }
+        RFC3339.appendUnixTime(seconds: seconds, nanoseconds: nanoseconds, to: &bytes)
     }
 
     /// Reads what ``description`` writes (and any RFC 3339 time, to the nanosecond).

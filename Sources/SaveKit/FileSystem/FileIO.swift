@@ -109,16 +109,21 @@ public enum FileIO {
     /// Calls `body` with each piece of what `descriptor` holds from its offset to its end, read
     /// into one buffer of 1 MiB: memory does not grow with the file. A failed read throws
     /// ``FileError/ioFailure(path:operation:reason:)`` naming `path`.
-    public static func readChunks(of descriptor: Int32, path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    ///
+    /// With `size`, reading stops once that many bytes have come, without the read that would
+    /// find the end: the caller, which knows the size from `stat`, checks that the file kept it.
+    public static func readChunks(of descriptor: Int32, path: String, size: Int64? = nil, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(min(1 << 20, max(1, size ?? 1 << 20))), alignment: 16)
         defer { buffer.deallocate() }
-        while true {
-            let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
+        var remaining = size ?? Int64.max
+        while remaining > 0 {
+            let count = systemRead(descriptor, buffer.baseAddress, Int(min(Int64(buffer.count), remaining)))
             if count == 0 { return }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileError.ioFailure(path: path, operation: "reading", reason: FileError.reason(errno))
             }
+            remaining -= Int64(count)
             try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
     }

@@ -64,6 +64,45 @@ public enum RFC3339 {
         return true
     }
 
+    /// Appends a time given as whole seconds since 1970 and nanoseconds, exactly, as
+    /// `2026-11-21T08:00:00Z` or `2026-11-21T08:00:00.123456789Z` (trailing zeros of the
+    /// fraction left out): what a bundle's manifest writes for every file.
+    public static func appendUnixTime(seconds: Int64, nanoseconds: Int32, to bytes: inout [UInt8]) {
+        func padded(_ value: Int, width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: seconds)
+        padded(year, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        padded(month, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        padded(day, width: 2)
+        bytes.append(UInt8(ascii: "T"))
+        padded(secondOfDay / 3600, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        padded(secondOfDay / 60 % 60, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        padded(secondOfDay % 60, width: 2)
+        if nanoseconds > 0 && nanoseconds < 1_000_000_000 {
+            bytes.append(UInt8(ascii: "."))
+            var fraction = Int(nanoseconds)
+            var digits = 9
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
+            padded(fraction, width: digits)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.
     public static func parse(_ text: String) -> Date? {
         guard let (unix, fraction) = fields(Array(text.utf8)) else { return nil }

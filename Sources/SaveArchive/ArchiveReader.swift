@@ -29,6 +29,9 @@ import Darwin
 /// What the layers expand to is bounded by ``maxExpansion`` times the archive's size. Every
 /// libarchive warning is an error (a zip CRC mismatch comes only as one), except a name that
 /// is not UTF-8, which is kept byte for byte (``ArchiveEntryInfo/rawPath``).
+///
+/// A bundle read from a file is decompressed on a thread of its own (``DecompressionPipeline``),
+/// as `tar -xz` reads from a `gzip` process.
 public final class ArchiveReader {
     public let path: String
     private let archive: OpaquePointer
@@ -58,15 +61,28 @@ public final class ArchiveReader {
         let layers = try Self.layers(head: head, name: path, reading: reading) { layers throws(ArchiveError) in
             try Self.probe(layers, name: path) { archive in archive_read_open_filename(archive, path, 1 << 16) }
         }
-        (self.path, archive, entry) = try Self.allocate(name: path, layers: layers, reading: reading)
+        // A bundle's one layer is decompressed on a thread of its own.
+        let decompressing = reading == .bundle && layers.count == 1
+        (self.path, archive, entry) = try Self.allocate(name: path, layers: decompressing ? [] : layers, reading: reading)
         compressedSize = size
         boundsExpansion = reading == .anyArchive
-        let status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
+        let status: Int32
+        if decompressing {
+            let pipeline = DecompressionPipeline(path: path, layer: layers[0])
+            self.pipeline = pipeline
+            status = UTF8Locale.run { pipeline.open(archive) }
+        } else {
+            status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
+        }
         if status != ARCHIVE_OK {
             // Every stored property is set, so deinit runs and frees both.
-            throw .malformed(archive: path, entry: nil, message: Self.openFailure(archive, reading: reading, layers: layers))
+            let text = pipeline?.failure ?? Self.message(archive)
+            throw .malformed(archive: path, entry: nil, message: Self.openFailure(text, reading: reading, layers: layers))
         }
     }
+
+    /// Decompression on a thread of its own, for a bundle read from a file.
+    private var pipeline: DecompressionPipeline?
 
     /// A reader of the formats `reading` allows, with `layers` (filter codes, outermost first) set.
     private static func allocate(name: String, layers: [Int32], reading: Reading) throws(ArchiveError) -> (String, OpaquePointer, OpaquePointer) {
@@ -254,7 +270,10 @@ public final class ArchiveReader {
     /// Why an archive could not be opened, in words: libarchive's "Unrecognized archive format"
     /// says neither what was found nor what was expected.
     private static func openFailure(_ archive: OpaquePointer, reading: Reading, layers: [Int32]) -> String {
-        let text = message(archive)
+        openFailure(message(archive), reading: reading, layers: layers)
+    }
+
+    private static func openFailure(_ text: String, reading: Reading, layers: [Int32]) -> String {
         guard text.hasPrefix("Unrecognized archive format") else { return "damaged archive: \(text)" }
         // The compression was recognised and what it holds was not: most often a file cut short.
         if let layer = layers.last, reading == .bundle {
@@ -269,6 +288,7 @@ public final class ArchiveReader {
 
     deinit {
         archive_read_free(archive)
+        pipeline?.stop()
         archive_entry_free(entry)
         memory?.deallocate()
     }
@@ -380,7 +400,7 @@ public final class ArchiveReader {
     }
 
     private func malformed(after entry: String?) -> ArchiveError {
-        .malformed(archive: path, entry: entry, message: Self.message(archive))
+        .malformed(archive: path, entry: entry, message: pipeline?.failure ?? Self.message(archive))
     }
 
     static func message(_ archive: OpaquePointer) -> String {

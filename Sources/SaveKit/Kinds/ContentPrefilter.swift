@@ -141,19 +141,29 @@ struct ContentPrefilter: Sendable {
             guard index + 4 <= raw.count else { return nil }
             var value: UInt32 = 0
             for byte in raw[index..<index + 4] {
-                guard let digit = Character(UnicodeScalar(byte)).hexDigitValue else { return nil }
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
                 value = value << 4 | UInt32(digit)
             }
             return value
         }
         var index = 0
         while index < raw.count {
-            let byte = raw[index]
-            guard byte == 0x5C, index + 1 < raw.count else {
-                plain.append(byte)
-                index += 1
-                continue
+            // What comes before the next backslash is copied as it is, in one go.
+            let rest = UnsafeRawBufferPointer(rebasing: raw[index...])
+            let backslash = memchr(rest.baseAddress!, 0x5C, rest.count).map { $0 - UnsafeMutableRawPointer(mutating: rest.baseAddress!) } ?? rest.count
+            plain.append(contentsOf: rest.prefix(backslash))
+            index += backslash
+            guard index + 1 < raw.count else {
+                if index < raw.count { plain.append(raw[index]) }
+                break
             }
+            let byte = raw[index]
             let next = raw[index + 1]
             if next == UInt8(ascii: "u"), var scalar = hexValue(at: index + 2) {
                 var length = 6

@@ -1,0 +1,117 @@
+import CArchive
+import Foundation
+
+/// Decompresses an archive file on a thread of its own, the way `tar -xz` reads from a `gzip`
+/// process: the tar reader parses entries, and its caller checks and writes them, on one core
+/// while the filter inflates on another. Blocks go through a small bounded queue, so memory
+/// stays flat.
+///
+/// The decompressor is libarchive itself — the "raw" format, which reads the whole
+/// decompressed stream as one entry — so what the tar reader sees is exactly what a reader
+/// with the filter set would have seen.
+final class DecompressionPipeline: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var blocks: [UnsafeMutableRawBufferPointer] = []
+    private var finished = false
+    private var stopping = false
+    private var done = false
+    private var failureText: String?
+    /// The block the tar reader is reading: libarchive keeps the pointer until its next call.
+    private var current: UnsafeMutableRawBufferPointer?
+    private let decompressor: OpaquePointer?
+    private static let capacity = 32
+
+    /// Opens `path` through the compression `layer` (a libarchive filter code). What cannot be
+    /// opened or decompressed is told by ``failure`` once the reader has had every block before it.
+    init(path: String, layer: Int32) {
+        decompressor = archive_read_new()
+        guard let decompressor else {
+            (failureText, finished, done) = ("libarchive could not allocate a reader", true, true)
+            return
+        }
+        archive_read_append_filter(decompressor, layer)
+        archive_read_support_format_raw(decompressor)
+        var entry: OpaquePointer?
+        guard UTF8Locale.run({ archive_read_open_filename(decompressor, path, 1 << 16) }) == ARCHIVE_OK,
+            archive_read_next_header(decompressor, &entry) == ARCHIVE_OK
+        else {
+            (failureText, finished, done) = (ArchiveReader.message(decompressor), true, true)
+            return
+        }
+        Thread.detachNewThread { [self] in run() }
+    }
+
+    deinit {
+        if let decompressor { archive_read_free(decompressor) }
+        current?.deallocate()
+        for block in blocks { block.deallocate() }
+    }
+
+    /// Why decompressing failed, once it has.
+    var failure: String? { condition.withLock { failureText } }
+
+    /// Opens `archive` to read the decompressed stream (the pipeline must outlive it).
+    func open(_ archive: OpaquePointer) -> Int32 {
+        archive_read_open(archive, Unmanaged.passUnretained(self).toOpaque(), nil, { _, context, buffer in
+            let pipeline = Unmanaged<DecompressionPipeline>.fromOpaque(context!).takeUnretainedValue()
+            return pipeline.nextBlock(buffer)
+        }, nil)
+    }
+
+    /// Hands libarchive the next block: its size, 0 at the end, -1 when decompressing failed.
+    private func nextBlock(_ buffer: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while blocks.isEmpty && !finished { condition.wait() }
+        guard !blocks.isEmpty else { return failureText == nil ? 0 : -1 }
+        current?.deallocate()
+        let block = blocks.removeFirst()
+        current = block
+        condition.broadcast()
+        buffer?.pointee = UnsafeRawPointer(block.baseAddress)
+        return block.count
+    }
+
+    /// Stops the thread, when the reader is done before the end, and waits for it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !done { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while blocks.count >= Self.capacity && !stopping { condition.wait() }
+            let stop = stopping
+            condition.unlock()
+            if stop { break }
+            // As the filter gives them: on a failure, every byte before it has been handed on.
+            var data: UnsafeRawPointer?
+            var size = 0
+            var offset: Int64 = 0
+            let status = archive_read_data_block(decompressor, &data, &size, &offset)
+            var block: UnsafeMutableRawBufferPointer?
+            if status == ARCHIVE_OK, size > 0, let data {
+                block = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+                block!.copyMemory(from: UnsafeRawBufferPointer(start: data, count: size))
+            }
+            condition.lock()
+            if let block { blocks.append(block) }
+            if status != ARCHIVE_OK {
+                if status != ARCHIVE_EOF { failureText = ArchiveReader.message(decompressor!) }
+                finished = true
+            }
+            condition.broadcast()
+            condition.unlock()
+            if status != ARCHIVE_OK { break }
+        }
+        condition.lock()
+        finished = true
+        done = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

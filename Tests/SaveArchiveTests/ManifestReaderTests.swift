@@ -50,7 +50,7 @@ struct ManifestReaderTests {
     }
 
     @Test func aLargeManifestReadsTheSameFromMemoryAndFromAFile() throws {
-        // 12,000 entries in export's order: more than are held, so they are decoded again when gone through.
+        // 12,000 entries in export's order: more than are held, so they are gone through again from records.
         var entries: [String] = []
         for folder in 0..<40 {
             let name = "slot-\(folder < 10 ? "0" : "")\(folder)"
@@ -124,5 +124,44 @@ struct ManifestReaderTests {
         } throws: { error in
             "\(error)".hasPrefix("manifest.json: at byte \(start): 1:") && "\(error)".contains("expected a string key")
         }
+    }
+
+    /// Past ``ManifestReader/heldEntries``, entries are gone through again from compact records
+    /// rather than their JSON: every field comes back as it was, optional ones absent or not,
+    /// in order, past the spool's 4 MiB in memory too.
+    @Test func entriesComeBackFromTheirRecordsAsTheyWere() throws {
+        var generator = SystemRandomNumberGenerator()
+        let types: [BundleManifest.File.EntryType] = [.file, .directory, .symlink, .hardlink]
+        let names = ["save.json", "Zoë/玩家.plist", "a b/c\u{0}d", "🎮", String(repeating: "x", count: 300)]
+        var files: [BundleManifest.File] = []
+        for index in 0..<(ManifestReader.heldEntries * 3) {
+            let type = types[index % types.count]
+            var file = BundleManifest.File(
+                path: "\(index)/" + names[index % names.count], type: type, size: type == .file ? Int64.random(in: 0...Int64.max, using: &generator) : 0,
+                sha256: type == .file ? String(repeating: "ab", count: 32) : "", mode: UInt16.random(in: 0...0o7777, using: &generator),
+                modified: Timestamp(seconds: Int64.random(in: -1 << 40...1 << 40, using: &generator), nanoseconds: Int32.random(in: 0..<1_000_000_000, using: &generator)))
+            if index % 3 == 0 { file.target = "../" + names[(index + 1) % names.count] }
+            if index % 5 != 0 { file.owner = (UInt32.random(in: 0...UInt32.max, using: &generator), UInt32(index)) }
+            if index % 7 == 0 { file.xattrs = ["user.a": [], "user.é": Array((0..<(index % 40)).map { UInt8(truncatingIfNeeded: $0) })] }
+            file.sparse = index % 11 == 0
+            if index % 2 == 0 { file.codec = ["json", "bplist"][index % 4 / 2] }
+            if index % 13 == 0 { (file.kind, file.version) = ("tournament", index % 26 == 0 ? nil : -index) }
+            files.append(file)
+        }
+        var builder = ManifestEntries.Builder()
+        for file in files { try builder.append(file) }
+        var back: [BundleManifest.File] = []
+        try builder.entries.forEach { index, file in
+            #expect(index == back.count)
+            back.append(file)
+        }
+        #expect(back.count == files.count)
+        for (original, copy) in zip(files, back) where original != copy {
+            Issue.record("\(original.path) came back as \(copy)")
+        }
+        // Twice: a second pass reads the same records again.
+        var count = 0
+        try builder.entries.forEach { _, _ in count += 1 }
+        #expect(count == files.count)
     }
 }

@@ -94,8 +94,8 @@ public struct BundleExporter: Sendable {
         let manifest = Spool()
         let identities = Spool()
         var summary: BundleSummary
-        /// The entries, while they are few enough to keep (see ``ManifestReader/heldEntries``).
-        var held: [BundleManifest.File]? = []
+        /// The entries, for the second pass (held, or as records).
+        private var builder = ManifestEntries.Builder()
         /// Where `files` begins and ends in the manifest's bytes (known once finished).
         private(set) var filesRange = 0..<0
         /// The first path of each file with several links.
@@ -109,10 +109,7 @@ public struct BundleExporter: Sendable {
             filesRange = filesStart..<filesStart
         }
 
-        var entries: ManifestEntries {
-            if let held { return ManifestEntries(held: held) }
-            return ManifestEntries(unchecked: manifest, files: filesRange)
-        }
+        var entries: ManifestEntries { builder.entries }
 
         /// Makes a later path of a file with several links a hard link to the first, whose
         /// data alone is stored.
@@ -126,13 +123,12 @@ public struct BundleExporter: Sendable {
             }
         }
 
-        /// Adds an entry to the manifest, the totals and the entries held.
-        func add(_ file: BundleManifest.File) throws {
+        /// Adds an entry to the manifest and the totals, and with `keeping`, to the entries a
+        /// second pass goes through.
+        func add(_ file: BundleManifest.File, keeping: Bool = true) throws {
             try manifest.append(contentsOf: BundleManifest.encodedEntry(file, first: summary.entryCount == 0))
             summary.add(file)
-            if held != nil {
-                if held!.count < ManifestReader.heldEntries { held!.append(file) } else { held = nil }
-            }
+            if keeping { try builder.append(file) }
         }
 
         /// Ends the manifest.
@@ -190,7 +186,7 @@ public struct BundleExporter: Sendable {
                 described.linkToFirstPath(&file, info)
                 try files.begin(Self.archiveEntry(for: file))
                 if file.type == .file { try readContents(of: path, into: &file, as: info) { try files.write($0) } }
-                try described.add(file)
+                try described.add(file, keeping: false)  // no second pass
                 written.entries += 1
                 written.bytes += file.size
                 progress(written)

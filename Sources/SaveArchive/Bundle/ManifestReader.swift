@@ -18,39 +18,20 @@ struct CheckedManifest {
     }
 }
 
-/// A manifest's entries in their order: held when they are few, else decoded again from the
-/// manifest's bytes each time they are gone through (a million entries held would take most of
-/// a gigabyte; their bytes are spooled to disk).
+/// A manifest's entries in their order: held when they are few, else kept as compact records
+/// in a spool (a million entries held would take most of a gigabyte).
 struct ManifestEntries {
     fileprivate enum Storage {
         case held([BundleManifest.File])
-        case bytes([UInt8], Range<Int>)
-        case spooled(SpoolBytes, Range<Int>)
+        case records(ManifestRecords)
     }
 
     fileprivate var storage: Storage
-    fileprivate let formatTwo: Bool
-    fileprivate let bundle: String
 
-    fileprivate init(storage: Storage, formatTwo: Bool, bundle: String) {
-        (self.storage, self.formatTwo, self.bundle) = (storage, formatTwo, bundle)
-    }
+    init(held files: [BundleManifest.File]) { storage = .held(files) }
+    fileprivate init(records: ManifestRecords) { storage = .records(records) }
 
-    init(held files: [BundleManifest.File]) {
-        (storage, formatTwo, bundle) = (.held(files), true, "")
-    }
-
-    /// The entries of a manifest savetool has just written (and so not checked again).
-    init(unchecked spool: Spool, files range: Range<Int>) {
-        if let bytes = spool.contents {
-            storage = .bytes(bytes, range)
-        } else {
-            storage = .spooled(spool.paged, range)
-        }
-        (formatTwo, bundle) = (true, "")
-    }
-
-    /// Entries held in memory, or `nil` when they are read again from their bytes.
+    /// Entries held in memory, or `nil` when they are read again from their records.
     var held: [BundleManifest.File]? {
         if case .held(let files) = storage { return files }
         return nil
@@ -69,28 +50,42 @@ struct ManifestEntries {
     func makeIterator() -> Iterator {
         switch storage {
         case .held(let files): Iterator(files: files)
-        case .bytes(let bytes, let range): Iterator(elements: ManifestReader.elementSource(bytes, range), formatTwo: formatTwo, bundle: bundle)
-        case .spooled(let bytes, let range): Iterator(elements: ManifestReader.elementSource(bytes, range), formatTwo: formatTwo, bundle: bundle)
+        case .records(let records): Iterator(records: records.makeIterator())
         }
     }
 
     struct Iterator {
         private var files: [BundleManifest.File] = []
-        private var elements: (() throws -> [UInt8]?)?
-        private var formatTwo = true
-        private var bundle = ""
+        private var records: ManifestRecords.Iterator?
         private var index = 0
 
         fileprivate init(files: [BundleManifest.File]) { self.files = files }
-        fileprivate init(elements: @escaping () throws -> [UInt8]?, formatTwo: Bool, bundle: String) {
-            (self.elements, self.formatTwo, self.bundle) = (elements, formatTwo, bundle)
-        }
+        fileprivate init(records: ManifestRecords.Iterator) { self.records = records }
 
         mutating func next() throws -> BundleManifest.File? {
+            if records != nil { return try records!.next() }
             defer { index += 1 }
-            guard let elements else { return index < files.count ? files[index] : nil }
-            guard let bytes = try elements() else { return nil }
-            return try ManifestReader.entry(from: JSONCodec().decode(bytes), index: index, formatTwo: formatTwo, bundle: bundle)
+            return index < files.count ? files[index] : nil
+        }
+    }
+
+    /// Entries gathered one at a time: held up to ``ManifestReader/heldEntries``, then all
+    /// moved to records.
+    struct Builder {
+        private var held: [BundleManifest.File] = []
+        private var records: ManifestRecords?
+
+        mutating func append(_ file: BundleManifest.File) throws {
+            if let records { return try records.append(file) }
+            guard held.count == ManifestReader.heldEntries else { return held.append(file) }
+            let records = ManifestRecords()
+            for earlier in held { try records.append(earlier) }
+            try records.append(file)
+            (self.records, held) = (records, [])
+        }
+
+        var entries: ManifestEntries {
+            records.map(ManifestEntries.init(records:)) ?? ManifestEntries(held: held)
         }
     }
 }
@@ -99,8 +94,8 @@ struct ManifestEntries {
 /// on its own and against the others (``ManifestChecks``), without building the whole
 /// document as values.
 enum ManifestReader {
-    /// Up to this many entries are kept in memory after the checks (about 0.7 KB each); more are
-    /// decoded again from the manifest's bytes when the archive is read.
+    /// Up to this many entries are kept in memory after the checks (about 0.7 KB each); past
+    /// it, all are kept as compact records in a spool (``ManifestRecords``).
     static let heldEntries = 10_000
     /// A manifest up to this size is decoded whole to describe a fault by its line and column;
     /// past it, a fault is placed by its byte offset.
@@ -108,11 +103,11 @@ enum ManifestReader {
 
     static func read(_ spool: Spool, bundle: String, maxEntries: Int, wholeDocumentLimit: Int = wholeDocumentLimit) throws -> CheckedManifest {
         if let bytes = spool.contents {
-            return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit) { .bytes(bytes, $0) }
+            return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit)
         }
         let paged = spool.paged
         do {
-            let manifest = try read(paged, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit) { .spooled(paged, $0) }
+            let manifest = try read(paged, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit)
             if let failure = paged.failure { throw failure }
             return manifest
         } catch {
@@ -121,7 +116,7 @@ enum ManifestReader {
     }
 
     private static func read<Bytes: ManifestBytes>(
-        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, storage: (Range<Int>) -> ManifestEntries.Storage
+        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int
     ) throws -> CheckedManifest {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         // What the layout cannot delimit, or a value that does not decode, the decoder of the
@@ -163,9 +158,9 @@ enum ManifestReader {
         // without a table of every path; a manifest in any other order is checked again with one.
         var checks = ManifestChecks(bundle: bundle, unordered: false)
         var summary = emptySummary, written: Int64 = 0
-        var held: [BundleManifest.File]? = []
+        var entries = ManifestEntries.Builder()
         while true {
-            (summary, written, held) = (emptySummary, 0, [])
+            (summary, written, entries) = (emptySummary, 0, ManifestEntries.Builder())
             var index = -1
             do {
                 let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange) { range in
@@ -177,7 +172,7 @@ enum ManifestReader {
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
-                    if held != nil { if held!.count < heldEntries { held!.append(file) } else { held = nil } }
+                    try entries.append(file)
                 }
                 guard delimited else { throw malformed() }
                 break
@@ -185,28 +180,12 @@ enum ManifestReader {
                 checks = ManifestChecks(bundle: bundle, unordered: true)
             }
         }
-        var entries = ManifestEntries(storage: held.map { .held($0) } ?? storage(filesRange), formatTwo: formatTwo, bundle: bundle)
+        let checked = entries.entries
         if checks.needsSecondPass {
-            try entries.forEach { index, file in try checks.checkAgain(file, index: index) }
+            try checked.forEach { index, file in try checks.checkAgain(file, index: index) }
             try checks.finish()
         }
-        if held != nil { entries.storage = .held(held!) }
-        return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: entries)
-    }
-
-    /// The next element's bytes each time it is called, `nil` after the last.
-    static func elementSource<Bytes: ManifestBytes>(_ bytes: Bytes, _ range: Range<Int>) -> () throws -> [UInt8]? {
-        var elements = ManifestLayout.Elements(bytes, in: range)
-        return {
-            guard let element = elements.next() else {
-                // The end, or a read of the spooled bytes that failed: never a short list.
-                if let failure = bytes.failure { throw failure }
-                return nil
-            }
-            let value = bytes.bytes(in: element)
-            if let failure = bytes.failure { throw failure }
-            return value
-        }
+        return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: checked)
     }
 
     /// One entry of `files`, checked on its own: a safe relative path, a known type, a size and

@@ -19,7 +19,9 @@ final class DecompressionPipeline: @unchecked Sendable {
     /// The block the tar reader is reading: libarchive keeps the pointer until its next call.
     private var current: UnsafeMutableRawBufferPointer?
     private let decompressor: OpaquePointer?
-    private static let capacity = 32
+    /// At most this many decompressed bytes wait (and at least one block).
+    private static let capacity = 4 << 20
+    private var queuedBytes = 0
 
     /// Opens `path` through the compression `layer` (a libarchive filter code). What cannot be
     /// opened or decompressed is told by ``failure`` once the reader has had every block before it.
@@ -66,6 +68,7 @@ final class DecompressionPipeline: @unchecked Sendable {
         guard !blocks.isEmpty else { return failureText == nil ? 0 : -1 }
         current?.deallocate()
         let block = blocks.removeFirst()
+        queuedBytes -= block.count
         current = block
         condition.broadcast()
         buffer?.pointee = UnsafeRawPointer(block.baseAddress)
@@ -84,7 +87,7 @@ final class DecompressionPipeline: @unchecked Sendable {
     private func run() {
         while true {
             condition.lock()
-            while blocks.count >= Self.capacity && !stopping { condition.wait() }
+            while queuedBytes >= Self.capacity && !stopping { condition.wait() }
             let stop = stopping
             condition.unlock()
             if stop { break }
@@ -99,7 +102,10 @@ final class DecompressionPipeline: @unchecked Sendable {
                 block!.copyMemory(from: UnsafeRawBufferPointer(start: data, count: size))
             }
             condition.lock()
-            if let block { blocks.append(block) }
+            if let block {
+                blocks.append(block)
+                queuedBytes += block.count
+            }
             if status != ARCHIVE_OK {
                 if status != ARCHIVE_EOF { failureText = ArchiveReader.message(decompressor!) }
                 finished = true

@@ -57,18 +57,18 @@ int savetool_rename_noreplace(const char *from, const char *to) {
 #include <sys/xattr.h>
 #endif
 
-long savetool_list_xattrs(const char *path, char *names, unsigned long size) {
+long savetool_list_xattrs(int descriptor, const char *path, char *names, unsigned long size) {
 #if defined(__linux__)
-    return (long)llistxattr(path, names, size);
+    return descriptor >= 0 ? (long)flistxattr(descriptor, names, size) : (long)llistxattr(path, names, size);
 #else
     errno = ENOTSUP;
     return -1;
 #endif
 }
 
-long savetool_get_xattr(const char *path, const char *name, void *value, unsigned long size) {
+long savetool_get_xattr(int descriptor, const char *path, const char *name, void *value, unsigned long size) {
 #if defined(__linux__)
-    return (long)lgetxattr(path, name, value, size);
+    return descriptor >= 0 ? (long)fgetxattr(descriptor, name, value, size) : (long)lgetxattr(path, name, value, size);
 #else
     errno = ENOTSUP;
     return -1;

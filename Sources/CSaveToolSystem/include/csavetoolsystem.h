@@ -15,9 +15,10 @@ int savetool_sync_file_system(int descriptor);
 int savetool_rename_noreplace(const char *from, const char *to);
 
 /// Extended attributes of a path, not following a final symbolic link (Linux llistxattr,
-/// lgetxattr); `descriptor` ≥ 0 sets on an open file instead of `path`. -1 with errno ENOTSUP elsewhere.
-long savetool_list_xattrs(const char *path, char *names, unsigned long size);
-long savetool_get_xattr(const char *path, const char *name, void *value, unsigned long size);
+/// lgetxattr, lsetxattr); `descriptor` ≥ 0 reads or sets those of an open file instead of
+/// `path` (no path to look up). -1 with errno ENOTSUP elsewhere.
+long savetool_list_xattrs(int descriptor, const char *path, char *names, unsigned long size);
+long savetool_get_xattr(int descriptor, const char *path, const char *name, void *value, unsigned long size);
 int savetool_set_xattr(int descriptor, const char *path, const char *name, const void *value, unsigned long size);
 
 /// 1 when the open file has a hole before `size` (SEEK_HOLE), else 0.

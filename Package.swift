@@ -123,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SaveArchiveTests",
-            dependencies: ["SaveArchive", "SaveKit", "SaveStorage", "TestSupport"],
+            dependencies: ["SaveArchive", "SaveKit", "SaveStorage", "TestSupport", "CSaveToolSystem"],
             resources: [.copy("Fixtures")]
         ),
         // The storage seam, against a local folder and a real S3-compatible server (moto).

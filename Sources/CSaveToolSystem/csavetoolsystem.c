@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -107,37 +108,57 @@ void savetool_map_buffers_from(long bytes) {
 #endif
 }
 
-int savetool_append_file(int from, int to) {
-    off_t offset = 0;
+static int savetool_copy_stretch(int from, int to, off_t *offset, off_t end, char **buffer) {
 #if defined(__linux__)
-    for (;;) {
-        ssize_t copied = copy_file_range(from, &offset, to, NULL, 1 << 30, 0);
+    while (*buffer == NULL && *offset < end) {
+        ssize_t copied = copy_file_range(from, offset, to, NULL, (size_t)(end - *offset), 0);
         if (copied > 0) continue;
-        if (copied == 0) return 0;
+        if (copied == 0) return EIO;  // `from` is shorter than it said: never a short copy
         if (errno == EINTR) continue;
-        // Across file systems, or where the kernel cannot: the buffer below.
-        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) return errno;
+        // Across file systems, where the kernel cannot, where a sandbox forbids, or into a file
+        // open for appending (EBADF): a buffer, which reports a descriptor really bad itself.
+        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP && errno != EPERM && errno != EBADF) return errno;
         break;
     }
 #endif
     static const size_t size = 1 << 20;
-    char *buffer = malloc(size);
-    if (buffer == NULL) return ENOMEM;
-    int result = 0;
-    for (;;) {
-        ssize_t got = pread(from, buffer, size, offset);
+    while (*offset < end) {
+        if (*buffer == NULL && (*buffer = malloc(size)) == NULL) return ENOMEM;
+        size_t wanted = (size_t)(end - *offset) < size ? (size_t)(end - *offset) : size;
+        ssize_t got = pread(from, *buffer, wanted, *offset);
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0) { result = errno; break; }
-        if (got == 0) break;
-        offset += got;
+        if (got < 0) return errno;
+        if (got == 0) return EIO;
         for (ssize_t done = 0; done < got;) {
-            ssize_t put = write(to, buffer + done, (size_t)(got - done));
+            ssize_t put = write(to, *buffer + done, (size_t)(got - done));
             if (put < 0 && errno == EINTR) continue;
-            if (put < 0) { result = errno; goto end; }
+            if (put < 0) return errno;
             done += put;
         }
+        *offset += got;
     }
-end:
+    return 0;
+}
+
+int savetool_append_file(int from, int to, int release) {
+    struct stat info;
+    if (fstat(from, &info) != 0) return errno;
+    off_t offset = 0;
+    char *buffer = NULL;
+    int result = 0;
+    static const off_t stretch = (off_t)64 << 20;
+    while (offset < info.st_size && result == 0) {
+        off_t start = offset;
+        off_t end = info.st_size - offset > stretch ? offset + stretch : info.st_size;
+        result = savetool_copy_stretch(from, to, &offset, end, &buffer);
+#if defined(__linux__) && defined(FALLOC_FL_PUNCH_HOLE)
+        // Where holes cannot be punched the spool simply keeps its blocks until it is closed.
+        if (result == 0 && release) (void)fallocate(from, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, start, offset - start);
+#else
+        (void)start;
+        (void)release;
+#endif
+    }
     free(buffer);
     return result;
 }

@@ -70,6 +70,7 @@ public final class ArchiveReader {
         if decompressing {
             let pipeline = DecompressionPipeline(path: path, layer: layers[0])
             self.pipeline = pipeline
+            if let refusal = pipeline.refusal { throw .malformed(archive: path, entry: nil, message: refusal) }
             status = UTF8Locale.run { pipeline.open(archive) }
         } else {
             status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }

@@ -31,7 +31,13 @@ final class DecompressionPipeline: @unchecked Sendable {
             (failureText, finished, done) = ("libarchive could not allocate a reader", true, true)
             return
         }
-        archive_read_append_filter(decompressor, layer)
+        // A filter that libarchive would run as an external program answers with a warning.
+        guard archive_read_append_filter(decompressor, layer) == ARCHIVE_OK else {
+            let name = ArchiveReader.Compression.name(of: layer)
+            refusal = "its \(name) compression cannot be read in-process, expected one savetool reads itself"
+            (failureText, finished, done) = (refusal, true, true)
+            return
+        }
         archive_read_support_format_raw(decompressor)
         var entry: OpaquePointer?
         guard UTF8Locale.run({ archive_read_open_filename(decompressor, path, 1 << 16) }) == ARCHIVE_OK,
@@ -49,8 +55,12 @@ final class DecompressionPipeline: @unchecked Sendable {
         for block in blocks { block.deallocate() }
     }
 
-    /// Why decompressing failed, once it has.
-    var failure: String? { condition.withLock { failureText } }
+    /// Why decompressing failed, once the tar reader has been told (it read every block before
+    /// the failure); nil before, so that a fault the tar reader met first is the one reported.
+    var failure: String? { condition.withLock { told ? failureText : nil } }
+    private var told = false
+    /// Why the compression is refused outright, before anything is read.
+    private(set) var refusal: String?
 
     /// Opens `archive` to read the decompressed stream (the pipeline must outlive it).
     func open(_ archive: OpaquePointer) -> Int32 {
@@ -65,7 +75,10 @@ final class DecompressionPipeline: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while blocks.isEmpty && !finished { condition.wait() }
-        guard !blocks.isEmpty else { return failureText == nil ? 0 : -1 }
+        guard !blocks.isEmpty else {
+            told = failureText != nil
+            return failureText == nil ? 0 : -1
+        }
         current?.deallocate()
         let block = blocks.removeFirst()
         queuedBytes -= block.count

@@ -150,6 +150,48 @@ struct ArchiveRoundTripTests {
         if let plain { #expect(plain == 1024, "a header and a block of data, and no end blocks") }
     }
 
+    /// Decompressing runs ahead on its own thread: a damaged tar header is reported as such,
+    /// even when the decompressor has already met the stream cut short further on.
+    @Test func theFirstFaultIsTheOneReported() throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = directory.appendingPathComponent("plain.tar")
+        let tail = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) }
+        try write(Self.items + [Item(info: .file("Library/tail.bin", size: Int64(tail.count), modified: Self.modified), data: tail)], format: .tar(.none), to: plain)
+        var bytes = [UInt8](try Data(contentsOf: plain))
+        // The header of the link, between the large file and the tail that will be cut.
+        var offset = 0, link = 0
+        while offset + 512 <= bytes.count, bytes[offset] != 0 {
+            if bytes[offset..<(offset + 14)].elementsEqual("Library/latest".utf8) { link = offset }
+            let size = Int(String(decoding: bytes[(offset + 124)..<(offset + 135)], as: UTF8.self), radix: 8) ?? 0
+            offset += 512 + (size + 511) / 512 * 512
+        }
+        #expect(link > 1 << 20)
+        for index in (link + 148)..<(link + 156) { bytes[index] = UInt8(ascii: "9") }  // its checksum
+        try Data(bytes).write(to: plain)
+        #expect(try Processes.run(["gzip", "-k", "-n", plain.path]).status == 0)
+        let whole = directory.appendingPathComponent("plain.tar.gz")
+        let compressed = try Data(contentsOf: whole)
+        let cut = directory.appendingPathComponent("cut.tar.gz")
+        try compressed.prefix(compressed.count - 2000).write(to: cut)
+        func failure(_ url: URL) -> String {
+            do {
+                let reader = try ArchiveReader(path: url.path)
+                while let info = try reader.next() {
+                    _ = try reader.readEntry(limit: .max)
+                    // Time for the decompressor to reach the cut before the damaged header is read.
+                    if info.path == "Library/blob.bin" { Thread.sleep(forTimeInterval: 0.3) }
+                }
+                return "no error"
+            } catch {
+                return "\(error)".replacingOccurrences(of: url.path, with: "ARCHIVE")
+            }
+        }
+        #expect(failure(whole) != "no error")
+        #expect(failure(cut) == failure(whole))
+        #expect(!failure(cut).contains("truncated"), "\(failure(cut))")
+    }
+
     @Test func aFileMustGetTheBytesItsHeaderDeclares() throws {
         let directory = try Processes.temporaryDirectory("archive")
         defer { try? FileManager.default.removeItem(at: directory) }

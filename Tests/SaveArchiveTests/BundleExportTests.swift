@@ -1,5 +1,6 @@
+import CSaveToolSystem
 import Foundation
-import SaveArchive
+@testable import SaveArchive
 import SaveKit
 import TestSupport
 import Testing
@@ -169,6 +170,71 @@ struct BundleExportTests {
         exporter.format = format
         #expect(throws: BundleError.changedDuringExport(path: growing.path)) { try exporter.export(directory: tree.path, to: bundle) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+    }
+}
+
+extension BundleExportTests {
+    /// A bundle written inside the folder it holds does not hold its own temporary file: the
+    /// walk is over before that file is made.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .zip])
+    func aBundleInsideItsFolderDoesNotHoldItself(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let bundle = tree.appendingPathComponent("out.\(format.fileExtension)").path
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        try exporter.export(directory: tree.path, to: bundle)
+        let paths = try BundleImporter(createdBy: "test").manifest(of: bundle).files.map(\.path)
+        #expect(!paths.contains { $0.contains("savetool-") }, "\(paths)")
+        #expect(paths.count == 9)
+    }
+
+    /// Written in one pass or in two (an upload, a backup compared first), a tar bundle of the
+    /// same files is the same bytes: the manifest's stream, then the files'.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none)])
+    func oneAndTwoPassesGiveTheSameBytes(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        let folder = try Processes.temporaryDirectory("passes")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        let once = folder.appendingPathComponent("once.\(format.fileExtension)").path
+        let twice = folder.appendingPathComponent("twice.\(format.fileExtension)").path
+        try exporter.export(directory: tree.path, to: once)
+        try exporter.write(try exporter.describe(directory: tree.path), to: twice, replacing: false)
+        #expect(FileManager.default.contentsEqual(atPath: once, andPath: twice), "\(format)")
+    }
+
+    /// The spool is copied after the manifest a stretch at a time, each stretch freed once
+    /// copied where the file system punches holes: the bytes arrive whole, and the spool no
+    /// longer holds its blocks.
+    @Test(arguments: [false, true])
+    func appendingTheSpoolFreesItAsItGoes(appendMode: Bool) throws {
+        let folder = try Processes.temporaryDirectory("append")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<(3 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let source = folder.appendingPathComponent("spool").path, target = folder.appendingPathComponent("bundle").path
+        try Data(bytes).write(to: URL(fileURLWithPath: source))
+        try Data("head".utf8).write(to: URL(fileURLWithPath: target))
+        // A file open for appending takes the buffered path (the kernel's copy refuses it).
+        let from = open(source, O_RDWR), to = open(target, O_WRONLY | (appendMode ? O_APPEND : 0))
+        defer { close(from); close(to) }
+        if !appendMode { lseek(to, 0, SEEK_END) }
+        // Whether this file system punches holes, asked of a file of its own.
+        let probe = folder.appendingPathComponent("probe").path
+        try Data(count: 1 << 20).write(to: URL(fileURLWithPath: probe))
+        let punches = try Processes.run(["fallocate", "--punch-hole", "--offset", "0", "--length", "1048576", probe]).status == 0
+        #expect(savetool_append_file(from, to, 1) == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("head".utf8) + Data(bytes))
+        var info = stat()
+        #expect(fstat(from, &info) == 0 && info.st_size == bytes.count, "the spool keeps its size")
+        if punches {
+            #expect(info.st_blocks * 512 < 64 << 10, "\(info.st_blocks) blocks left")
+        } else {
+            #expect(info.st_blocks * 512 >= bytes.count, "without holes the blocks stay until the spool is closed")
+        }
     }
 }
 

@@ -30,7 +30,9 @@ void savetool_map_buffers_from(long bytes);
 
 /// Appends the whole of the file open as `from` (from its start) at the current offset of `to`:
 /// in the kernel where it can (Linux copy_file_range, which shares the blocks on file systems
-/// that can), else through a buffer. Returns 0, or an errno.
-int savetool_append_file(int from, int to);
+/// that can), else through a buffer. With `release`, each copied stretch of `from` is freed
+/// as soon as it is copied (a hole punched), so the two never take much more room than one.
+/// Returns 0, or an errno (EIO when fewer bytes were copied than `from` holds).
+int savetool_append_file(int from, int to, int release);
 
 #endif

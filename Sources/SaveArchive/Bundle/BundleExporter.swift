@@ -17,8 +17,9 @@ import Darwin
 /// file is read once, checksummed and compressed into a spool beside the destination; then the
 /// bundle is the manifest, compressed on its own, followed by the spool (a compressed tar is
 /// read as one stream across such parts: gzip members, zstd frames and xz streams follow one
-/// another). A zip bundle, and a bundle sent to an upload as it is made, read the files twice:
-/// once to describe them, once to copy them.
+/// another). A zip bundle, a bundle sent to an upload as it is made, and a backup compared with
+/// the day's before it is written read the files twice: once to describe them, once to copy
+/// them; a tar bundle written so has the same two streams, and the same bytes.
 ///
 /// A file that changes while it is read (its size, times or inode differ before and after, or
 /// between the two reads; the change time cannot be set back) fails the export rather than
@@ -175,47 +176,57 @@ public struct BundleExporter: Sendable {
     /// 100,000 files) for 8–10 MiB more memory.
     private func writeInOnePass(root: String, next: () throws -> Walked?, to destination: String, replacing: Bool) throws -> BundleSummary {
         let described = try DescribedSource(root: root, header: header(root: root))
-        try writeFile(at: destination, replacing: replacing) { descriptor in
-            let (spool, spoolPath) = try Self.temporaryFile(beside: destination)
-            unlink(spoolPath)  // nothing to leave behind, even after a kill
-            defer { close(spool) }
-            let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
-            var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
-            var folders = OpenFolder(root: root)
-            defer { folders.close() }
-            while let walked = try next() {
-                let path = root + "/" + walked.relative
-                var file: BundleManifest.File
-                if walked.type == .file {
-                    // Opened by its name in its open folder and described by its descriptor: one
-                    // short lookup, where a full path for each of lstat, llistxattr and open took
-                    // 15% of a 100,000-file export's samples.
-                    let descriptor = try folders.open(walked.relative, path: path)
-                    defer { Glibc.close(descriptor) }
-                    var info: stat
-                    (file, info) = try entry(opened: descriptor, at: path, as: walked)
-                    described.linkToFirstPath(&file, info)
-                    try files.begin(Self.archiveEntry(for: file))
-                    if file.type == .file { try readContents(of: path, opened: descriptor, into: &file, as: info) { try files.write($0) } }
-                } else {
-                    (file, _) = try entry(at: path, as: walked)
-                    try files.begin(Self.archiveEntry(for: file))
-                }
-                try described.add(file, keeping: false)  // no second pass
-                written.entries += 1
-                written.bytes += file.size
-                progress(written)
+        // The bundle's own temporary file is made only once the walk is over: a bundle written
+        // inside the folder it holds must not find it there.
+        let (spool, spoolPath) = try Self.temporaryFile(beside: destination)
+        unlink(spoolPath)  // nothing to leave behind, even after a kill
+        defer { close(spool) }
+        let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
+        var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
+        var folders = OpenFolder(root: root)
+        defer { folders.close() }
+        while let walked = try next() {
+            let path = root + "/" + walked.relative
+            var file: BundleManifest.File
+            if walked.type == .file {
+                // Opened by its name in its open folder and described by its descriptor: one
+                // short lookup, where a full path for each of lstat, llistxattr and open took
+                // 15% of a 100,000-file export's samples.
+                let descriptor = try folders.open(walked.relative, path: path)
+                defer { Glibc.close(descriptor) }
+                var info: stat
+                (file, info) = try entry(opened: descriptor, at: path, as: walked)
+                described.linkToFirstPath(&file, info)
+                try files.begin(Self.archiveEntry(for: file))
+                if file.type == .file { try readContents(of: path, opened: descriptor, into: &file, as: info) { try files.write($0) } }
+            } else {
+                (file, _) = try entry(at: path, as: walked)
+                try files.begin(Self.archiveEntry(for: file))
             }
-            try files.close()
-            try described.finish()
-            let manifest = try ArchiveWriter(output: ArchiveOutput(descriptor: descriptor), name: destination, format: format, endsArchive: false)
-            try manifest.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
-            try described.manifest.forEachChunk { try manifest.write($0) }
-            try manifest.close()
-            let failure = savetool_append_file(spool, descriptor)
+            try described.add(file, keeping: false)  // no second pass
+            written.entries += 1
+            written.bytes += file.size
+            progress(written)
+        }
+        try files.close()
+        try described.finish()
+        try writeFile(at: destination, replacing: replacing) { descriptor in
+            try writeManifest(described, into: ArchiveOutput(descriptor: descriptor), name: destination)
+            // The spool's blocks are given back as they are copied: the export never needs much
+            // more room than the bundle itself.
+            let failure = savetool_append_file(spool, descriptor, 1)
             guard failure == 0 else { throw BundleError.ioFailure(path: destination, reason: FileError.reason(failure)) }
         }
         return described.summary
+    }
+
+    /// A tar bundle's first stream: the manifest, compressed on its own, without the end of
+    /// the archive (the files' stream after it goes on with the same archive).
+    private func writeManifest(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
+        let writer = try ArchiveWriter(output: output, name: destination, format: format, endsArchive: false)
+        try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
+        try described.manifest.forEachChunk { try writer.write($0) }
+        try writer.close()
     }
 
     /// Entries described together: enough to keep both cores busy, few enough to hold.
@@ -592,9 +603,14 @@ public struct BundleExporter: Sendable {
     }
 
     private func writeEntries(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
+        // A tar bundle's manifest is a compressed stream of its own, as the one-pass writer
+        // makes it: the same files give the same bytes whichever way the bundle was written.
+        if case .tar = format { try writeManifest(described, into: output, name: destination) }
         let writer = try ArchiveWriter(output: output, name: destination, format: format)
-        try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
-        try described.manifest.forEachChunk { try writer.write($0) }
+        if case .zip = format {
+            try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
+            try described.manifest.forEachChunk { try writer.write($0) }
+        }
         let identity = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIdentity.recordSize, alignment: 8)
         defer { identity.deallocate() }
         var identityOffset = 0

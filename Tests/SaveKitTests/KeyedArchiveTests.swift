@@ -1,6 +1,6 @@
 import Foundation
 import OrderedCollections
-import SaveKit
+@testable import SaveKit
 import TestSupport
 import Testing
 
@@ -144,6 +144,24 @@ struct KeyedArchiveTests {
         let player = try #require(try Self.unarchived(try BinaryPlistCodec().encode(written)))
         #expect(player.level == 8 && player.items[1].count == 5 && player.name == "Zoë" && player.friend?.name == "Kai" && player.friend === player.rival)
         #expect(player.badges.count == 2 && player.stats["wins"] == 12 && player.joined == Self.joined)
+    }
+
+    /// A view read for writing keeps what writing needs from that reading: the graph is resolved
+    /// once, and the archive written is the same as from a second resolving.
+    @Test func aViewReadForWritingWritesTheSameArchive() throws {
+        let plist = try BinaryPlistCodec().decode(try Self.archived(Self.player()))
+        var registry = CodecRegistry.builtIn
+        registry.seesThroughKeyedArchives = true
+        let once = try #require(try registry.keyedView(of: plist, decodedBy: BinaryPlistCodec(), forWriting: true))
+        let twice = try #require(try registry.keyedView(of: plist, decodedBy: BinaryPlistCodec()))
+        #expect(once.view == twice.view)
+        #expect(once.codec.original?.resolution != nil && twice.codec.original?.resolution == nil)
+        for (pointer, value) in [("/root/level", SaveValue.integer(8)), ("/root/items/1/count", .integer(5)), ("/root/name", .string("Ana"))] {
+            var (first, second) = (once.view, twice.view)
+            try first.setValue(value, at: JSONPointer(parsing: pointer))
+            try second.setValue(value, at: JSONPointer(parsing: pointer))
+            #expect(try once.codec.encode(first, options: EncodingOptions()) == twice.codec.encode(second, options: EncodingOptions()), "\(pointer)")
+        }
     }
 
     @Test func newValuesAndNewObjectsAreArchivedAsFoundationWouldReadThem() throws {

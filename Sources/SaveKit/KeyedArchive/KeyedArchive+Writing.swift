@@ -15,7 +15,12 @@ extension KeyedArchive {
     /// the edit left as they were keep their uids and their place in `$objects`; an object that
     /// changed is rewritten where it was; new objects go at the end.
     public func archive(replacingViewWith view: SaveValue, options: WritingOptions = WritingOptions()) throws(CodecError) -> SaveValue {
-        let (_, nodes, ids) = try resolved()
+        let nodes: [SaveValue?], ids: [Int: Int]
+        if let resolution {
+            (nodes, ids) = resolution
+        } else {
+            (_, nodes, ids) = try resolved()
+        }
         var writer = ViewWriter(objects: objects, nodes: nodes, oldIDs: ids, options: options)
         let newTop = try writer.writeTop(view, original: top)
         guard case .dictionary(var fields) = plist else { return plist }

@@ -32,6 +32,10 @@ public struct KeyedArchive: Sendable {
     public let plist: SaveValue
     let top: OrderedDictionary<String, SaveValue>
     let objects: [SaveValue]
+    /// Each object's node in the view and `$id`, kept from the reading when the view is to be
+    /// written back (``CodecRegistry/keyedView(of:decodedBy:options:retyping:forWriting:)``),
+    /// so that writing does not resolve the graph a second time.
+    var resolution: (nodes: [SaveValue?], ids: [Int: Int])?
 
     /// More objects than this is refused: a hostile file could claim millions of tiny ones.
     public static let maxObjects = 5_000_000

@@ -50,14 +50,24 @@ extension CodecRegistry {
     /// them (``seesThroughKeyedArchives``): its view, and the codec that writes the view back
     /// in the same property list format. `retyping` lets the write-back put a value of another
     /// type where one stood, as a migration or a merge may (otherwise ``keyedArchiveWriting`` says).
+    /// `forWriting` keeps what writing the view back needs from this reading (a command that
+    /// will write, as `set` or a merge): the graph is then resolved once, not twice.
     public func keyedView(
-        of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions(), retyping: Bool = false
+        of value: SaveValue, decodedBy codec: any SaveCodec, options: DecodingOptions = DecodingOptions(), retyping: Bool = false,
+        forWriting: Bool = false
     ) throws -> (view: SaveValue, codec: KeyedArchiveCodec)? {
         guard seesThroughKeyedArchives, KeyedArchiveCodec.canHoldArchives(codec), KeyedArchive.isKeyedArchive(value) else { return nil }
-        let archive = try KeyedArchive(value)
+        var archive = try KeyedArchive(value)
+        let view: SaveValue
+        if forWriting {
+            let resolved = try archive.resolved(maxDepth: options.maxDepth)
+            (view, archive.resolution) = (resolved.view, (resolved.nodes, resolved.ids))
+        } else {
+            view = try archive.view(maxDepth: options.maxDepth)
+        }
         var keyed = KeyedArchiveCodec(original: archive, container: codec)
         keyed.writing = keyedArchiveWriting
         if retyping { keyed.writing.retype = true }
-        return (try archive.view(maxDepth: options.maxDepth), keyed)
+        return (view, keyed)
     }
 }

@@ -12,7 +12,9 @@ struct LoadedDocument {
 
     /// Reads and decodes `path`; the codec is `codecID`, else sniffed from the content, else
     /// taken from the extension. Errors name the file.
-    static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, reading: ReadingOptions) throws -> LoadedDocument {
+    /// `forWriting`: the command writes the document back (a keyed archive's graph is then
+    /// resolved once for both).
+    static func load(_ path: String, codecID: String? = nil, registry: CodecRegistry, reading: ReadingOptions, forWriting: Bool = false) throws -> LoadedDocument {
         let input = try InputBytes.read(path, entry: reading.entry)
         return try Failure.reporting(file: input.displayName) {
             var codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
@@ -24,7 +26,7 @@ struct LoadedDocument {
                 registry.seesThroughKeyedArchives = true
             }
             let value = try codec.decode(input.bytes, options: reading.decoding)
-            if let keyed = try registry.keyedView(of: value, decodedBy: codec, options: reading.decoding) {
+            if let keyed = try registry.keyedView(of: value, decodedBy: codec, options: reading.decoding, forWriting: forWriting) {
                 return LoadedDocument(path: path, bytes: input.bytes, codec: keyed.codec, value: keyed.view)
             }
             return LoadedDocument(path: path, bytes: input.bytes, codec: codec, value: value)
@@ -38,7 +40,7 @@ extension LoadedDocument {
         guard reading.entry == nil else {
             throw ValidationError("--entry reads inside an archive, and \(command) writes the file it reads: import the bundle, edit the file, export again")
         }
-        return try load(path, registry: registry, reading: reading)
+        return try load(path, registry: registry, reading: reading, forWriting: true)
     }
 }
 

@@ -51,20 +51,11 @@ public struct KeyedArchive: Sendable {
     /// A cheap test before a full decode: a keyed archive's bytes hold the archiver's name in
     /// ASCII (binary and XML plists alike).
     public static func mayBeIn(_ bytes: [UInt8]) -> Bool {
-        let needle = Array("NSKeyedArchiver".utf8)
-        guard bytes.count >= needle.count else { return false }
-        return bytes.withUnsafeBufferPointer { haystack in
-            var index = 0
-            let last = haystack.count - needle.count
-            while index <= last {
-                if haystack[index] == needle[0], haystack[index + 1] == needle[1], needle.indices.allSatisfy({ haystack[index + $0] == needle[$0] }) {
-                    return true
-                }
-                index += 1
-            }
-            return false
-        }
+        // Not a byte-at-a-time loop: that was 4% of converting a 52 MB binary plist.
+        bytes.withUnsafeBytes { ByteSearch.contains(archiverName, in: $0) }
     }
+
+    private static let archiverName = Array("NSKeyedArchiver".utf8)
 
     /// Takes `plist` as a keyed archive; a value that is not one is refused with what it lacks.
     public init(_ plist: SaveValue) throws(CodecError) {

@@ -84,7 +84,7 @@ struct ContentPrefilter: Sendable {
             case "plist":
                 // UTF-16 text (the reader takes it) has NUL bytes; character references, CDATA
                 // and comments inside a key's text spell it otherwise.
-                if raw.contains(0) || ["&#", "<![CDATA[", "<!--"].contains(where: { Self.find(Array($0.utf8), in: raw) }) { return true }
+                if raw.contains(0) || ["&#", "<![CDATA[", "<!--"].contains(where: { ByteSearch.contains(Array($0.utf8), in: raw) }) { return true }
                 return someFingerprintsKeys(in: raw, text: true)
             case "bplist":
                 return someFingerprintsKeys(in: raw, text: false)
@@ -103,29 +103,12 @@ struct ContentPrefilter: Sendable {
             func present(_ index: Int) -> Bool {
                 if known[index] == 0 {
                     let key = keys[index]
-                    let found = text ? !key.plainInText || Self.find(key.utf8, in: haystack) : Self.find(key.utf8, in: haystack) || Self.find(key.utf16, in: haystack)
+                    let found = text ? !key.plainInText || ByteSearch.contains(key.utf8, in: haystack) : ByteSearch.contains(key.utf8, in: haystack) || ByteSearch.contains(key.utf16, in: haystack)
                     known[index] = found ? 2 : 1
                 }
                 return known[index] == 2
             }
             return needed!.contains { $0.allSatisfy(present) }
-        }
-    }
-
-    /// Whether `needle` occurs in `haystack`: memchr for its first byte, memcmp for the rest
-    /// (memmem is a GNU extension).
-    private static func find(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
-        guard let first = needle.first else { return true }
-        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
-        return needle.withUnsafeBytes { wanted in
-            var start = base
-            let last = base + (haystack.count - needle.count)  // the last place a match can begin
-            let final = needle[needle.count - 1]
-            while start <= last, let hit = memchr(start, Int32(first), last - start + 1) {
-                if hit.load(fromByteOffset: needle.count - 1, as: UInt8.self) == final, memcmp(hit, wanted.baseAddress!, needle.count) == 0 { return true }
-                start = UnsafeRawPointer(hit) + 1
-            }
-            return false
         }
     }
 

@@ -97,8 +97,6 @@ public struct BundleExporter: Sendable {
         var summary: BundleSummary
         /// The entries, for the second pass (held, or as records).
         private var builder = ManifestEntries.Builder()
-        /// Where `files` begins and ends in the manifest's bytes (known once finished).
-        private(set) var filesRange = 0..<0
         /// The first path of each file with several links.
         private var firstLinks: [InodeKey: String] = [:]
 
@@ -106,8 +104,6 @@ public struct BundleExporter: Sendable {
         init(root: String, header: BundleManifest) throws {
             (self.root, summary) = (root, header.summary)
             try manifest.append(contentsOf: header.encodedHeader())
-            let filesStart = manifest.count - 1  // the `[` that opens `files`
-            filesRange = filesStart..<filesStart
         }
 
         var entries: ManifestEntries { builder.entries }
@@ -134,9 +130,7 @@ public struct BundleExporter: Sendable {
 
         /// Ends the manifest.
         func finish() throws {
-            let filesEnd = manifest.count + (summary.entryCount == 0 ? 1 : 4)  // past the `]`
             try manifest.append(contentsOf: BundleManifest.encodedEnd(empty: summary.entryCount == 0))
-            filesRange = filesRange.lowerBound..<filesEnd
         }
     }
 
@@ -647,7 +641,8 @@ public struct BundleExporter: Sendable {
     static func readChunks(
         _ path: String, expecting identity: FileIdentity? = nil, opened: (Int32) -> Void = { _ in }, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Never waiting on a FIFO that took the file's place (the identity check then fails).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         defer { close(descriptor) }
         opened(descriptor)

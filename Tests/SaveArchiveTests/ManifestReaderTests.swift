@@ -164,4 +164,27 @@ struct ManifestReaderTests {
         try builder.entries.forEach { _, _ in count += 1 }
         #expect(count == files.count)
     }
+
+    /// A file time outside the years 1 to 9999 (tmpfs, XFS and Btrfs hold them; RFC 3339 cannot
+    /// spell them) is written as `@seconds.nanoseconds` and read back exactly, not as 1970.
+    @Test func timesRFC3339CannotSpellComeBackExactly() throws {
+        let times = [
+            Timestamp(seconds: -99_999_999_999, nanoseconds: 500_000_000), Timestamp(seconds: 253_402_300_800),
+            Timestamp(seconds: 999_999_999_999, nanoseconds: 123_456_789), Timestamp(seconds: -62_135_596_801, nanoseconds: 1),
+            Timestamp(seconds: 1_763_712_000, nanoseconds: 5),
+        ]
+        #expect(times.map(\.description) == [
+            "@-99999999999.5", "@253402300800", "@999999999999.123456789", "@-62135596801.000000001", "2025-11-21T08:00:00.000000005Z",
+        ])
+        var entries: [String] = []
+        for (index, time) in times.enumerated() {
+            #expect(Timestamp(parsing: time.description) == time, "\(time.description)")
+            let file = BundleManifest.File(path: "f\(index)", type: .directory, mode: 0o755, modified: time)
+            entries.append(String(decoding: BundleManifest.encodedEntry(file, first: index == 0).drop { $0 == UInt8(ascii: ",") || $0 == 0x0A || $0 == 0x20 }, as: UTF8.self))
+        }
+        for reading in try Self.readBothWays(Self.manifest(entries)) {
+            #expect(reading.files.map(\.modified) == times)
+        }
+        for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1"] { #expect(Timestamp(parsing: text) == nil, "\(text)") }
+    }
 }

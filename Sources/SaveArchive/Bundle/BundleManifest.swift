@@ -271,6 +271,9 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
     public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9) }
 
     /// RFC 3339 in UTC, with the nanoseconds when there are any: `2026-11-20T21:14:03.123456789Z`.
+    /// A time outside the years 1 to 9999, which RFC 3339 cannot spell (tmpfs, XFS and Btrfs
+    /// can hold one), is `@`, the whole seconds since 1970 and, after a dot, the nanoseconds, as
+    /// the file system keeps them: `@-99999999999.5` (`tv_sec` −99999999999, `tv_nsec` 5e8).
     public var description: String {
         var bytes: [UInt8] = []
         append(to: &bytes)
@@ -280,7 +283,14 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
     /// Appends ``description``'s text, without making a string (a manifest writes one per entry).
     func append(to bytes: inout [UInt8]) {
         guard RFC3339.isInRange(Date(timeIntervalSince1970: Double(seconds))) else {
-            bytes.append(contentsOf: RFC3339.format(Date(timeIntervalSince1970: Double(seconds))).utf8)
+            bytes.append(UInt8(ascii: "@"))
+            bytes.append(contentsOf: String(seconds).utf8)
+            if nanoseconds > 0 && nanoseconds < 1_000_000_000 {
+                var fraction = String(nanoseconds)
+                fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+                while fraction.hasSuffix("0") { fraction.removeLast() }
+                bytes.append(contentsOf: ("." + fraction).utf8)
+            }
             return
         }
         RFC3339.appendUnixTime(seconds: seconds, nanoseconds: nanoseconds, to: &bytes)
@@ -288,6 +298,18 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     /// Reads what ``description`` writes (and any RFC 3339 time, to the nanosecond).
     public init?(parsing text: String) {
+        if text.hasPrefix("@") {
+            let parts = text.dropFirst().split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let seconds = Int64(parts[0]) else { return nil }
+            var nanoseconds: Int32 = 0
+            if parts.count == 2 {
+                let digits = parts[1]
+                guard (1...9).contains(digits.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+                nanoseconds = Int32(digits + String(repeating: "0", count: 9 - digits.count))!
+            }
+            self.init(seconds: seconds, nanoseconds: nanoseconds)
+            return
+        }
         guard let (seconds, nanoseconds) = RFC3339.parseUnixTime(text) else { return nil }
         self.init(seconds: seconds, nanoseconds: nanoseconds)
     }

@@ -207,25 +207,33 @@ public struct BundleManifest: Sendable, Equatable {
 
         mutating func string(_ text: String) {
             bytes.append(UInt8(ascii: "\""))
-            for byte in text.utf8 {
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else {
-                    bytes.append(byte)
-                    continue
+            var text = text
+            text.withUTF8 { utf8 in
+                // What needs no escape goes in a run at a time.
+                var start = 0
+                for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                    escape(byte)
+                    start = index + 1
                 }
-                switch byte {
-                case 0x22: raw("\\\"")
-                case 0x5C: raw("\\\\")
-                case 0x0A: raw("\\n")
-                case 0x0D: raw("\\r")
-                case 0x09: raw("\\t")
-                case 0x08: raw("\\b")
-                case 0x0C: raw("\\f")
-                default:
-                    let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
-                    bytes.append(contentsOf: Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
-                }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
             }
             bytes.append(UInt8(ascii: "\""))
+        }
+
+        private mutating func escape(_ byte: UInt8) {
+            switch byte {
+            case 0x22: raw("\\\"")
+            case 0x5C: raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            default:
+                let digits: [UInt8] = Array("0123456789ABCDEF".utf8)
+                bytes.append(contentsOf: Array("\\u00".utf8) + [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+            }
         }
     }
 

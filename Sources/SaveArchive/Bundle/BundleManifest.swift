@@ -293,12 +293,7 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
         guard RFC3339.isInRange(Date(timeIntervalSince1970: Double(seconds))) else {
             bytes.append(UInt8(ascii: "@"))
             bytes.append(contentsOf: String(seconds).utf8)
-            if nanoseconds > 0 && nanoseconds < 1_000_000_000 {
-                var fraction = String(nanoseconds)
-                fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
-                while fraction.hasSuffix("0") { fraction.removeLast() }
-                bytes.append(contentsOf: ("." + fraction).utf8)
-            }
+            RFC3339.appendFraction(nanoseconds: nanoseconds, to: &bytes)
             return
         }
         RFC3339.appendUnixTime(seconds: seconds, nanoseconds: nanoseconds, to: &bytes)

@@ -49,27 +49,6 @@ enum ManifestLayout {
         }
     }
 
-    /// The elements of an array already delimited by ``forEachElement(_:in:_:)``, one at a time.
-    struct Elements<Bytes: ManifestBytes> {
-        let bytes: Bytes
-        private var index: Int
-        private let end: Int
-
-        /// `range` is the array's, brackets included.
-        init(_ bytes: Bytes, in range: Range<Int>) {
-            (self.bytes, index, end) = (bytes, range.lowerBound + 1, range.upperBound - 1)
-        }
-
-        mutating func next() -> Range<Int>? {
-            index = skipSpace(bytes, index)
-            guard index < end, let valueEnd = endOfValue(bytes, from: index) else { return nil }
-            let element = index..<valueEnd
-            index = skipSpace(bytes, valueEnd)
-            if index < end, bytes[index] == UInt8(ascii: ",") { index += 1 }
-            return element
-        }
-    }
-
     /// Where the value starting at `start` ends: after a string's closing quote, an object's or
     /// array's closing bracket (nesting counted, strings skipped), or a literal's last byte.
     /// Iterative, so a hostile nesting depth costs no stack.

@@ -65,7 +65,7 @@ extension SaveValue {
             let found: (value: SaveValue, codec: any SaveCodec)?
             do { found = try EmbeddedDocument.decodeReportingArchives(bytes, registry: registry) } catch let error as CodecError { throw error.prefixed(by: prefix) }
             guard let (inner, codec) = found else { return nil }
-            return (JSONPointer(tokens: Array(pointer.tokens[..<index])), inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
+            return (prefix, inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
         }
         return nil
     }

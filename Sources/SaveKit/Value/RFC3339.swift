@@ -90,17 +90,27 @@ public enum RFC3339 {
         padded(secondOfDay / 60 % 60, width: 2)
         bytes.append(UInt8(ascii: ":"))
         padded(secondOfDay % 60, width: 2)
-        if nanoseconds > 0 && nanoseconds < 1_000_000_000 {
-            bytes.append(UInt8(ascii: "."))
-            var fraction = Int(nanoseconds)
-            var digits = 9
-            while fraction % 10 == 0 {
-                fraction /= 10
-                digits -= 1
-            }
-            padded(fraction, width: digits)
-        }
+        appendFraction(nanoseconds: nanoseconds, to: &bytes)
         bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// Appends `.` and the nanoseconds as a fraction of a second without its trailing zeros
+    /// (`.5`, `.000000005`); nothing for none.
+    public static func appendFraction(nanoseconds: Int32, to bytes: inout [UInt8]) {
+        guard nanoseconds > 0 && nanoseconds < 1_000_000_000 else { return }
+        var fraction = Int(nanoseconds)
+        var digits = 9
+        while fraction % 10 == 0 {
+            fraction /= 10
+            digits -= 1
+        }
+        bytes.append(UInt8(ascii: "."))
+        var divisor = 1
+        for _ in 1..<digits { divisor *= 10 }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.

@@ -1,6 +1,6 @@
 import Foundation
 import PropertyBased
-import SaveKit
+@testable import SaveKit
 import TestSupport
 import Testing
 
@@ -112,5 +112,32 @@ struct ContentPrefilterTests {
         #expect(Self.migrator.mayRecogniseByContent(utf16, codec: "plist"))
         // Without the escapes and without a needed key, the bytes alone settle it.
         #expect(!Self.migrator.mayRecogniseByContent(Array(#"{"round": 2, "players": []}"#.utf8), codec: "json"))
+    }
+
+    /// The search behind the prefilter looks for a needle's rarest byte first: it must find a
+    /// needle wherever it is, at either end of the haystack, and nowhere else. Checked against a
+    /// plain byte-by-byte search on haystacks of a few letters, where near misses are common.
+    @Test func theByteSearchFindsWhatAPlainSearchFinds() async throws {
+        final class Tally: @unchecked Sendable { var found = 0, missed = 0 }
+        let tally = Tally()
+        let alphabet: [UInt8] = Array("aLp\0".utf8) + [0x00, 0xE9]
+        let letters = Gen.int(in: 0...alphabet.count - 1)
+        await propertyCheck(count: 2000, input: zip(letters.array(of: 0...40), letters.array(of: 0...3))) { (haystackLetters: [Int], needleLetters: [Int]) in
+            let haystack = haystackLetters.map { alphabet[$0] }, needle = needleLetters.map { alphabet[$0] }
+            var plain = needle.isEmpty
+            if !plain && needle.count <= haystack.count {
+                plain = (0...haystack.count - needle.count).contains { haystack[$0..<$0 + needle.count].elementsEqual(needle) }
+            }
+            let found = haystack.withUnsafeBytes { ByteSearch.contains(needle, in: $0) }
+            #expect(found == plain, "\(needle) in \(haystack)")
+            if found { tally.found += 1 } else { tally.missed += 1 }
+        }
+        #expect(tally.found > 200, "\(tally.found)")
+        #expect(tally.missed > 200, "\(tally.missed)")
+        // At the very ends, with the rare byte first and last.
+        let text = Array("Level of playerLevel".utf8)
+        for needle in ["Level", "playerLevel", "l", "Lev", "evel", "Levels", "xLevel"] {
+            #expect(text.withUnsafeBytes { ByteSearch.contains(Array(needle.utf8), in: $0) } == String(decoding: text, as: UTF8.self).contains(needle), "\(needle)")
+        }
     }
 }

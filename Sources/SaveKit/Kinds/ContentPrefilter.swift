@@ -25,8 +25,8 @@ struct ContentPrefilter: Sendable {
     private let needed: [[Int]]?
 
     private struct Key: Sendable {
-        var utf8: [UInt8]
-        var utf16: [UInt8]
+        var utf8: ByteSearch.Needle
+        var utf16: ByteSearch.Needle
         /// A key whose text a JSON or XML writer must escape cannot be looked for as it is.
         var plainInText: Bool
     }
@@ -49,7 +49,7 @@ struct ContentPrefilter: Sendable {
         self.needed = needed
         keys = names.map { key in
             Key(
-                utf8: Array(key.utf8), utf16: key.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] },
+                utf8: ByteSearch.Needle(Array(key.utf8)), utf16: ByteSearch.Needle(key.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
                 plainInText: !key.utf8.contains { $0 < 0x20 || [0x22, 0x5C, 0x26, 0x3C, 0x3E].contains($0) })
         }
     }
@@ -79,12 +79,12 @@ struct ContentPrefilter: Sendable {
             case "json":
                 // An escape can spell a key otherwise (`\u0070layers`, or `Zo\u00eb` as Python's
                 // json module writes it): such a document is looked at with its escapes undone.
-                if raw.contains(0x5C) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
+                if Self.holds(0x5C, raw) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
                 return someFingerprintsKeys(in: raw, text: true)
             case "plist":
                 // UTF-16 text (the reader takes it) has NUL bytes; character references, CDATA
                 // and comments inside a key's text spell it otherwise.
-                if raw.contains(0) || ["&#", "<![CDATA[", "<!--"].contains(where: { ByteSearch.contains(Array($0.utf8), in: raw) }) { return true }
+                if Self.holds(0, raw) || Self.markupThatRespells.contains(where: { ByteSearch.contains($0, in: raw) }) { return true }
                 return someFingerprintsKeys(in: raw, text: true)
             case "bplist":
                 return someFingerprintsKeys(in: raw, text: false)
@@ -92,6 +92,13 @@ struct ContentPrefilter: Sendable {
                 return true  // a plugin's format: nothing is known of how it stores keys
             }
         }
+    }
+
+    private static let markupThatRespells = ["&#", "<![CDATA[", "<!--"].map { ByteSearch.Needle(Array($0.utf8)) }
+
+    private static func holds(_ byte: UInt8, _ raw: UnsafeRawBufferPointer) -> Bool {
+        guard let base = raw.baseAddress else { return false }
+        return memchr(base, Int32(byte), raw.count) != nil
     }
 
     /// Whether every key of some fingerprint is in `haystack`: in text, as UTF-8 (a key that

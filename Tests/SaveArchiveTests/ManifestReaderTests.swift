@@ -98,6 +98,10 @@ struct ManifestReaderTests {
             == "a/b: inside a, a symbolic link, which an import never writes through")
         // Parents that are not listed (format 1, or a hand-made bundle) are fine.
         #expect(Self.refusal(Self.manifest([Self.file("a/b/c"), Self.file("a/d")])) == nil)
+        // A "/" followed by a combining mark is one Character, and still a separator.
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a/\u{301}b")])) == "a/\u{301}b: inside a, listed as a file")
+        // Files in one folder, then in another below a file.
+        #expect(Self.refusal(Self.manifest([Self.directory("d"), Self.file("d/x"), Self.file("d/y"), Self.file("e"), Self.file("e/z")])) == "e/z: inside e, listed as a file")
     }
 
     @Test func aHardLinkLeadsToAFileListedBeforeIt() {
@@ -187,4 +191,75 @@ struct ManifestReaderTests {
         }
         for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1"] { #expect(Timestamp(parsing: text) == nil, "\(text)") }
     }
+
+    /// Entries of export's plain shape are read straight from their bytes; anything else is
+    /// decoded as JSON. Both ways must agree wherever the first takes an entry: checked on
+    /// entries export writes, and on thousands of variations of them (escapes, unknown and
+    /// repeated keys, other types, signs, fractions, leading zeros, bad UTF-8, spacing).
+    @Test func entriesReadFromTheirBytesAgreeWithTheDecoder() throws {
+        func decoded(_ bytes: [UInt8]) -> ManifestEntryFields? { (try? JSONCodec().decode(bytes)).map(ManifestEntryFields.init) }
+        func scanned(_ bytes: [UInt8]) -> ManifestEntryFields? { bytes.withUnsafeBytes(ManifestEntryFields.init(scanning:)) }
+        func same(_ a: ManifestEntryFields, _ b: ManifestEntryFields) -> Bool {
+            (a.path, a.type, a.size, a.sha256, a.mode, a.modifiedAt) == (b.path, b.type, b.size, b.sha256, b.mode, b.modifiedAt)
+                && (a.target, a.uid, a.gid, a.codec, a.kind, a.version) == (b.target, b.uid, b.gid, b.codec, b.kind, b.version) && a.sparse == b.sparse
+                && a.xattrs.map(\.name) == b.xattrs.map(\.name) && a.xattrs.map(\.value) == b.xattrs.map(\.value)
+        }
+        // What export writes: every one is read from its bytes.
+        var file = BundleManifest.File(path: "Zoë/玩家 1.json", type: .file, size: 1234, sha256: String(repeating: "ab", count: 32), mode: 0o640, modified: Timestamp(seconds: 1_763_712_000, nanoseconds: 5))
+        (file.owner, file.codec, file.kind, file.version, file.sparse) = ((501, 20), "json", "kape.tournament", 3, true)
+        var link = BundleManifest.File(path: "latest", type: .symlink, mode: 0o777, modified: Timestamp(seconds: -5))
+        link.target = "Zoë/玩家 1.json"
+        for entry in [file, link, BundleManifest.File(path: "a", type: .directory, mode: 0o1777, modified: Timestamp(seconds: 0))] {
+            let bytes = Array(BundleManifest.encodedEntry(entry, first: true))
+            let fast = try #require(scanned(bytes), "\(String(decoding: bytes, as: UTF8.self))")
+            #expect(same(fast, try #require(decoded(bytes))), "\(String(decoding: bytes, as: UTF8.self))")
+        }
+        // Variations, from a seeded generator so that a failure can be run again.
+        var state: UInt64 = 0x5EED
+        func pick(_ count: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % count
+        }
+        let values: [String: [String]] = [
+            "path": [#""a/b.json""#, #""Zoë""#, #""a\u0062""#, #""""#, "5", "null", "\"\u{1}\"", #""\"""#],
+            "type": [#""file""#, #""directory""#, #""symlink""#, #""hardlink""#, #""fifo""#, "true", "null"],
+            "size": ["0", "12", "9223372036854775807", "9223372036854775808", "-1", "-0", "012", "1.0", "1e3", "1E3", #""12""#, "null"],
+            "sha256": ["\"\(String(repeating: "ab", count: 32))\"", #""AB""#, "7"],
+            "mode": [#""0644""#, #""7777""#, #""x""#, "420"],
+            "modifiedAt": [#""2026-11-24T14:11:59.25504319Z""#, #""@-5.5""#, "0"],
+            "target": [#""x""#, #""../x""#, #""\/x""#, "[]"],
+            "uid": ["0", "4294967295", "4294967296", "-1"], "gid": ["0", "20", "1.5"],
+            "codec": [#""json""#, "{}"], "kind": [#""k""#, "false"], "version": ["1", "-3", "2.0", "100000000000000000000"],
+            "sparse": ["true", "false", "1", "null", "tru"],
+            "xattrs": [#"{"user.a": "YQ=="}"#, "{}"], "other": ["1"], "pa\\u0074h": [#""escaped key""#],
+        ]
+        let keys = values.keys.sorted()
+        var (fromBytes, decodedOnly) = (0, 0)
+        for _ in 0..<5000 {
+            var members: [String] = []
+            for _ in 0..<(1 + pick(8)) {
+                let key = keys[pick(keys.count)]
+                let choices = values[key]!
+                // Mostly the first (valid) value, so that many entries stay plain.
+                let value = pick(3) == 0 ? choices[pick(choices.count)] : choices[0]
+                members.append([#""\#(key)":\#(value)"#, #" "\#(key)" : \#(value) "#, "\n\"\(key)\":\t\(value)"][pick(3)])
+            }
+            var bytes = Array(("{" + members.joined(separator: ",") + "}").utf8)
+            if pick(20) == 0 { bytes.insert(0xFF, at: pick(bytes.count)) }  // not UTF-8
+            if pick(30) == 0 { bytes.removeLast(1 + pick(min(3, bytes.count))) }  // cut short
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let fast = scanned(bytes) else {
+                decodedOnly += 1
+                continue
+            }
+            fromBytes += 1
+            let slow = decoded(bytes)
+            #expect(slow != nil, "read from its bytes, yet the decoder refuses it: \(text)")
+            if let slow { #expect(same(fast, slow), "\(text)") }
+        }
+        // Not a vacuous pass: both ways came up many times.
+        #expect(fromBytes > 500, "\(fromBytes)")
+        #expect(decodedOnly > 500, "\(decodedOnly)")
+    }
 }
+

@@ -108,11 +108,16 @@ protocol ManifestBytes {
     var count: Int { get }
     subscript(index: Int) -> UInt8 { get }
     func bytes(in range: Range<Int>) -> [UInt8]
+    /// Calls `body` with the bytes in `range`, copied only when they are not at hand.
+    func withBytes<Result>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
     /// The first failure to read them (a subscript cannot throw), if any.
     var failure: (any Error)? { get }
 }
 
 extension Array: ManifestBytes where Element == UInt8 {
     func bytes(in range: Range<Int>) -> [UInt8] { Array(self[range]) }
+    func withBytes<Result>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try self[range].withUnsafeBytes(body)
+    }
     var failure: (any Error)? { nil }
 }

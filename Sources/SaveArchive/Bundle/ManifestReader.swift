@@ -168,7 +168,8 @@ enum ManifestReader {
                     guard index < maxEntries else {
                         throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
                     }
-                    let file = try entry(from: decode(range), index: index, formatTwo: formatTwo, bundle: bundle)
+                    let fields = try bytes.withBytes(in: range, ManifestEntryFields.init(scanning:)) ?? ManifestEntryFields(decode(range))
+                    let file = try entry(from: fields, index: index, formatTwo: formatTwo, bundle: bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
@@ -190,42 +191,42 @@ enum ManifestReader {
 
     /// One entry of `files`, checked on its own: a safe relative path, a known type, a size and
     /// digest for a file, a target for a link that stays inside.
-    static func entry(from file: SaveValue, index: Int, formatTwo: Bool, bundle: String) throws -> BundleManifest.File {
+    static func entry(from file: ManifestEntryFields, index: Int, formatTwo: Bool, bundle: String) throws -> BundleManifest.File {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
-        guard let path = file["path"]?.stringValue else { throw bad("files/\(index) has no \"path\", expected a relative path") }
+        guard let path = file.path else { throw bad("files/\(index) has no \"path\", expected a relative path") }
         if let problem = BundleImporter.unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
-        let typeName = file["type"]?.stringValue ?? "file"
+        let typeName = file.type ?? "file"
         guard let type = BundleManifest.File.EntryType(rawValue: typeName), formatTwo || type == .file else {
             throw bad("\(path) has the type \"\(typeName)\", expected \(formatTwo ? "file, directory, symlink or hardlink" : "a file (format 1)")")
         }
         var size: Int64 = 0, sha256 = ""
         if type == .file {
-            guard case .integer(let declared)? = file["size"], declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
-            guard let digest = file["sha256"]?.stringValue, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            guard let declared = file.size, declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
+            guard let digest = file.sha256, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
                 throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
             }
             (size, sha256) = (declared, digest)
         }
-        let mode = file["mode"]?.stringValue.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
-        let modified = file["modifiedAt"]?.stringValue.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
+        let mode = file.mode.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
+        let modified = file.modifiedAt.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
         var entry = BundleManifest.File(
             path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
-            target: file["target"]?.stringValue, codec: file["codec"]?.stringValue)
+            target: file.target, codec: file.codec)
         if type == .symlink || type == .hardlink {
             guard let target = entry.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
             if type == .symlink, let problem = BundleImporter.symbolicLinkProblem(path, target) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
             }
         }
-        if case .integer(let uid)? = file["uid"], case .integer(let gid)? = file["gid"], uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
+        if let uid = file.uid, let gid = file.gid, uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
             entry.owner = (UInt32(uid), UInt32(gid))
         }
-        for (name, value) in file["xattrs"]?.dictionaryValue ?? [:] {
+        for (name, value) in file.xattrs {
             guard let text = value.stringValue, let bytes = Data(base64Encoded: text) else { throw bad("\(path): xattr \(name), expected base64") }
             entry.xattrs[name] = Array(bytes)
         }
-        entry.sparse = file["sparse"] == .bool(true)
-        (entry.kind, entry.version) = (file["kind"]?.stringValue, file["version"]?.int64Value.map(Int.init))
+        entry.sparse = file.sparse
+        (entry.kind, entry.version) = (file.kind, file.version.map(Int.init))
         return entry
     }
 }
@@ -246,6 +247,8 @@ struct ManifestChecks {
     let bundle: String
     let unordered: Bool
     private var previous: String?
+    /// The folder of the last entry whose parents were found listed (or noted as unlisted).
+    private var settledFolder: String?
     private var spellings: Set<String> = []
     private var directories: Set<String> = []
     /// Parents not listed as directories (when seen), each with the first path inside it.
@@ -261,8 +264,8 @@ struct ManifestChecks {
     mutating func check(_ file: BundleManifest.File, index: Int) throws {
         let path = file.path
         if !unordered {
-            if let previous, !previous.utf8.lexicographicallyPrecedes(path.utf8) {
-                if previous.utf8.elementsEqual(path.utf8) { throw duplicate(path) }
+            if let previous, Self.compareBytes(previous, path) >= 0 {
+                if Self.compareBytes(previous, path) == 0 { throw duplicate(path) }
                 throw Unordered()
             }
             previous = path
@@ -273,14 +276,34 @@ struct ManifestChecks {
             guard spellings.insert(path).inserted else { throw duplicate(path) }
         }
         if file.type == .directory { directories.insert(path) }
-        var parent = Substring(path)
-        while let slash = parent.lastIndex(of: "/") {
-            parent = parent[..<slash]
-            let name = String(parent)
-            if directories.contains(name) || unlistedParents[name] != nil { break }
-            unlistedParents[name] = path
-        }
         if file.type == .hardlink, let target = file.target, linkTargets[Array(target.utf8)] == nil { linkTargets[Array(target.utf8)] = (index, path) }
+        // By bytes: a "/" followed by a combining mark is one Character, but still a separator.
+        let utf8 = path.utf8
+        guard let lastSlash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
+        let folder = String(Substring(utf8[..<lastSlash]))
+        // Most entries share the folder of the one before, whose parents were settled then.
+        if settledFolder.map({ Self.compareBytes($0, folder) != 0 }) ?? true {
+            var parent = Substring(folder)
+            while true {
+                let name = String(parent)
+                if directories.contains(name) || unlistedParents[name] != nil { break }
+                unlistedParents[name] = path
+                guard let slash = parent.utf8.lastIndex(of: UInt8(ascii: "/")) else { break }
+                parent = Substring(parent.utf8[..<slash])
+            }
+            settledFolder = folder
+        }
+    }
+
+    /// The order of two paths by their UTF-8 bytes (export's order), as `memcmp` gives it.
+    private static func compareBytes(_ first: String, _ second: String) -> Int {
+        var (first, second) = (first, second)
+        return first.withUTF8 { a in
+            second.withUTF8 { b in
+                let common = memcmp(a.baseAddress ?? UnsafePointer(bitPattern: 1)!, b.baseAddress ?? UnsafePointer(bitPattern: 1)!, min(a.count, b.count))
+                return common != 0 ? Int(common) : a.count - b.count
+            }
+        }
     }
 
     /// The second pass, over every entry again.

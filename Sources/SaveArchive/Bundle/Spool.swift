@@ -169,4 +169,11 @@ final class SpoolBytes: ManifestBytes {
             return []
         }
     }
+
+    func withBytes<Result>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        if range.lowerBound >= windowStart && range.upperBound <= windowStart + windowCount {
+            return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: window[(range.lowerBound - windowStart)..<(range.upperBound - windowStart)])))
+        }
+        return try bytes(in: range).withUnsafeBytes(body)
+    }
 }

@@ -27,6 +27,33 @@ struct ManifestLayoutTests {
         var elements: [SaveValue] = []
         #expect(try ManifestLayout.forEachElement(bytes, in: files) { elements.append(try JSONCodec().decode(Array(bytes[$0]))) })
         #expect(elements == whole["files"]?.arrayValue)
+        // Read and delimited in one walk: the same elements, those of export's shape read.
+        var ranges: [Range<Int>] = [], read: [Range<Int>] = []
+        #expect(ManifestLayout.forEachElement(bytes, in: files) { ranges.append($0) })
+        var oneWalk: [Range<Int>] = []
+        #expect(ManifestLayout.forEachElement(bytes, in: files, reading: ManifestEntryFields.element(at:)) { range, fields in
+            oneWalk.append(range)
+            if fields != nil { read.append(range) }
+        })
+        // Each of these has what the reader leaves to the decoder (attributes, an escape, a fraction).
+        #expect(oneWalk == ranges && read.isEmpty)
+        let plain = Array(#"[{"path":"a","size":1}, {"path":"b\"c"} ,{"type": "directory", "path": "d"}]"#.utf8)
+        (oneWalk, read) = ([], [])
+        #expect(ManifestLayout.forEachElement(plain, in: 0..<plain.count, reading: ManifestEntryFields.element(at:)) { range, fields in
+            oneWalk.append(range)
+            if fields != nil { read.append(range) }
+        })
+        #expect(oneWalk.map { String(decoding: plain[$0], as: UTF8.self) } == [#"{"path":"a","size":1}"#, #"{"path":"b\"c"}"#, #"{"type": "directory", "path": "d"}"#])
+        #expect(read == [oneWalk[0], oneWalk[2]])
+        // The guess that `files` ends where the document does is wrong when an array comes after
+        // it: its elements cannot be delimited then, which is how a reader knows to walk instead.
+        let later = Array(#"{"files": [{"path": "a"}], "after": [1]}"#.utf8)
+        let key = Array(#""files""#.utf8)
+        let guessed = try #require(ManifestLayout.members(later, guessingArray: key)?.first { $0.key == key }).value
+        let walked = try #require(ManifestLayout.members(later)?.first { $0.key == key }).value
+        #expect(String(decoding: later[guessed], as: UTF8.self) == #"[{"path": "a"}], "after": [1]"#)
+        #expect(!ManifestLayout.forEachElement(later, in: guessed) { _ in })
+        #expect(String(decoding: later[walked], as: UTF8.self) == #"[{"path": "a"}]"#)
         var none = 0
         let empty = try #require(members.first { $0.key == Array("\"empty\"".utf8) }).value
         #expect(ManifestLayout.forEachElement(bytes, in: empty) { _ in none += 1 } && none == 0)

@@ -66,6 +66,13 @@ struct ManifestReaderTests {
             #expect(reading.files.count == 12_000 && reading.files[1].path == "slot-00/save-0.json" && reading.files.last?.path == "slot-39/save-99.json")
         }
         #expect(readings[0].files == readings[1].files)
+        // `files` is taken to end where the document does: a member after it (an array, whose
+        // `]` is then the last) makes that guess wrong, and the manifest is read again without it.
+        for tail in [#", "after": [1, [2]]"#, #", "label": "x""#, #", "files2": []"#] {
+            var later = Array(bytes.dropLast(3))  // "]}\n"
+            later += Array(("]" + tail + "}\n").utf8)
+            for reading in try Self.readBothWays(later) { #expect(reading.files == readings[0].files, "\(tail)") }
+        }
         // A small manifest keeps its entries after the checks.
         #expect(try Self.readBothWays(Self.manifest([Self.directory("a"), Self.file("a/b")])).allSatisfy { $0.held && $0.files.count == 2 })
     }

@@ -66,6 +66,21 @@ struct ManifestEntryFields {
     /// The members of the entry in `raw`, read as the bytes are, or `nil` when the entry is not
     /// of the plain shape export writes (the caller decodes it then).
     init?(scanning raw: UnsafeRawBufferPointer) {
+        guard let (fields, length) = Self.element(at: raw), raw[length...].allSatisfy({ [0x20, 0x0A, 0x09, 0x0D].contains($0) }) else { return nil }
+        self = fields
+    }
+
+    /// The entry that `raw` starts with and how many bytes it takes, or `nil` when it does not
+    /// start with an entry of the plain shape export writes (whatever follows it).
+    static func element(at raw: UnsafeRawBufferPointer) -> (ManifestEntryFields, length: Int)? {
+        var length = 0
+        guard let fields = ManifestEntryFields(scanning: raw, length: &length) else { return nil }
+        return (fields, length)
+    }
+
+    private init() {}
+
+    private init?(scanning raw: UnsafeRawBufferPointer, length: inout Int) {
         let bytes = raw.assumingMemoryBound(to: UInt8.self)
         var index = 0
         let end = bytes.count
@@ -170,7 +185,6 @@ struct ManifestEntryFields {
                 skipSpace()
             }
         }
-        skipSpace()
-        guard index == end else { return nil }
+        length = index
     }
 }

@@ -118,6 +118,21 @@ enum ManifestReader {
     private static func read<Bytes: ManifestBytes>(
         _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int
     ) throws -> CheckedManifest {
+        // `files` is first taken to end where the document does (``ManifestLayout/members(_:guessingArray:)``),
+        // which spares a walk through every entry; on any doubt, or any fault, the manifest is
+        // read again without that guess, and a fault reported from that reading.
+        if let manifest = try? read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: true) {
+            return manifest
+        }
+        return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: false)!
+    }
+
+    private static let filesKey = Array(#""files""#.utf8)
+
+    /// The manifest in `bytes`; `nil` only when `guessingFilesEnd` and the guess was wrong.
+    private static func read<Bytes: ManifestBytes>(
+        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, guessingFilesEnd guessing: Bool
+    ) throws -> CheckedManifest? {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         // What the layout cannot delimit, or a value that does not decode, the decoder of the
         // whole document describes (with its line and column).
@@ -131,7 +146,10 @@ enum ManifestReader {
         func decode(_ range: Range<Int>) throws -> SaveValue {
             do { return try JSONCodec().decode(bytes.bytes(in: range)) } catch { throw malformed(error, at: range.lowerBound) }
         }
-        guard let members = ManifestLayout.members(bytes) else { throw malformed() }
+        guard let members = ManifestLayout.members(bytes, guessingArray: guessing ? filesKey : nil) else {
+            if guessing { return nil }
+            throw malformed()
+        }
         var header: OrderedDictionary<String, SaveValue> = [:]
         var filesRange: Range<Int>?
         for (key, range) in members {
@@ -163,19 +181,22 @@ enum ManifestReader {
             (summary, written, entries) = (emptySummary, 0, ManifestEntries.Builder())
             var index = -1
             do {
-                let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange) { range in
+                let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange, reading: ManifestEntryFields.element(at:)) { range, scanned in
                     index += 1
                     guard index < maxEntries else {
                         throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
                     }
-                    let fields = try bytes.withBytes(in: range, ManifestEntryFields.init(scanning:)) ?? ManifestEntryFields(decode(range))
+                    let fields = try scanned ?? ManifestEntryFields(decode(range))
                     let file = try entry(from: fields, index: index, formatTwo: formatTwo, bundle: bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
                     try entries.append(file)
                 }
-                guard delimited else { throw malformed() }
+                guard delimited else {
+                    if guessing { return nil }
+                    throw malformed()
+                }
                 break
             } catch is ManifestChecks.Unordered {
                 checks = ManifestChecks(bundle: bundle, unordered: true)
@@ -202,7 +223,7 @@ enum ManifestReader {
         var size: Int64 = 0, sha256 = ""
         if type == .file {
             guard let declared = file.size, declared >= 0 else { throw bad("\(path) has no valid \"size\", expected a byte count") }
-            guard let digest = file.sha256, digest.utf8.count == 64, digest.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            guard var digest = file.sha256, digest.withUTF8({ $0.count == 64 && $0.allSatisfy { $0 &- 0x30 < 10 || $0 &- 0x61 < 6 } }) else {
                 throw bad("\(path) has no valid \"sha256\", expected 64 lower-case hex digits")
             }
             (size, sha256) = (declared, digest)

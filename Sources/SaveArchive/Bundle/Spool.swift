@@ -170,10 +170,19 @@ final class SpoolBytes: ManifestBytes {
         }
     }
 
-    func withBytes<Result>(in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        if range.lowerBound >= windowStart && range.upperBound <= windowStart + windowCount {
-            return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: window[(range.lowerBound - windowStart)..<(range.upperBound - windowStart)])))
+    func withRun<Result>(from index: Int, atLeast: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var offset = index &- windowStart
+        // Re-windowed when the index is outside, or too near the end to hold what is asked for.
+        if offset < 0 || offset >= windowCount || (windowCount - offset < atLeast && windowStart + windowCount < count) {
+            windowStart = index
+            do {
+                windowCount = try spool.read(at: windowStart, into: UnsafeMutableRawBufferPointer(window))
+            } catch {
+                failure = failure ?? error
+                windowCount = 0
+            }
+            offset = 0
         }
-        return try bytes(in: range).withUnsafeBytes(body)
+        return try body(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: window[offset..<max(offset, windowCount)])))
     }
 }

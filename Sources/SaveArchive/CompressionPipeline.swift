@@ -5,6 +5,10 @@ import Foundation
 /// process: the tar writer formats and reads files on one core while the filter compresses on
 /// another. Blocks go through a small bounded queue, so memory stays flat.
 ///
+/// The tar writer hands over 10 KiB at a time; those are gathered into blocks of 1 MiB before
+/// they are queued, as a pipe's buffer gathers them for `zstd`. Queued one by one, each woke
+/// the compressor (90,000 `futex` calls in an export of 100,000 small files, none in tar's).
+///
 /// The compressor is libarchive itself — the "raw" format, which writes one entry's bytes
 /// through the filters unchanged — so the output is exactly what the single-threaded writer
 /// would produce.
@@ -15,7 +19,11 @@ final class CompressionPipeline: @unchecked Sendable {
     private var failure: String?
     private var done = false
     private var abandoned = false
-    private let capacity = 16
+    /// Blocks waiting, at most (with the one being gathered, at most 5 MiB).
+    private let capacity = 4
+    private static let blockSize = 1 << 20
+    /// The block being gathered: the writing thread's alone.
+    private var gathering: [UInt8] = []
     private let compressor: OpaquePointer
     private let entry: OpaquePointer
     private let output: ArchiveOutput
@@ -51,9 +59,18 @@ final class CompressionPipeline: @unchecked Sendable {
         archive_entry_free(entry)
     }
 
-    /// Queues a block; blocks while the queue is full. `false` once the compressor has failed.
+    /// Adds bytes to the stream, queuing a block when one is full; waits while the queue is
+    /// full. `false` once the compressor has failed.
     func push(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let block = [UInt8](bytes)
+        if gathering.capacity < Self.blockSize { gathering.reserveCapacity(Self.blockSize) }
+        gathering.append(contentsOf: bytes)
+        return gathering.count < Self.blockSize || queueGathered()
+    }
+
+    private func queueGathered() -> Bool {
+        guard !gathering.isEmpty else { return true }
+        let block = gathering
+        gathering = []
         condition.lock()
         defer { condition.unlock() }
         while blocks.count >= capacity && failure == nil { condition.wait() }
@@ -66,6 +83,7 @@ final class CompressionPipeline: @unchecked Sendable {
     /// Stops without writing what is queued or the compressor's end, and waits for its thread:
     /// the archive failed, and nothing more of it should reach the output.
     func abandon() {
+        gathering = []
         condition.lock()
         abandoned = true
         finished = true
@@ -76,6 +94,7 @@ final class CompressionPipeline: @unchecked Sendable {
 
     /// Ends the stream and waits for the compressor to write its last bytes.
     func finish() throws(ArchiveError) {
+        _ = queueGathered()
         condition.lock()
         finished = true
         condition.broadcast()

@@ -28,6 +28,10 @@ struct BinaryPlistReader {
     private var expandedSize: [Int] = []
     /// Objects being decoded right now: meeting one again is a cycle.
     private var inProgress: [Bool] = []
+    /// Where the references of the last dictionary whose keys were checked start, and their
+    /// count: a save's records share one set of key objects, and the same references in the
+    /// same order need no second check.
+    private var lastCheckedKeys = (body: -1, count: -1)
 
     private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
@@ -429,7 +433,13 @@ extension BinaryPlistReader {
     /// Checks that a dictionary's keys are strings, each there once. Keys are compared as
     /// stored: the same object, or objects of the same bytes (writers store equal strings once,
     /// so this is what a duplicate looks like); small dictionaries need no strings built.
-    private func checkKeys(count: Int, body: Int) throws {
+    private mutating func checkKeys(count: Int, body: Int) throws {
+        if count == lastCheckedKeys.count, memcmp(bytes.baseAddress! + body, bytes.baseAddress! + lastCheckedKeys.body, count * referenceSize) == 0 { return }
+        try checkEachKey(count: count, body: body)
+        lastCheckedKeys = (body, count)
+    }
+
+    private func checkEachKey(count: Int, body: Int) throws {
         if count > 16 {
             var seen = Set<String>(minimumCapacity: count)
             for position in 0..<count {

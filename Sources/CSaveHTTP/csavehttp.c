@@ -14,7 +14,7 @@ enum {
     OPT_TIMEOUT = 13, OPT_POSTFIELDS = 10015, OPT_LOW_SPEED_LIMIT = 19, OPT_LOW_SPEED_TIME = 20,
     OPT_HTTPHEADER = 10023, OPT_HEADERDATA = 10029, OPT_CUSTOMREQUEST = 10036, OPT_NOBODY = 44,
     OPT_CONNECTTIMEOUT = 78, OPT_HEADERFUNCTION = 20079, OPT_HTTP_VERSION = 84, OPT_NOSIGNAL = 99,
-    OPT_POSTFIELDSIZE_LARGE = 30120,
+    OPT_POSTFIELDSIZE_LARGE = 30120, OPT_CAINFO = 10065,
     HTTP_VERSION_1_1 = 2,
     INFO_RESPONSE_CODE = 0x200002,
     GLOBAL_DEFAULT = 3,
@@ -103,7 +103,7 @@ static size_t deliver_body(char *data, size_t size, size_t count, void *context)
 int savetool_http_perform(void *handle, const char *method, const char *url,
                           const char *const *headers, size_t header_count,
                           const void *body, size_t body_length, int sends_body,
-                          long connect_timeout, long idle_timeout, long total_timeout,
+                          long connect_timeout, long idle_timeout, long total_timeout, const char *ca_file,
                           savetool_http_sink on_header, savetool_http_sink on_body, void *context,
                           long *status, char *error, size_t error_capacity) {
     // Reset keeps the handle's open connections for the next request to the same store.
@@ -131,6 +131,8 @@ int savetool_http_perform(void *handle, const char *method, const char *url,
     curl.easy_setopt(handle, OPT_WRITEFUNCTION, deliver_body);
     curl.easy_setopt(handle, OPT_WRITEDATA, &sinks);
     curl.easy_setopt(handle, OPT_CONNECTTIMEOUT, connect_timeout);
+    // A private CA or a self-signed server certificate, trusted instead of the system's CAs.
+    if (ca_file) curl.easy_setopt(handle, OPT_CAINFO, ca_file);
     // Idle: less than a byte a second for this long. Total: the whole request.
     curl.easy_setopt(handle, OPT_LOW_SPEED_LIMIT, 1L);
     curl.easy_setopt(handle, OPT_LOW_SPEED_TIME, idle_timeout);

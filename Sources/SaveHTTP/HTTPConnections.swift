@@ -37,12 +37,15 @@ public struct HTTPResponse: Sendable {
 public final class HTTPConnections: @unchecked Sendable {
     private let idleTimeout: Int
     private let totalTimeout: Int
+    /// PEM certificates trusted instead of the system's CAs (a private CA, a self-signed server).
+    private let trustedCertificates: String?
     private let lock = NSLock()
     /// Handles not in use (curl handles may not serve two threads at once).
     private var idle: [UnsafeMutableRawPointer] = []
 
     /// Whole seconds; an infinite timeout is none (0 to curl).
-    public init(idleTimeout: TimeInterval, totalTimeout: TimeInterval) {
+    public init(idleTimeout: TimeInterval, totalTimeout: TimeInterval, trustedCertificates: String? = nil) {
+        self.trustedCertificates = trustedCertificates
         func seconds(_ interval: TimeInterval) -> Int {
             guard interval.isFinite else { return 0 }
             return max(1, Int(min(interval, TimeInterval(Int32.max)).rounded(.up)))
@@ -70,14 +73,17 @@ public final class HTTPConnections: @unchecked Sendable {
                 request.body.withUnsafeBytes { body in
                     savetool_http_perform(
                         handle, request.method, request.url, headers, lines.count, body.baseAddress, body.count, request.sendsBody ? 1 : 0,
-                        idleTimeout, idleTimeout, totalTimeout,
+                        idleTimeout, idleTimeout, totalTimeout, trustedCertificates,
                         { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().header(data, length) },
                         { context, data, length in Unmanaged<Answer>.fromOpaque(context!).takeUnretainedValue().body(data, length) },
                         Unmanaged.passUnretained(answer).toOpaque(), &status, &problem, problem.count)
                 }
             }
         }
-        guard code == 0 else { return .failure(SaveError(.io, Self.text(problem))) }
+        guard code == 0 else {
+            if Self.untrustedCodes.contains(code) { return .failure(Untrusted(reason: Self.text(problem))) }
+            return .failure(SaveError(.io, Self.text(problem)))
+        }
         return .success(HTTPResponse(status: status, headers: answer.headers, body: answer.received))
     }
 
@@ -90,6 +96,16 @@ public final class HTTPConnections: @unchecked Sendable {
     public struct Unavailable: Error {
         public var reason: String
     }
+
+    /// The server's certificate is not trusted (or the trusted certificates cannot be read):
+    /// no use trying again until someone changes what is trusted.
+    public struct Untrusted: Error {
+        public var reason: String
+    }
+
+    /// libcurl's codes for a certificate it refuses: SSL_CERTPROBLEM 58, PEER_FAILED_VERIFICATION
+    /// 60, SSL_CACERT_BADFILE 77, SSL_ISSUER_ERROR 83, SSL_PINNEDPUBKEYNOTMATCH 90.
+    private static let untrustedCodes: Set<Int32> = [58, 60, 77, 83, 90]
 
     /// What comes back, gathered by curl's callbacks.
     private final class Answer {

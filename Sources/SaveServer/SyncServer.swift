@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import NIOCore
 import NIOPosix
@@ -34,6 +35,8 @@ public struct SyncServerConfiguration: Sendable {
     /// Versions kept per slot; older ones are thinned (each of the last `keepBackups` days'
     /// last version and parked pushes younger than 30 days stay). `nil` keeps every version.
     public var keepVersions: Int? = 100
+    /// TLS in the server itself; `nil` serves plain HTTP (behind a terminating proxy).
+    public var tls: ServerTLS?
 
     public init(storage: any SaveStorage, tokens: TokenList?, kinds: [SaveKind], registry: CodecRegistry) {
         (self.storage, self.tokens, self.kinds, self.registry) = (storage, tokens, kinds, registry)
@@ -66,9 +69,10 @@ public enum SyncServer {
         routes.add(to: router)
         var logger = Logger(label: "savetool-serve")
         logger.logLevel = .critical  // the access log is the server's voice; NIO's own lines would hold no more
+        let http = HTTPServerBuilder.http1(configuration: .init(idleTimeout: configuration.idleTimeout))
         return Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: configuration.idleTimeout)),
+            server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.configuration()) } ?? http,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "savetool",
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections)),

@@ -46,6 +46,8 @@ public final class S3Client: Sendable {
                 return response
             case .failure(let error as HTTPConnections.Unavailable):
                 throw SaveError(.io, file: "s3://\(bucket)", "cannot talk to the object store: \(error.reason)")
+            case .failure(let error as HTTPConnections.Untrusted):
+                throw SaveError(.permissionDenied, file: "s3://\(bucket)", "the object store is not trusted: \(error.reason), expected a certificate from a trusted CA")
             case .failure(let error):
                 lastProblem = "\(error)"
             }

@@ -23,7 +23,12 @@ public final class SyncClient: Sendable {
     public let attempts: Int
     private let connections: HTTPConnections
 
-    public init(server: String, space: String, token: String?, device: String?, registry: CodecRegistry, attempts: Int = 4, timeout: TimeInterval = 30) throws(SaveError) {
+    /// `trustedCertificates`: a PEM file of the certificates that an `https` server's is checked
+    /// against instead of the system's CAs (a private CA, or the server's own self-signed one).
+    public init(
+        server: String, space: String, token: String?, device: String?, registry: CodecRegistry, attempts: Int = 4, timeout: TimeInterval = 30,
+        trustedCertificates: String? = nil
+    ) throws(SaveError) {
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
         guard server.hasPrefix("http://") || server.hasPrefix("https://") else {
@@ -31,7 +36,10 @@ public final class SyncClient: Sendable {
         }
         (self.server, self.space, self.token, self.device, self.registry) = (server, try SlotAddress.space(space), token, device, registry)
         self.attempts = max(1, attempts)
-        connections = HTTPConnections(idleTimeout: timeout, totalTimeout: timeout * 4)
+        if let trustedCertificates, access(trustedCertificates, R_OK) != 0 {
+            throw SaveError(.notFound, file: trustedCertificates, "cannot be read, expected a PEM file of trusted certificates")
+        }
+        connections = HTTPConnections(idleTimeout: timeout, totalTimeout: timeout * 4, trustedCertificates: trustedCertificates)
     }
 
     /// What happened to one file.
@@ -172,6 +180,8 @@ public final class SyncClient: Sendable {
                 }
             case .failure(let error as HTTPConnections.Unavailable):
                 throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)")
+            case .failure(let error as HTTPConnections.Untrusted):
+                throw SaveError(.permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate from a trusted CA (or --cacert with the server's own)")
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }

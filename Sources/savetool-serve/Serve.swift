@@ -30,6 +30,7 @@ struct Serve: ParsableCommand {
 
             Examples:
               savetool serve --store /var/lib/savetool/sync --tokens tokens.json --host 0.0.0.0
+              savetool serve --store sync --tokens tokens.json --tls-cert cert.pem --tls-key key.pem
               savetool serve --store s3://saves/sync --port 8080 --backup-repo s3://saves/daily
               savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write
             """,
@@ -61,6 +62,7 @@ struct Serve: ParsableCommand {
                 Examples:
                   savetool serve run --store /var/lib/savetool/sync --port 8080
                   savetool serve run --store s3://saves/sync --tokens tokens.json --host 0.0.0.0
+                  savetool serve run --store sync --tokens tokens.json --tls-cert cert.pem --tls-key key.pem
                 """)
 
         @OptionGroup var global: GlobalOptions
@@ -76,6 +78,12 @@ struct Serve: ParsableCommand {
 
         @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"))
         var tokens: String?
+
+        @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.", valueName: "file"))
+        var tlsCert: String?
+
+        @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+        var tlsKey: String?
 
         @Option(help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
         var maxBody = 16 << 20
@@ -100,6 +108,9 @@ struct Serve: ParsableCommand {
             guard maxBody > 0, timeout > 0, maxConnections > 0, keepBackups > 0, keepVersions >= 0 else {
                 throw ValidationError("--max-body, --timeout, --max-connections and --keep-backups must be above 0, --keep-versions at least 0")
             }
+            guard (tlsCert == nil) == (tlsKey == nil) else {
+                throw ValidationError(tlsCert == nil ? "--tls-key without --tls-cert, expected both" : "--tls-cert without --tls-key, expected both")
+            }
         }
 
         func run() throws {
@@ -122,6 +133,7 @@ struct Serve: ParsableCommand {
                 configuration.idleTimeout = .seconds(Int64(timeout) + 2)
                 configuration.maxConnections = maxConnections
                 configuration.keepVersions = keepVersions > 0 ? keepVersions : nil
+                if let tlsCert, let tlsKey { configuration.tls = ServerTLS(certificateChain: tlsCert, privateKey: tlsKey) }
                 if let backupRepo {
                     configuration.backups = S3Location.isRemote(backupRepo)
                         ? .remote(RemoteRepository(
@@ -139,7 +151,7 @@ struct Serve: ParsableCommand {
             Task {
                 do {
                     let app = try SyncServer.buildApplication(configuration) { port in
-                        Console.output("savetool serve: listening on http://\(configuration.host):\(port)\n")
+                        Console.output("savetool serve: listening on \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(port)\n")
                     }
                     try await app.runService()
                 } catch {

@@ -23,7 +23,7 @@ void savetool_http_close(void *handle);
 int savetool_http_perform(void *handle, const char *method, const char *url,
                           const char *const *headers, size_t header_count,
                           const void *body, size_t body_length, int sends_body,
-                          long connect_timeout, long idle_timeout, long total_timeout,
+                          long connect_timeout, long idle_timeout, long total_timeout, const char *ca_file,
                           savetool_http_sink on_header, savetool_http_sink on_body, void *context,
                           long *status, char *error, size_t error_capacity);
 

@@ -27,10 +27,12 @@ struct Sync: ParsableCommand {
             is left as it was, and the exit code is 1; the server keeps the push.
 
             Exit codes: 1 a conflict; 65 the server refused a file as bad data; 75 the server \
-            could not be reached or failed, after a few tries; 77 the token was refused.
+            could not be reached or failed, after a few tries; 77 the token was refused, or \
+            the server's certificate is not trusted (not tried again).
 
             Examples:
               savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token
+              savetool sync Documents --server https://qa:8443 --cacert qa.pem --space kape/p-42
               savetool sync com.example.blocks.plist --server http://127.0.0.1:8080 --space blocks/player-42 --slot Library/Preferences/com.example.blocks.plist
             """
     )
@@ -55,6 +57,9 @@ struct Sync: ParsableCommand {
     @Option(help: ArgumentHelp("This device's name, for the server's history (default: the host name).", valueName: "name"))
     var device: String?
 
+    @Option(help: ArgumentHelp("Trust the certificates in this PEM file for an https server, instead of the system's CAs (a private CA, or a self-signed server).", valueName: "file"))
+    var cacert: String?
+
     func run() throws {
         var worst: Int32 = 0
         try Failure.reporting {
@@ -64,7 +69,8 @@ struct Sync: ParsableCommand {
                 return text
             }
             let client = try SyncClient(
-                server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry())
+                server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry(),
+                trustedCertificates: cacert)
             var info = stat()
             guard stat(path, &info) == 0 else { throw SaveError(.notFound, file: path, FileError.reason(errno)) }
             let isFolder = info.st_mode & S_IFMT == S_IFDIR

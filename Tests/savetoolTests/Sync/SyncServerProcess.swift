@@ -14,11 +14,14 @@ final class SyncServerProcess: @unchecked Sendable {
     let port: Int
     /// Where its access log goes.
     let logFile: String
-    var url: String { "http://127.0.0.1:\(port)" }
+    /// `https` when it was started with `--tls-cert`.
+    let scheme: String
+    var url: String { "\(scheme)://127.0.0.1:\(port)" }
 
     /// `limitBlocks`: the server runs under `ulimit -f` (512-byte blocks), so that writing a
     /// larger file fails as on a full disk.
     init(store: String, arguments: [String] = [], port: Int = 0, environment: [String: String]? = nil, limitBlocks: Int? = nil) throws {
+        scheme = arguments.contains("--tls-cert") ? "https" : "http"
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).log").path
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         let command = [CLI.executable, "serve", "--store", store, "--port", String(port)] + arguments
@@ -87,9 +90,12 @@ struct SyncAPI: Sendable {
     let base: String
     var token: String?
     var device: String?
-    let connections = HTTPConnections(idleTimeout: 30, totalTimeout: 120)
+    let connections: HTTPConnections
 
-    init(_ base: String, token: String? = nil, device: String? = nil) { (self.base, self.token, self.device) = (base, token, device) }
+    init(_ base: String, token: String? = nil, device: String? = nil, trusting certificates: String? = nil) {
+        (self.base, self.token, self.device) = (base, token, device)
+        connections = HTTPConnections(idleTimeout: 30, totalTimeout: 120, trustedCertificates: certificates)
+    }
 
     func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> HTTPResponse {
         var all = headers

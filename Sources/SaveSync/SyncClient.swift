@@ -181,7 +181,7 @@ public final class SyncClient: Sendable {
             case .failure(let error as HTTPConnections.Unavailable):
                 throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)")
             case .failure(let error as HTTPConnections.Untrusted):
-                throw SaveError(.permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate from a trusted CA (or --cacert with the server's own)")
+                throw SaveError(.permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate from a trusted CA", hint: .trustTheCertificate)
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }

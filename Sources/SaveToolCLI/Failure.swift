@@ -50,6 +50,7 @@ public enum Failure {
         case .keepTypes: "typed JSON, without --plain, keeps them"
         case .readArchiveTable: "--raw-archive reads its object table as it is"
         case .retype: "--retype writes it anyway"
+        case .trustTheCertificate: "--cacert trusts a private CA or the server's own certificate"
         }
     }
 

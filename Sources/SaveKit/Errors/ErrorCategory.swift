@@ -47,6 +47,9 @@ public enum ErrorHint: Sendable, Equatable {
     case readArchiveTable
     /// Write a value of another type where a keyed archive held one.
     case retype
+    /// Trust a server's certificate that the system's CAs do not vouch for (a private CA, a
+    /// self-signed server).
+    case trustTheCertificate
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Equatable {

@@ -28,10 +28,11 @@ struct BinaryPlistReader {
     private var expandedSize: [Int] = []
     /// Objects being decoded right now: meeting one again is a cycle.
     private var inProgress: [Bool] = []
-    /// Where the references of the last dictionary whose keys were checked start, and their
-    /// count: a save's records share one set of key objects, and the same references in the
-    /// same order need no second check.
-    private var lastCheckedKeys = (body: -1, count: -1)
+    /// Where the key references of dictionaries already checked start, and their count, one
+    /// per count modulo 8: a save's records share one set of key objects, and the same
+    /// references in the same order need no second check. By count, so that a record and the
+    /// small dictionary inside each record do not push each other out.
+    private var checkedKeys = [(body: Int, count: Int)](repeating: (-1, -1), count: 8)
 
     private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
@@ -434,9 +435,11 @@ extension BinaryPlistReader {
     /// stored: the same object, or objects of the same bytes (writers store equal strings once,
     /// so this is what a duplicate looks like); small dictionaries need no strings built.
     private mutating func checkKeys(count: Int, body: Int) throws {
-        if count == lastCheckedKeys.count, memcmp(bytes.baseAddress! + body, bytes.baseAddress! + lastCheckedKeys.body, count * referenceSize) == 0 { return }
+        let slot = count & 7
+        let checked = checkedKeys[slot]
+        if count == checked.count, memcmp(bytes.baseAddress! + body, bytes.baseAddress! + checked.body, count * referenceSize) == 0 { return }
         try checkEachKey(count: count, body: body)
-        lastCheckedKeys = (body, count)
+        checkedKeys[slot] = (body, count)
     }
 
     private func checkEachKey(count: Int, body: Int) throws {

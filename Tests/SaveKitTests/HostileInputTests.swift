@@ -107,6 +107,28 @@ struct HostileInputTests {
         return bytes
     }
 
+    /// The streaming reader does not check a dictionary's keys again when they are the very key
+    /// objects of one it has checked: a duplicate key after such dictionaries is still refused.
+    @Test func aRepeatedKeyAfterDictionariesOfTheSameKeysIsRefused() throws {
+        // 0: [1, 2, 5], 1 and 2: {a: 6, b: 6} with the same key objects, 5: {a: 6, a': 6}
+        // where a' is another object of the same bytes, 3: "a", 4: "b", 6: 1, 7: "a" again.
+        let objects: [[UInt8]] = [
+            [0xA3, 0x01, 0x02, 0x05], [0xD2, 0x03, 0x04, 0x06, 0x06], [0xD2, 0x03, 0x04, 0x06, 0x06],
+            [0x51, 0x61], [0x51, 0x62], [0xD2, 0x03, 0x07, 0x06, 0x06], [0x10, 0x01], [0x51, 0x61],
+        ]
+        let bytes = Self.binaryPlist(objects)
+        var json = ByteArrayOutput()
+        #expect { try Conversion.convert(bytes, from: Codecs.binary, to: Codecs.json, to: &json) } throws: { error in
+            "\(error)".contains("the key \"a\" a second time")
+        }
+        // The same two good dictionaries alone convert.
+        var good = objects
+        good[0] = [0xA2, 0x01, 0x02]
+        json = ByteArrayOutput()
+        try Conversion.convert(Self.binaryPlist(good), from: Codecs.binary, to: Codecs.json, to: &json)
+        #expect(try Codecs.json.decode(json.bytes) == [["a": 1, "b": 1], ["a": 1, "b": 1]])
+    }
+
     @Test func craftedBinaryPlists() {
         let cases: [(String, [UInt8])] = [
             ("array containing itself", Self.binaryPlist([[0xA1, 0x00]])),

@@ -14,7 +14,7 @@ enum {
     OPT_TIMEOUT = 13, OPT_POSTFIELDS = 10015, OPT_LOW_SPEED_LIMIT = 19, OPT_LOW_SPEED_TIME = 20,
     OPT_HTTPHEADER = 10023, OPT_HEADERDATA = 10029, OPT_CUSTOMREQUEST = 10036, OPT_NOBODY = 44,
     OPT_CONNECTTIMEOUT = 78, OPT_HEADERFUNCTION = 20079, OPT_HTTP_VERSION = 84, OPT_NOSIGNAL = 99,
-    OPT_POSTFIELDSIZE_LARGE = 30120, OPT_CAINFO = 10065,
+    OPT_POSTFIELDSIZE_LARGE = 30120, OPT_CAINFO = 10065, OPT_CAPATH = 10097,
     HTTP_VERSION_1_1 = 2,
     INFO_RESPONSE_CODE = 0x200002,
     GLOBAL_DEFAULT = 3,
@@ -131,8 +131,12 @@ int savetool_http_perform(void *handle, const char *method, const char *url,
     curl.easy_setopt(handle, OPT_WRITEFUNCTION, deliver_body);
     curl.easy_setopt(handle, OPT_WRITEDATA, &sinks);
     curl.easy_setopt(handle, OPT_CONNECTTIMEOUT, connect_timeout);
-    // A private CA or a self-signed server certificate, trusted instead of the system's CAs.
-    if (ca_file) curl.easy_setopt(handle, OPT_CAINFO, ca_file);
+    // A private CA or a self-signed server certificate, trusted instead of the system's CAs:
+    // Debian's libcurl also has a CA folder built in, which CAINFO alone would leave trusted.
+    if (ca_file) {
+        curl.easy_setopt(handle, OPT_CAINFO, ca_file);
+        curl.easy_setopt(handle, OPT_CAPATH, (const char *)NULL);
+    }
     // Idle: less than a byte a second for this long. Total: the whole request.
     curl.easy_setopt(handle, OPT_LOW_SPEED_LIMIT, 1L);
     curl.easy_setopt(handle, OPT_LOW_SPEED_TIME, idle_timeout);

@@ -19,7 +19,8 @@ final class CompressionPipeline: @unchecked Sendable {
     private var failure: String?
     private var done = false
     private var abandoned = false
-    /// Blocks waiting, at most (with the one being gathered, at most 5 MiB).
+    /// Blocks waiting, at most: with the one being gathered and the one being compressed, at
+    /// most 6 MiB.
     private let capacity = 4
     private static let blockSize = 1 << 20
     /// The block being gathered: the writing thread's alone.
@@ -62,9 +63,12 @@ final class CompressionPipeline: @unchecked Sendable {
     /// Adds bytes to the stream, queuing a block when one is full; waits while the queue is
     /// full. `false` once the compressor has failed.
     func push(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Queued before it would overflow: 1 MiB is no multiple of the writer's 10 KiB, and
+        // growing the block would copy it.
+        if gathering.count + bytes.count > Self.blockSize, !queueGathered() { return false }
         if gathering.capacity < Self.blockSize { gathering.reserveCapacity(Self.blockSize) }
         gathering.append(contentsOf: bytes)
-        return gathering.count < Self.blockSize || queueGathered()
+        return true
     }
 
     private func queueGathered() -> Bool {

@@ -81,7 +81,10 @@ public final class HTTPConnections: @unchecked Sendable {
             }
         }
         guard code == 0 else {
-            if Self.untrustedCodes.contains(code) { return .failure(Untrusted(reason: Self.text(problem))) }
+            if code == Self.badCAFile, let trustedCertificates {
+                return .failure(SaveError(.badData, file: trustedCertificates, "cannot be used as trusted certificates (libcurl: \(Self.text(problem))), expected PEM certificates"))
+            }
+            if Self.untrustedCodes.contains(code) { return .failure(Untrusted(reason: Self.text(problem), withOwnCertificates: trustedCertificates != nil)) }
             return .failure(SaveError(.io, Self.text(problem)))
         }
         return .success(HTTPResponse(status: status, headers: answer.headers, body: answer.received))
@@ -97,15 +100,20 @@ public final class HTTPConnections: @unchecked Sendable {
         public var reason: String
     }
 
-    /// The server's certificate is not trusted (or the trusted certificates cannot be read):
-    /// no use trying again until someone changes what is trusted.
+    /// The server's certificate is not trusted: no use trying again until someone changes what
+    /// is trusted.
     public struct Untrusted: Error {
         public var reason: String
+        /// Whether the certificates trusted were the caller's own, not the system's CAs.
+        public var withOwnCertificates: Bool
     }
 
-    /// libcurl's codes for a certificate it refuses: SSL_CERTPROBLEM 58, PEER_FAILED_VERIFICATION
-    /// 60, SSL_CACERT_BADFILE 77, SSL_ISSUER_ERROR 83, SSL_PINNEDPUBKEYNOTMATCH 90.
-    private static let untrustedCodes: Set<Int32> = [58, 60, 77, 83, 90]
+    /// libcurl's codes for a server certificate it refuses: PEER_FAILED_VERIFICATION 60,
+    /// SSL_ISSUER_ERROR 83, SSL_PINNEDPUBKEYNOTMATCH 90; and SSL_CACERT_BADFILE 77, the system's
+    /// CA file unreadable.
+    private static let untrustedCodes: Set<Int32> = [60, 77, 83, 90]
+    /// SSL_CACERT_BADFILE: with certificates of the caller's own, that file is at fault.
+    private static let badCAFile: Int32 = 77
 
     /// What comes back, gathered by curl's callbacks.
     private final class Answer {

@@ -36,8 +36,11 @@ public final class SyncClient: Sendable {
         }
         (self.server, self.space, self.token, self.device, self.registry) = (server, try SlotAddress.space(space), token, device, registry)
         self.attempts = max(1, attempts)
-        if let trustedCertificates, access(trustedCertificates, R_OK) != 0 {
-            throw SaveError(.notFound, file: trustedCertificates, "cannot be read, expected a PEM file of trusted certificates")
+        if let trustedCertificates {
+            var info = stat()
+            guard stat(trustedCertificates, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(trustedCertificates, R_OK) == 0 else {
+                throw SaveError(.notFound, file: trustedCertificates, "cannot be read as a file, expected a PEM file of trusted certificates")
+            }
         }
         connections = HTTPConnections(idleTimeout: timeout, totalTimeout: timeout * 4, trustedCertificates: trustedCertificates)
     }
@@ -180,8 +183,12 @@ public final class SyncClient: Sendable {
                 }
             case .failure(let error as HTTPConnections.Unavailable):
                 throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)")
+            case .failure(let error as SaveError) where error.category == .badData:
+                throw error  // the trusted certificates' file: no use trying again
             case .failure(let error as HTTPConnections.Untrusted):
-                throw SaveError(.permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate from a trusted CA", hint: .trustTheCertificate)
+                throw SaveError(
+                    .permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate that the trusted ones vouch for",
+                    hint: error.withOwnCertificates ? nil : .trustTheCertificate)
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }

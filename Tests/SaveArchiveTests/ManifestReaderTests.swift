@@ -68,11 +68,21 @@ struct ManifestReaderTests {
         #expect(readings[0].files == readings[1].files)
         // `files` is taken to end where the document does: a member after it (an array, whose
         // `]` is then the last) makes that guess wrong, and the manifest is read again without it.
-        for tail in [#", "after": [1, [2]]"#, #", "label": "x""#, #", "files2": []"#] {
+        for tail in [#", "after": [1, [2]]"#, #", "label": "x""#, #", "files2": []"#, #", "label": "x", "after": [1]"#] {
             var later = Array(bytes.dropLast(3))  // "]}\n"
             later += Array(("]" + tail + "}\n").utf8)
-            for reading in try Self.readBothWays(later) { #expect(reading.files == readings[0].files, "\(tail)") }
+            for reading in try Self.readBothWays(later) {
+                #expect(reading.files == readings[0].files, "\(tail)")
+                // A member after `files` is read too, also where the guess swallowed it at first.
+                #expect(reading.summary.label == (tail.contains("label") ? "x" : nil), "\(tail)")
+            }
         }
+        // `format` after `files`, behind an array: the first reading misses it, the second finds it.
+        var formatLast = Array(#"{"source": "s", "files": [{"path": "a", "type": "directory"}], "format": "savetool.bundle/2", "n": [1]}"#.utf8)
+        #expect(try Self.readBothWays(formatLast).allSatisfy { $0.files.map(\.path) == ["a"] && $0.summary.format == "savetool.bundle/2" })
+        // A fault in an entry is reported as it is, whether or not the guess was right.
+        formatLast = Array(#"{"format": "savetool.bundle/2", "files": [{"path": "../a", "type": "directory"}], "n": [1]}"#.utf8)
+        #expect(Self.refusal(formatLast)?.contains("'..'") == true, "\(Self.refusal(formatLast) ?? "")")
         // A small manifest keeps its entries after the checks.
         #expect(try Self.readBothWays(Self.manifest([Self.directory("a"), Self.file("a/b")])).allSatisfy { $0.held && $0.files.count == 2 })
     }
@@ -260,6 +270,10 @@ struct ManifestReaderTests {
                 continue
             }
             fromBytes += 1
+            // Followed by more of the array, the same entry, ending where it ends.
+            let followed = bytes + Array(#",{"path": "next"}]"#.utf8)
+            let element = followed.withUnsafeBytes { ManifestEntryFields.element(at: $0) }
+            #expect(element?.length == bytes.count && element.map { same($0.0, fast) } == true, "\(text)")
             let slow = decoded(bytes)
             #expect(slow != nil, "read from its bytes, yet the decoder refuses it: \(text)")
             if let slow { #expect(same(fast, slow), "\(text)") }

@@ -375,11 +375,13 @@ public struct BundleImporter {
         /// Files up to this size are read whole and handed over; larger ones are streamed to
         /// disk by the extracting thread itself once the queue is empty.
         static let largestHandedOver: Int64 = 1 << 20
-        /// A batch is handed over at this many entries or this many bytes of contents, so at
-        /// most 1.5 MiB each.
+        /// A batch is handed over at this many entries or this many bytes of contents: under
+        /// 512 KiB, then one more entry (at most 1 MiB before migration; a migrated save may
+        /// be larger than the file it came from).
         static let batchEntries = 64, batchBytes = 512 << 10
         let queue = DispatchQueue(label: "savetool.import.landing")
-        /// At most this many batches wait (at most 12 MiB of contents).
+        /// At most this many batches wait: with the one being gathered, about 13.5 MiB of
+        /// contents (16 MiB when each entry waited on its own).
         private let slots = DispatchSemaphore(value: 8)
         private let lock = NSLock()
         private var failure: (any Error)?

@@ -119,15 +119,21 @@ enum ManifestReader {
         _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int
     ) throws -> CheckedManifest {
         // `files` is first taken to end where the document does (``ManifestLayout/members(_:guessingArray:)``),
-        // which spares a walk through every entry; on any doubt, or any fault, the manifest is
-        // read again without that guess, and a fault reported from that reading.
-        if let manifest = try? read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: true) {
+        // which spares a walk through every entry. When that guess is wrong, or the header read
+        // with it is at fault (a member after `files` went unseen), the manifest is read again
+        // without it, and a fault reported from that reading. A fault in an entry is the same
+        // either way (the guessed array holds the real one's entries first) and is reported at once.
+        if let manifest = try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: true) {
             return manifest
         }
         return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: false)!
     }
 
     private static let filesKey = Array(#""files""#.utf8)
+
+    /// A fault of the header while guessing where `files` ends is not described (that would
+    /// decode the whole document): the reading without the guess does that.
+    private struct Unsettled: Error {}
 
     /// The manifest in `bytes`; `nil` only when `guessingFilesEnd` and the guess was wrong.
     private static func read<Bytes: ManifestBytes>(
@@ -150,27 +156,39 @@ enum ManifestReader {
             if guessing { return nil }
             throw malformed()
         }
-        var header: OrderedDictionary<String, SaveValue> = [:]
-        var filesRange: Range<Int>?
-        for (key, range) in members {
-            let keyValue: SaveValue
-            do { keyValue = try JSONCodec().decode(key) } catch { throw malformed(error) }
-            // A key spelled twice, once with escapes: the whole decoder names the duplicate.
-            guard case .string(let name) = keyValue, name != "files" || filesRange == nil, header[name] == nil else { throw malformed() }
-            if name == "files" { filesRange = range } else { header[name] = try decode(range) }
+        func headerFault(_ error: (any Error)? = nil) -> any Error { guessing ? Unsettled() : malformed(error) }
+        let format: String, filesRange: Range<Int>, emptySummary: BundleSummary
+        do {
+            var header: OrderedDictionary<String, SaveValue> = [:]
+            var files: Range<Int>?
+            for (key, range) in members {
+                let keyValue: SaveValue
+                do { keyValue = try JSONCodec().decode(key) } catch { throw headerFault(error) }
+                // A key spelled twice, once with escapes: the whole decoder names the duplicate.
+                guard case .string(let name) = keyValue, name != "files" || files == nil, header[name] == nil else { throw headerFault() }
+                if name == "files" {
+                    files = range
+                } else {
+                    do { header[name] = try JSONCodec().decode(bytes.bytes(in: range)) } catch { throw guessing ? Unsettled() as any Error : malformed(error, at: range.lowerBound) }
+                }
+            }
+            let value = SaveValue.dictionary(header)
+            guard let named = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
+            let version = named.hasPrefix("savetool.bundle/") ? named.dropFirst("savetool.bundle/".count) : ""
+            guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
+                throw bad("the format \"\(named)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
+            }
+            guard let files, bytes[files.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
+            (format, filesRange) = (named, files)
+            emptySummary = BundleSummary(
+                format: named, createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
+                createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
+                source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue)
+        } catch {
+            if guessing { return nil }
+            throw error
         }
-        let value = SaveValue.dictionary(header)
-        guard let format = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
-        let version = format.hasPrefix("savetool.bundle/") ? format.dropFirst("savetool.bundle/".count) : ""
-        guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
-            throw bad("the format \"\(format)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
-        }
-        guard let filesRange, bytes[filesRange.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
-        let formatTwo = version.split(separator: ".").first == "2"
-        let emptySummary = BundleSummary(
-            format: format, createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
-            createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
-            source: value["source"]?.stringValue ?? "", sourcePath: value["sourcePath"]?.stringValue)
+        let formatTwo = format.dropFirst("savetool.bundle/".count).split(separator: ".").first == "2"
 
         // The checks assume the order export writes (by UTF-8 bytes), which rules out duplicates
         // without a table of every path; a manifest in any other order is checked again with one.

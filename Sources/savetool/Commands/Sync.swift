@@ -28,7 +28,8 @@ struct Sync: ParsableCommand {
 
             Exit codes: 1 a conflict; 65 the server refused a file as bad data; 75 the server \
             could not be reached or failed, after a few tries; 77 the token was refused, or \
-            the server's certificate is not trusted (not tried again).
+            the server's certificate is not trusted (neither is tried again, and the rest of a \
+            folder is left for the next sync).
 
             Examples:
               savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token
@@ -102,6 +103,8 @@ struct Sync: ParsableCommand {
                     let (message, code) = Failure.describe(error, file: file)
                     Console.error(message)
                     worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
+                    // A refused token or an untrusted server refuses every other file alike.
+                    if (error as? any CategorizedError)?.category == .permissionDenied { break }
                 }
             }
         }

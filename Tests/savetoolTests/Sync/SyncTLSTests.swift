@@ -1,4 +1,5 @@
 import Foundation
+import SaveHTTP
 import SaveKit
 import TestSupport
 import Testing
@@ -27,7 +28,7 @@ struct SyncTLSTests {
 
         // Without the certificate trusted, the handshake fails: no answer at all.
         let untrusting = SyncAPI(server.url)
-        #expect(throws: (any Error).self) { try untrusting.request("GET", "/healthz") }
+        #expect(throws: HTTPConnections.Untrusted.self) { try untrusting.request("GET", "/healthz") }
         // Plain HTTP to the TLS port gets no HTTP answer either.
         let plain = SyncAPI(server.url.replacingOccurrences(of: "https://", with: "http://"))
         let answer = try? plain.request("GET", "/healthz")
@@ -41,11 +42,25 @@ struct SyncTLSTests {
         let synced = try CLI.run("sync", file, "--server", server.url, "--space", "kape/player-2", "--cacert", Self.certificate)
         #expect(synced.status == 0, "\(synced.errors)")
         #expect(try api.get("kape/player-2", "tournament.json").status == 200)
-        // Without it, the system's CAs do not know a self-signed certificate: refused, nothing written.
+        // Without it, the system's CAs do not know a self-signed certificate: refused at once
+        // (not retried as an outage), with libcurl's reason and the option that helps.
         let refused = try CLI.run("sync", file, "--server", server.url, "--space", "kape/player-3")
-        #expect(refused.status == 77, "not retried: trying again cannot help")
-        #expect(refused.errors.lowercased().contains("certificate") && refused.errors.contains("--cacert"), "\(refused.errors)")
+        #expect(refused.status == 77)
+        #expect(refused.errors.contains("self-signed") && refused.errors.contains("--cacert") && !refused.errors.contains("tried"), "\(refused.errors)")
         #expect(try api.get("kape/player-3", "tournament.json").status == 404)
+        // A folder stops at the first such refusal: every other file would meet the same.
+        try Data(SyncServerTests.save).write(to: device.appendingPathComponent("second.json"))
+        let folder = try CLI.run("sync", device.path, "--server", server.url, "--space", "kape/player-4")
+        #expect(folder.status == 77)
+        #expect(folder.errors.components(separatedBy: "not trusted").count == 2, "one refusal: \(folder.errors)")
+        // A --cacert that is not PEM is that file's fault (65), and one that is a folder cannot be read (66).
+        let notPEM = root.appendingPathComponent("not.pem").path
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: notPEM))
+        let badFile = try CLI.run("sync", file, "--server", server.url, "--space", "kape/player-5", "--cacert", notPEM)
+        #expect(badFile.status == 65 && badFile.errors.contains(notPEM), "\(badFile.status) \(badFile.errors)")
+        let aFolder = try CLI.run("sync", file, "--server", server.url, "--space", "kape/player-5", "--cacert", root.path)
+        #expect(aFolder.status == 66 && aFolder.errors.contains(root.path), "\(aFolder.status) \(aFolder.errors)")
+        #expect(try api.get("kape/player-5", "tournament.json").status == 404)
     }
 
     @Test func certificatesAndKeysAreCheckedBeforeAnythingListens() throws {

@@ -107,6 +107,31 @@ struct HostileInputTests {
         return bytes
     }
 
+    /// UTF-16 text is turned into UTF-8 unit by unit, by the tree reader and by the streaming
+    /// one alike: pairs make one scalar, and a surrogate without its partner is refused.
+    @Test func utf16TextIsReadAsSwiftReadsIt() throws {
+        let texts: [[UInt16]] = [
+            [0x005A, 0x006F, 0x00EB], [0x73A9, 0x5BB6], [0xD83C, 0xDF83], [0x0000, 0x007F, 0x0080, 0x07FF, 0x0800, 0xFFFF],
+            [0xD800], [0xDC00], [0xD83C, 0x0041], [0x0041, 0xDF83], [0xD83C, 0xD83C, 0xDF83], [0xDBFF, 0xDFFF],
+        ]
+        for units in texts {
+            let object: [UInt8] = [0x60 | UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+            let bytes = Self.binaryPlist([[0xA1, 0x01], object])
+            let expected = String(validating: units, as: UTF16.self)
+            let tree = try? BinaryPlistCodec().decode(bytes)
+            #expect(tree == expected.map { [.string($0)] }, "\(units)")
+            var json = ByteArrayOutput()
+            let streamed = try? Conversion.convert(bytes, from: Codecs.binary, to: Codecs.json, to: &json)
+            #expect((streamed != nil) == (expected != nil), "\(units)")
+            if let expected, streamed != nil { #expect(try Codecs.json.decode(json.bytes) == [.string(expected)], "\(units)") }
+        }
+        // A key in UTF-16 takes the same way.
+        let key: [UInt8] = [0x62, 0x73, 0xA9, 0x5B, 0xB6]
+        var json = ByteArrayOutput()
+        try Conversion.convert(Self.binaryPlist([[0xD1, 0x01, 0x02], key, [0x10, 0x07]]), from: Codecs.binary, to: Codecs.json, to: &json)
+        #expect(try Codecs.json.decode(json.bytes) == ["玩家": 7])
+    }
+
     /// The streaming reader does not check a dictionary's keys again when they are the very key
     /// objects of one it has checked: a duplicate key after such dictionaries is still refused.
     @Test func aRepeatedKeyAfterDictionariesOfTheSameKeysIsRefused() throws {

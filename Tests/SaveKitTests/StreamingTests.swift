@@ -1,5 +1,5 @@
 import Foundation
-import SaveKit
+@testable import SaveKit
 import TestSupport
 import Testing
 
@@ -191,3 +191,39 @@ private struct CountingCodec: SaveCodec {
         return Array("lowered its own way".utf8)
     }
 }
+
+/// A conversion of a large input writes on a thread of its own: the bytes must be the same as
+/// written on one thread, and a failure of the output must come back as the conversion's error.
+@Suite("Streaming: writing on a thread of its own")
+struct BackgroundWritingTests {
+    struct Refused: Error, Equatable {}
+
+    /// An output that takes `limit` bytes, then refuses (a full disk).
+    struct FillingOutput: ByteOutput {
+        var taken = 0
+        let limit: Int
+        mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+            guard taken + bytes.count <= limit else { throw Refused() }
+            taken += bytes.count
+        }
+    }
+
+    static let large: [UInt8] = {
+        let records = (0..<120_000).map { index -> SaveValue in ["id": .integer(Int64(index)), "name": .string("Zoë \(index)"), "ratio": .real(Double(index) / 7)] }
+        return try! Codecs.binary.encode(["records": .array(records)])
+    }()
+
+    @Test func aLargeConversionWritesTheSameBytes() throws {
+        #expect(Self.large.count >= Conversion.writtenInBackground, "\(Self.large.count) bytes: large enough to be written in the background")
+        var streamed = ByteArrayOutput()
+        try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &streamed)
+        let expected = try Codecs.json.encode(try Codecs.binary.decode(Self.large), options: EncodingOptions())
+        #expect(streamed.bytes == expected)
+    }
+
+    @Test func theOutputsFailureIsTheConversionsError() throws {
+        var output = FillingOutput(limit: 3 << 20)
+        #expect(throws: Refused.self) { try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &output) }
+    }
+}
+

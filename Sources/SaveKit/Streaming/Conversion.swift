@@ -15,6 +15,9 @@
 /// try output.commit()
 /// ```
 public enum Conversion {
+    /// Inputs from this size on are written by a thread of their own.
+    static let writtenInBackground = 8 << 20
+
     /// Decodes `bytes` with `source` and writes the document with `target` into `output`.
     /// Returns what had to be changed for the target, as ``EncodingOptions`` allowed.
     ///
@@ -31,10 +34,22 @@ public enum Conversion {
         var erased: any ByteOutput = output
         defer { output = erased as! Output }
         var input = consume bytes
-        if let events = source.events(in: input, options: decoding),
-           let writer = target.eventWriter(into: erased, options: encoding) {
-            input = []
-            return try stream(events, into: writer, codec: target, options: encoding, output: &erased)
+        if let events = source.events(in: input, options: decoding) {
+            // A large input is written on a thread of its own while the next chunks are formatted.
+            let background = input.count >= Self.writtenInBackground ? BackgroundOutput(erased) : nil
+            if let writer = target.eventWriter(into: background ?? erased, options: encoding) {
+                input = []
+                do {
+                    let report = try stream(events, into: writer, codec: target, options: encoding, output: &erased)
+                    if let background { erased = try background.finish() }
+                    return report
+                } catch {
+                    // The output's own failure, when it failed first, says more than the writer's.
+                    if let background { erased = try background.finish() }
+                    throw error
+                }
+            }
+            if let background { erased = try background.finish() }
         }
         let value = try source.decode(input, options: decoding)
         input = []

@@ -113,6 +113,7 @@ struct HostileInputTests {
         let texts: [[UInt16]] = [
             [0x005A, 0x006F, 0x00EB], [0x73A9, 0x5BB6], [0xD83C, 0xDF83], [0x0000, 0x007F, 0x0080, 0x07FF, 0x0800, 0xFFFF],
             [0xD800], [0xDC00], [0xD83C, 0x0041], [0x0041, 0xDF83], [0xD83C, 0xD83C, 0xDF83], [0xDBFF, 0xDFFF],
+            [0xD7FF, 0xE000], [0xDFFF], [0x0041, 0xD83C],
         ]
         for units in texts {
             let object: [UInt8] = [0x60 | UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
@@ -125,11 +126,23 @@ struct HostileInputTests {
             #expect((streamed != nil) == (expected != nil), "\(units)")
             if let expected, streamed != nil { #expect(try Codecs.json.decode(json.bytes) == [.string(expected)], "\(units)") }
         }
-        // A key in UTF-16 takes the same way.
+        // A key in UTF-16 takes the same way, and an unpaired one is refused there too.
         let key: [UInt8] = [0x62, 0x73, 0xA9, 0x5B, 0xB6]
         var json = ByteArrayOutput()
         try Conversion.convert(Self.binaryPlist([[0xD1, 0x01, 0x02], key, [0x10, 0x07]]), from: Codecs.binary, to: Codecs.json, to: &json)
         #expect(try Codecs.json.decode(json.bytes) == ["玩家": 7])
+        let unpaired: [UInt8] = [0x61, 0xD8, 0x3C]
+        #expect(throws: CodecError.self) { try Conversion.convert(Self.binaryPlist([[0xD1, 0x01, 0x02], unpaired, [0x10, 0x07]]), from: Codecs.binary, to: Codecs.json, to: &json) }
+        // More than 16 keys, each a UTF-16 string: the other way of checking them for a repeat.
+        var objects: [[UInt8]] = [[0xDF, 0x10, 0x11] + Array(1...17) + Array(repeating: 18, count: 17)]
+        for index in 0..<17 { objects.append([0x61, 0x73, 0xA9 &+ UInt8(index)]) }
+        objects.append([0x10, 0x01])
+        json = ByteArrayOutput()
+        try Conversion.convert(Self.binaryPlist(objects), from: Codecs.binary, to: Codecs.json, to: &json)
+        let keys = (0..<17).map { String(UnicodeScalar(0x73A9 + $0)!) }
+        #expect(try Codecs.json.decode(json.bytes).dictionaryValue?.keys.map { $0 } == keys)
+        objects[17] = objects[16]  // the last key spelled as the one before it
+        #expect(throws: CodecError.self) { try Conversion.convert(Self.binaryPlist(objects), from: Codecs.binary, to: Codecs.json, to: &json) }
     }
 
     /// The streaming reader does not check a dictionary's keys again when they are the very key

@@ -222,8 +222,27 @@ struct BackgroundWritingTests {
     }
 
     @Test func theOutputsFailureIsTheConversionsError() throws {
-        var output = FillingOutput(limit: 3 << 20)
-        #expect(throws: Refused.self) { try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &output) }
+        var written = ByteArrayOutput()
+        try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &written)
+        // Early (a write that waits finds it), and late: only the last chunk refused, after the
+        // writer has handed over everything.
+        for limit in [3 << 20, written.bytes.count - 1] {
+            var output = FillingOutput(limit: limit)
+            #expect(throws: Refused.self, "\(limit)") { try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &output) }
+        }
+        var roomy = FillingOutput(limit: written.bytes.count)
+        try Conversion.convert(Self.large, from: Codecs.binary, to: Codecs.json, to: &roomy)
+        #expect(roomy.taken == written.bytes.count)
+    }
+
+    /// An output that fails while a writer's buffer makes room for a long value: the failure is
+    /// the conversion's error, and the value is not copied past the buffer's end.
+    @Test func aFailureWhileMakingRoomDropsTheBufferNotTheProcess() throws {
+        let value: SaveValue = ["a": .string(String(repeating: "a", count: 900 << 10)), "b": .string(String(repeating: "b", count: 1_500 << 10)), "c": 1]
+        for codec in [Codecs.json, Codecs.xml] as [any SaveCodec] {
+            var output = FillingOutput(limit: 0)
+            #expect(throws: Refused.self, "\(codec.id)") { try Conversion.write(value, with: codec, to: &output) }
+        }
     }
 }
 

@@ -4,7 +4,7 @@ import Foundation
 /// formats the next megabyte while the last one is copied into the file (the system calls were
 /// 8% of a 52 MB conversion, on the one thread that did everything). Chunks are copied into a
 /// queue of at most four; the first failure of the underlying output is thrown by the next
-/// ``write(_:)`` or by ``finish()``, which every user must call to get the output back.
+/// ``write(_:)`` and returned by ``finish()``, which every user must call to get the output back.
 final class BackgroundOutput: ByteOutput, @unchecked Sendable {
     private var base: any ByteOutput
     private let condition = NSCondition()
@@ -29,15 +29,15 @@ final class BackgroundOutput: ByteOutput, @unchecked Sendable {
         condition.broadcast()
     }
 
-    /// Waits for every chunk to be written; the underlying output, or its first failure.
-    func finish() throws -> any ByteOutput {
+    /// Waits for every chunk to be written; the underlying output, and its first failure if
+    /// it failed. The output comes back either way: the caller owns it again.
+    func finish() -> (output: any ByteOutput, failure: (any Error)?) {
         condition.lock()
         finished = true
         condition.broadcast()
         while !done { condition.wait() }
         condition.unlock()
-        if let failure { throw failure }
-        return base
+        return (base, failure)
     }
 
     private func run() {

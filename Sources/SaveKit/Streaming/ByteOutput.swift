@@ -44,6 +44,8 @@ struct ChunkedBuffer<Output: ByteOutput> {
     private let chunkSize: Int
     /// Keeps the storage alive as long as any copy of the buffer.
     private let owner: Owner
+    /// The output's failure during an append, thrown by the next ``flush()``.
+    private var failure: (any Error)?
 
     private final class Owner {
         let pointer: UnsafeMutablePointer<UInt8>
@@ -67,7 +69,7 @@ struct ChunkedBuffer<Output: ByteOutput> {
 
     @inline(__always)
     mutating func append(_ byte: UInt8) {
-        if count == capacity { try? flush() }  // cannot happen between flushIfFull() calls
+        if count == capacity { flushKeepingFailure() }  // cannot happen between flushIfFull() calls
         storage[count] = byte
         count += 1
     }
@@ -76,14 +78,26 @@ struct ChunkedBuffer<Output: ByteOutput> {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         if count + bytes.count > capacity {
-            try? flush()
+            flushKeepingFailure()
             if bytes.count > capacity {
-                try? output.write(UnsafeRawBufferPointer(bytes))
+                if failure == nil {
+                    do { try output.write(UnsafeRawBufferPointer(bytes)) } catch { failure = error }
+                }
                 return
             }
         }
         (storage + count).update(from: base, count: bytes.count)
         count += bytes.count
+    }
+
+    /// A flush inside an append, which cannot throw: a failure is kept for the next ``flush()``
+    /// to throw, and what was buffered is dropped (the output has failed; nothing more reaches
+    /// it), so the buffer never overflows.
+    private mutating func flushKeepingFailure() {
+        do { try flush() } catch {
+            failure = failure ?? error
+            count = 0
+        }
     }
 
     @inline(__always)
@@ -107,6 +121,7 @@ struct ChunkedBuffer<Output: ByteOutput> {
     }
 
     mutating func flush() throws {
+        if let failure { throw failure }
         guard count > 0 else { return }
         try output.write(UnsafeRawBufferPointer(start: storage, count: count))
         count = 0

@@ -39,17 +39,18 @@ public enum Conversion {
             let background = input.count >= Self.writtenInBackground ? BackgroundOutput(erased) : nil
             if let writer = target.eventWriter(into: background ?? erased, options: encoding) {
                 input = []
-                do {
-                    let report = try stream(events, into: writer, codec: target, options: encoding, output: &erased)
-                    if let background { erased = try background.finish() }
-                    return report
-                } catch {
-                    // The output's own failure, when it failed first, says more than the writer's.
-                    if let background { erased = try background.finish() }
-                    throw error
-                }
+                let streamed = Result { try stream(events, into: writer, codec: target, options: encoding, output: &erased) }
+                guard let background else { return try streamed.get() }
+                let (written, failure) = background.finish()
+                // As with a small input: on an error the caller's output is left as it was handed
+                // in; the error is the writer's, which is the output's own when that failed first.
+                let report = try streamed.get()
+                erased = written
+                if let failure { throw failure }
+                return report
             }
-            if let background { erased = try background.finish() }
+            // No writer streams into this target: the thread had nothing to do.
+            _ = background?.finish()
         }
         let value = try source.decode(input, options: decoding)
         input = []

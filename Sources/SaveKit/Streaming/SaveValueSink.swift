@@ -19,11 +19,12 @@ public protocol SaveValueSink {
     mutating func key(_ key: String) throws
     mutating func endDictionary() throws
     mutating func value(_ scalar: SaveValue) throws
-    /// A key as valid UTF-8 bytes, straight from the input; the writers copy it without
-    /// building a `String`. The default builds one and calls ``key(_:)``.
+    /// A key as valid UTF-8 bytes, from the input or from a buffer the reader reuses: valid
+    /// only during the call. The writers copy it without building a `String`. The default
+    /// builds one and calls ``key(_:)``.
     mutating func utf8Key(_ text: UnsafeBufferPointer<UInt8>) throws
-    /// A string value as valid UTF-8 bytes, straight from the input. The default builds a
-    /// `String` and calls ``value(_:)``.
+    /// A string value as valid UTF-8 bytes, valid only during the call (as for ``utf8Key(_:)``).
+    /// The default builds a `String` and calls ``value(_:)``.
     mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws
 }
 

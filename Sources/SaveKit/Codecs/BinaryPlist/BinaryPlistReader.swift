@@ -425,8 +425,12 @@ extension BinaryPlistReader {
             if kind == 0x5 {
                 try sink.utf8String(try asciiText(at: start))
             } else if kind == 0x6 {
-                try utf16Text(at: start, into: &utf8Scratch)
-                try utf8Scratch.withUnsafeBufferPointer { try sink.utf8String($0) }
+                // Taken out of `self` for the call, so that the buffer stays uniquely referenced and is reused.
+                var text = utf8Scratch
+                utf8Scratch = []
+                defer { utf8Scratch = text }
+                try utf16Text(at: start, into: &text)
+                try text.withUnsafeBufferPointer { try sink.utf8String($0) }
             } else {
                 try sink.value(try scalar(at: start))
             }
@@ -460,8 +464,11 @@ extension BinaryPlistReader {
             if bytes[keyStart] >> 4 == 0x5 {
                 try sink.utf8Key(try asciiText(at: keyStart))
             } else {
-                try utf16Text(at: keyStart, into: &utf8Scratch)
-                try utf8Scratch.withUnsafeBufferPointer { try sink.utf8Key($0) }
+                var text = utf8Scratch
+                utf8Scratch = []
+                defer { utf8Scratch = text }
+                try utf16Text(at: keyStart, into: &text)
+                try text.withUnsafeBufferPointer { try sink.utf8Key($0) }
             }
             let valueOffset = body + (count + position) * referenceSize
             try emit(try reference(at: valueOffset), depth: depth + 1, referencedAt: valueOffset, emitted: &emitted, into: &sink)

@@ -318,36 +318,11 @@ struct BinaryPlistReader {
         try need(body, byteCount)
         text.removeAll(keepingCapacity: true)
         text.reserveCapacity(count * 3)
-        func unit(_ position: Int) -> UInt32 { UInt32(bytes[body + 2 * position]) << 8 | UInt32(bytes[body + 2 * position + 1]) }
-        var position = 0
-        while position < count {
-            var scalar = unit(position)
-            position += 1
-            if scalar < 0x80 {
-                text.append(UInt8(scalar))
-                continue
-            }
-            if scalar & 0xF800 == 0xD800 {
-                // A high surrogate and then a low one make one scalar; anything else is unpaired.
-                guard scalar < 0xDC00, position < count, case let low = unit(position), low & 0xFC00 == 0xDC00 else {
-                    throw Failure(offset: body, found: "an unpaired UTF-16 surrogate", expected: "valid UTF-16 text")
-                }
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                position += 1
-            }
-            switch scalar {
-            case ..<0x800:
-                text.append(UInt8(0xC0 | scalar >> 6))
-            case ..<0x10000:
-                text.append(UInt8(0xE0 | scalar >> 12))
-                text.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
-            default:
-                text.append(UInt8(0xF0 | scalar >> 18))
-                text.append(UInt8(0x80 | (scalar >> 12) & 0x3F))
-                text.append(UInt8(0x80 | (scalar >> 6) & 0x3F))
-            }
-            text.append(UInt8(0x80 | scalar & 0x3F))
-        }
+        // The standard library's transcoder, over the big-endian units as they lie in the file:
+        // it refuses exactly the unpaired surrogates that `String(validating:as:)` refuses.
+        let units = (0..<count).lazy.map { [bytes] position in UInt16(bytes[body + 2 * position]) << 8 | UInt16(bytes[body + 2 * position + 1]) }
+        let unpaired = transcode(units.makeIterator(), from: UTF16.self, to: UTF8.self, stoppingOnError: true) { text.append($0) }
+        if unpaired { throw Failure(offset: body, found: "an unpaired UTF-16 surrogate", expected: "valid UTF-16 text") }
     }
 
     // MARK: - Bounds

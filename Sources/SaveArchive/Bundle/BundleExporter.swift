@@ -218,9 +218,14 @@ public struct BundleExporter: Sendable {
     /// the archive (the files' stream after it goes on with the same archive).
     private func writeManifest(_ described: DescribedSource, into output: ArchiveOutput, name destination: String) throws {
         let writer = try ArchiveWriter(output: output, name: destination, format: format, endsArchive: false)
+        try writeManifestEntry(described, with: writer)
+        try writer.close()
+    }
+
+    /// The manifest as the archive's first entry.
+    private func writeManifestEntry(_ described: DescribedSource, with writer: ArchiveWriter) throws {
         try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
         try described.manifest.forEachChunk { try writer.write($0) }
-        try writer.close()
     }
 
     /// Entries described together: enough to keep both cores busy, few enough to hold.
@@ -601,10 +606,7 @@ public struct BundleExporter: Sendable {
         // makes it: the same files give the same bytes whichever way the bundle was written.
         if case .tar = format { try writeManifest(described, into: output, name: destination) }
         let writer = try ArchiveWriter(output: output, name: destination, format: format)
-        if case .zip = format {
-            try writer.begin(.file("manifest.json", size: Int64(described.manifest.count), permissions: 0o644, modified: createdAt))
-            try described.manifest.forEachChunk { try writer.write($0) }
-        }
+        if case .zip = format { try writeManifestEntry(described, with: writer) }
         let identity = UnsafeMutableRawBufferPointer.allocate(byteCount: FileIdentity.recordSize, alignment: 8)
         defer { identity.deallocate() }
         var identityOffset = 0

@@ -306,9 +306,8 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
             guard let seconds = Int64(parts[0]) else { return nil }
             var nanoseconds: Int32 = 0
             if parts.count == 2 {
-                let digits = parts[1]
-                guard (1...9).contains(digits.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-                nanoseconds = Int32(digits + String(repeating: "0", count: 9 - digits.count))!
+                guard !parts[1].isEmpty, let fraction = RFC3339.nanoseconds(fraction: parts[1].utf8) else { return nil }
+                nanoseconds = fraction
             }
             self.init(seconds: seconds, nanoseconds: nanoseconds)
             return

@@ -57,7 +57,7 @@ struct ManifestEntryFields {
         var spelling: [UInt8] { Array("\(self)".utf8) }
         /// Keys by their length and first byte: found with one comparison.
         static let byLength: [[(bytes: [UInt8], key: Key)]] = {
-            var table = [[(bytes: [UInt8], key: Key)]](repeating: [], count: 11)
+            var table = [[(bytes: [UInt8], key: Key)]](repeating: [], count: allCases.map(\.spelling.count).max()! + 1)
             for key in allCases { table[key.spelling.count].append((key.spelling, key)) }
             return table
         }()

@@ -156,8 +156,8 @@ enum ManifestReader {
             if guessing { return nil }
             throw malformed()
         }
-        func headerFault(_ error: (any Error)? = nil) -> any Error { guessing ? Unsettled() : malformed(error) }
-        let format: String, filesRange: Range<Int>, emptySummary: BundleSummary
+        func headerFault(_ error: (any Error)? = nil, at offset: Int? = nil) -> any Error { guessing ? Unsettled() : malformed(error, at: offset) }
+        let formatTwo: Bool, filesRange: Range<Int>, emptySummary: BundleSummary
         do {
             var header: OrderedDictionary<String, SaveValue> = [:]
             var files: Range<Int>?
@@ -169,17 +169,18 @@ enum ManifestReader {
                 if name == "files" {
                     files = range
                 } else {
-                    do { header[name] = try JSONCodec().decode(bytes.bytes(in: range)) } catch { throw guessing ? Unsettled() as any Error : malformed(error, at: range.lowerBound) }
+                    do { header[name] = try JSONCodec().decode(bytes.bytes(in: range)) } catch { throw headerFault(error, at: range.lowerBound) }
                 }
             }
             let value = SaveValue.dictionary(header)
             guard let named = value["format"]?.stringValue else { throw bad("no \"format\", expected \"\(BundleManifest.format)\"") }
             let version = named.hasPrefix("savetool.bundle/") ? named.dropFirst("savetool.bundle/".count) : ""
-            guard ["1", "2"].contains(version.split(separator: ".").first ?? "") else {
+            let major = version.split(separator: ".").first ?? ""
+            guard ["1", "2"].contains(major) else {
                 throw bad("the format \"\(named)\", expected \"\(BundleManifest.format)\" (a newer savetool may read it)")
             }
             guard let files, bytes[files.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
-            (format, filesRange) = (named, files)
+            (formatTwo, filesRange) = (major == "2", files)
             emptySummary = BundleSummary(
                 format: named, createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
                 createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
@@ -188,7 +189,6 @@ enum ManifestReader {
             if guessing { return nil }
             throw error
         }
-        let formatTwo = format.dropFirst("savetool.bundle/".count).split(separator: ".").first == "2"
 
         // The checks assume the order export writes (by UTF-8 bytes), which rules out duplicates
         // without a table of every path; a manifest in any other order is checked again with one.
@@ -303,8 +303,8 @@ struct ManifestChecks {
     mutating func check(_ file: BundleManifest.File, index: Int) throws {
         let path = file.path
         if !unordered {
-            if let previous, Self.compareBytes(previous, path) >= 0 {
-                if Self.compareBytes(previous, path) == 0 { throw duplicate(path) }
+            if let previous, case let order = Self.compareBytes(previous, path), order >= 0 {
+                if order == 0 { throw duplicate(path) }
                 throw Unordered()
             }
             previous = path

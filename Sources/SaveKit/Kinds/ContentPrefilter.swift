@@ -79,12 +79,12 @@ struct ContentPrefilter: Sendable {
             case "json":
                 // An escape can spell a key otherwise (`\u0070layers`, or `Zo\u00eb` as Python's
                 // json module writes it): such a document is looked at with its escapes undone.
-                if Self.holds(0x5C, raw) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
+                if ByteSearch.contains(Self.backslash, in: raw) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
                 return someFingerprintsKeys(in: raw, text: true)
             case "plist":
                 // UTF-16 text (the reader takes it) has NUL bytes; character references, CDATA
                 // and comments inside a key's text spell it otherwise.
-                if Self.holds(0, raw) || Self.markupThatRespells.contains(where: { ByteSearch.contains($0, in: raw) }) { return true }
+                if ByteSearch.contains(Self.nul, in: raw) || Self.markupThatRespells.contains(where: { ByteSearch.contains($0, in: raw) }) { return true }
                 return someFingerprintsKeys(in: raw, text: true)
             case "bplist":
                 return someFingerprintsKeys(in: raw, text: false)
@@ -96,10 +96,7 @@ struct ContentPrefilter: Sendable {
 
     private static let markupThatRespells = ["&#", "<![CDATA[", "<!--"].map { ByteSearch.Needle(Array($0.utf8)) }
 
-    private static func holds(_ byte: UInt8, _ raw: UnsafeRawBufferPointer) -> Bool {
-        guard let base = raw.baseAddress else { return false }
-        return memchr(base, Int32(byte), raw.count) != nil
-    }
+    private static let backslash = ByteSearch.Needle([0x5C]), nul = ByteSearch.Needle([0])
 
     /// Whether every key of some fingerprint is in `haystack`: in text, as UTF-8 (a key that
     /// would have to be escaped counts as there); in a binary plist, as ASCII or UTF-16. Each

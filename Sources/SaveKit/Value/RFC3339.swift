@@ -126,12 +126,23 @@ public enum RFC3339 {
     public static func parseUnixTime(_ text: String) -> (seconds: Int64, nanoseconds: Int32)? {
         var text = text
         return text.withUTF8 { bytes in
-            guard let (unix, fraction) = fields(bytes), fraction.count <= 9 else { return nil }
-            var nanoseconds: Int32 = 0
-            for digit in fraction { nanoseconds = nanoseconds * 10 + Int32(digit - 48) }
-            for _ in fraction.count..<9 { nanoseconds *= 10 }
+            guard let (unix, fraction) = fields(bytes), let nanoseconds = nanoseconds(fraction: fraction) else { return nil }
             return (unix, nanoseconds)
         }
+    }
+
+    /// The nanoseconds that the digits after a decimal point spell (`5` is 500,000,000); `nil`
+    /// for more than nine digits or a byte that is not a digit. What ``appendFraction(nanoseconds:to:)``
+    /// writes, read back.
+    public static func nanoseconds<Digits: Collection>(fraction digits: Digits) -> Int32? where Digits.Element == UInt8 {
+        guard digits.count <= 9 else { return nil }
+        var nanoseconds: Int32 = 0
+        for digit in digits {
+            guard digit &- 48 < 10 else { return nil }
+            nanoseconds = nanoseconds * 10 + Int32(digit - 48)
+        }
+        for _ in digits.count..<9 { nanoseconds *= 10 }
+        return nanoseconds
     }
 
     /// The seconds since 1970 and the fraction's digits; works on bytes because it runs for

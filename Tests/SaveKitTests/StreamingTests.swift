@@ -246,3 +246,34 @@ struct BackgroundWritingTests {
     }
 }
 
+/// The binary plist writer hands its bytes on in chunks; an object larger than its buffer is
+/// handed on while it is written. The offsets it records must still be where each object lands:
+/// they were not, and a 3 MB data value or an 800,000-element array made a file that no reader
+/// (plistlib, savetool) could open, with exit 0.
+@Suite("Streaming: objects larger than a writer's buffer")
+struct LargeObjectTests {
+    static let cases: [(String, SaveValue)] = {
+        let blob: SaveValue = .data(Data(repeating: 0x78, count: 3_000_000))
+        let ascii: SaveValue = .string(String(repeating: "ab", count: 1_250_000))
+        let utf16: SaveValue = .string(String(repeating: "é", count: 1_250_000))
+        let references: SaveValue = .array((0..<800_000).map { SaveValue.integer(Int64($0)) })
+        return [
+            ("a 3 MB data value", .dictionary(["blob": blob, "after": .integer(1)])),
+            ("a 2.5 MB string", .dictionary(["text": ascii, "after": .string("z")])),
+            ("a 2.5 MB UTF-16 string", .dictionary(["text": utf16, "after": .string("z")])),
+            ("an array of 800,000 references (2.4 MB of them)", .dictionary(["items": references, "after": .bool(true)])),
+        ]
+    }()
+
+    @Test(arguments: cases.map(\.0))
+    func aBinaryPlistWithALargeObjectReadsBack(_ name: String) throws {
+        let value = try #require(Self.cases.first { $0.0 == name }).1
+        let bytes = try Codecs.binary.encode(value)
+        #expect(try Codecs.binary.decode(bytes) == value, "\(name)")
+        // The same through the streaming path that `convert --to bplist` takes.
+        var output = ByteArrayOutput()
+        try Conversion.write(value, with: Codecs.binary, to: &output)
+        #expect(output.bytes == bytes, "\(name)")
+    }
+}
+

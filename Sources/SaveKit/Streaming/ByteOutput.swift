@@ -40,7 +40,10 @@ struct ChunkedBuffer<Output: ByteOutput> {
     var output: Output
     private let storage: UnsafeMutablePointer<UInt8>
     private let capacity: Int
+    /// Bytes buffered and not yet handed on.
     private(set) var count = 0
+    /// Bytes handed on to the output so far.
+    private(set) var handedOn = 0
     private let chunkSize: Int
     /// Keeps the storage alive as long as any copy of the buffer.
     private let owner: Owner
@@ -82,6 +85,7 @@ struct ChunkedBuffer<Output: ByteOutput> {
             if bytes.count > capacity {
                 if failure == nil {
                     do { try output.write(UnsafeRawBufferPointer(bytes)) } catch { failure = error }
+                    handedOn += bytes.count
                 }
                 return
             }
@@ -124,8 +128,14 @@ struct ChunkedBuffer<Output: ByteOutput> {
         if let failure { throw failure }
         guard count > 0 else { return }
         try output.write(UnsafeRawBufferPointer(start: storage, count: count))
+        handedOn += count
         count = 0
     }
+
+    /// Where the next byte lands in the whole output: what was handed on and what is buffered
+    /// (a flush inside an append, or a long run written straight through, moves bytes from one
+    /// to the other).
+    var position: Int { handedOn + count }
 
     /// Decimal digits without building a String.
     mutating func appendDecimal(_ number: Int64) {

@@ -172,12 +172,12 @@ struct BinaryPlistWriter {
     private func serialize<Output: ByteOutput>(into text: inout ChunkedBuffer<Output>) throws {
         let referenceSize = Self.byteWidth(UInt64(entries.count))
         text.append("bplist00")
-        var position = 8
         var offsets: [UInt64] = []
         offsets.reserveCapacity(entries.count)
         for entry in entries {
-            offsets.append(UInt64(position))
-            let before = text.count
+            // From the whole output, not the buffer: an object larger than the buffer (a long
+            // data or reference list) is handed on while it is written.
+            offsets.append(UInt64(text.position))
             let start = Int(entry.start)
             switch entry.kind {
             case .scalar:
@@ -188,10 +188,9 @@ struct BinaryPlistWriter {
                 let total = entry.kind == .array ? count : 2 * count
                 for reference in references[start..<(start + total)] { Self.writeUInt(UInt64(reference), width: referenceSize, to: &text) }
             }
-            position += text.count - before
             try text.flushIfFull()
         }
-        let tableStart = UInt64(position)
+        let tableStart = UInt64(text.position)
         let offsetSize = Self.byteWidth(tableStart)
         for offset in offsets {
             Self.writeUInt(offset, width: offsetSize, to: &text)

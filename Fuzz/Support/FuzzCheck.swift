@@ -19,9 +19,24 @@ public enum FuzzCheck {
         do {
             value = try codec.decode(bytes, options: options)
         } catch is CodecError {
+            // A reader that streams refuses what the tree reader refuses.
+            if codec.events(in: bytes, options: options) != nil, streamedJSON(codec, bytes, options: options).failure == nil {
+                return "\(codec.id) streamed what it refused to read"
+            }
             return nil
         } catch {
             return "\(codec.id) threw something other than a CodecError: \(error)"
+        }
+        // A reader that streams gives the tree reader's document, as `convert` writes it.
+        if codec.events(in: bytes, options: options) != nil {
+            var written = ByteArrayOutput()
+            switch streamedJSON(codec, bytes, options: options) {
+            case .failure(let error): return "\(codec.id) refused to stream what it read: \(error)"
+            case .success(let streamed):
+                guard (try? Conversion.write(value, with: JSONCodec(), to: &written)) != nil, written.bytes == streamed else {
+                    return "\(codec.id) streamed another document than it read"
+                }
+            }
         }
         for target in [JSONCodec(), BinaryPlistCodec(), XMLPlistCodec()] as [any SaveCodec] {
             var encoding = EncodingOptions()
@@ -42,25 +57,49 @@ public enum FuzzCheck {
         return nil
     }
 
+    /// `bytes` read by `codec` as events straight into the JSON writer.
+    static func streamedJSON(_ codec: any SaveCodec, _ bytes: [UInt8], options: DecodingOptions) -> Result<[UInt8], any Error> {
+        var output = ByteArrayOutput()
+        return Result {
+            try Conversion.convert(bytes, from: codec, to: JSONCodec(), decoding: options, to: &output)
+            return output.bytes
+        }
+    }
+
     /// Stops the process on a finding in a keyed archive's view.
     public static func runKeyed(_ bytes: [UInt8]) {
         if let problem = keyedProblem(bytes) { fatalError(problem) }
     }
 
     /// What is wrong with how a keyed archive in `bytes` is read and written back, or `nil`:
-    /// the view is read or refused (a `CodecError`, by type), an unchanged view writes back the very
-    /// archive, and a new archive of the view reads as the same view.
+    /// the view is read or refused (a `CodecError`, by type), the view streamed from the object
+    /// table (as `convert` reads it) is the same JSON or the same refusal, an unchanged view
+    /// writes back the very archive, and a new archive of the view reads as the same view.
     public static func keyedProblem(_ bytes: [UInt8]) -> String? {
         var options = DecodingOptions()
         options.maxExpandedValues = 1_000_000
         guard let plist = try? BinaryPlistCodec().decode(bytes, options: options), KeyedArchive.isKeyedArchive(plist) else { return nil }
+        var streamed = ByteArrayOutput()
+        let streamFailure = Result { try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), decoding: options, to: &streamed) }.failure
+        let archive: KeyedArchive
+        let view: SaveValue
         do {
-            let archive = try KeyedArchive(plist)
-            let view = try archive.view()
+            archive = try KeyedArchive(plist)
+            view = try archive.view()
+        } catch {
+            // A CodecError: the archive refused with its place (the only error these throw), as the stream refuses it.
+            guard let streamFailure else { return "the tree refused what the stream read: \(error)" }
+            return "\(streamFailure)" == "\(error)" ? nil : "the stream says \(streamFailure), the tree \(error)"
+        }
+        if let streamFailure { return "the stream refused what the tree read: \(streamFailure)" }
+        do {
+            var written = ByteArrayOutput()
+            try Conversion.write(view, with: JSONCodec(), to: &written)
+            guard written.bytes == streamed.bytes else { return "the streamed view differs from the tree's" }
             guard try archive.archive(replacingViewWith: view) == plist else { return "an unchanged view wrote back another archive" }
             guard try KeyedArchive(try KeyedArchive.archive(view)).view() == view else { return "a new archive of the view reads as another view" }
         } catch {
-            return nil  // a CodecError: the archive refused with its place (the only error these throw)
+            return nil  // a CodecError: the view cannot be written back, and says where
         }
         return nil
     }
@@ -109,3 +148,10 @@ extension FuzzCheck {
     }
 }
 #endif
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}

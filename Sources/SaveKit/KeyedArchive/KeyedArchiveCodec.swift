@@ -33,6 +33,14 @@ public struct KeyedArchiveCodec: SaveCodec {
         return try KeyedArchive(try reader.decode(bytes, options: options)).view(maxDepth: options.maxDepth)
     }
 
+    /// A binary archive's view as events, straight from its object table (``KeyedViewEvents``):
+    /// no tree of the property list or of the view. A reading that keeps the last of a repeated
+    /// key is left to the tree reader, which is the one that can.
+    public func events(in bytes: [UInt8], options: DecodingOptions) -> (any SaveEventSource)? {
+        guard options.duplicateKeys == .reject, BinaryPlistCodec().sniff(bytes.prefix(CodecRegistry.sniffLength)) else { return nil }
+        return KeyedViewEvents(bytes: bytes, options: options)
+    }
+
     /// The codecs a keyed archive is held in: the property lists.
     public static func canHoldArchives(_ codec: any SaveCodec) -> Bool {
         codec.id == BinaryPlistCodec().id || codec.id == XMLPlistCodec().id
@@ -46,6 +54,16 @@ public struct KeyedArchiveCodec: SaveCodec {
 }
 
 extension CodecRegistry {
+    /// The codec that reads `bytes` as a keyed archive's view while converting them, when they
+    /// are a binary keyed archive that `codec` would decode and this registry sees through
+    /// archives: ``Conversion`` then streams the view (``KeyedArchiveCodec/events(in:options:)``).
+    public func keyedArchiveStreaming(_ bytes: [UInt8], decodedBy codec: any SaveCodec) -> KeyedArchiveCodec? {
+        guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id, KeyedArchive.isBinaryKeyedArchive(bytes) else { return nil }
+        var keyed = KeyedArchiveCodec(container: codec)
+        keyed.writing = keyedArchiveWriting
+        return keyed
+    }
+
     /// When `value`, just decoded by `codec`, is a keyed archive and this registry sees through
     /// them (``seesThroughKeyedArchives``): its view, and the codec that writes the view back
     /// in the same property list format. `retyping` lets the write-back put a value of another

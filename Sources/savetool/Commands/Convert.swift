@@ -68,10 +68,12 @@ struct Convert: ParsableCommand {
             // A keyed archive becomes the objects it holds, except to another plist format,
             // which keeps its table as it is.
             var keyedView: SaveValue?
-            if KeyedArchiveCodec.canHoldArchives(source), !KeyedArchiveCodec.canHoldArchives(target), KeyedArchive.mayBeIn(bytes),
-                let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding)
-            {
-                (source, keyedView) = (keyed.codec, keyed.view)
+            if KeyedArchiveCodec.canHoldArchives(source), !KeyedArchiveCodec.canHoldArchives(target), KeyedArchive.mayBeIn(bytes) {
+                if let streamed = registry.keyedArchiveStreaming(bytes, decodedBy: source) {
+                    source = streamed  // the conversion reads the view as it writes it
+                } else if let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding) {
+                    (source, keyedView) = (keyed.codec, keyed.view)
+                }
             }
             var options = EncodingOptions()
             options.pretty = !compact

@@ -16,10 +16,10 @@ struct BinaryPlistReader {
         var isLimit = false
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
+    let bytes: UnsafeBufferPointer<UInt8>
     private let options: DecodingOptions
     private var offsetSize = 0
-    private var referenceSize = 0
+    private(set) var referenceSize = 0
     private var objectCount = 0
     private var offsetTableStart = 0
     /// Decoded objects by index, so that a shared object is decoded once.
@@ -36,7 +36,7 @@ struct BinaryPlistReader {
     /// UTF-16 text of the streaming reader, as UTF-8 for the sink (one buffer, reused).
     private var utf8Scratch: [UInt8] = []
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
+    init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
         self.options = options
     }
@@ -65,7 +65,7 @@ struct BinaryPlistReader {
     }
 
     /// Reads and checks the header and trailer; returns the top object and where it is named.
-    private mutating func prepare() throws(Failure) -> (object: Int, referencedAt: Int) {
+    mutating func prepare() throws(Failure) -> (object: Int, referencedAt: Int) {
         let headerLength = 8
         let trailerLength = 32
         guard bytes.count >= headerLength + 1 + trailerLength else {
@@ -169,18 +169,14 @@ struct BinaryPlistReader {
         default:
             value = try scalar(at: start)
         }
-        guard size <= options.maxExpandedValues else {
-            throw Failure(
-                offset: start, found: "shared objects that expand to more than \(options.maxExpandedValues) values",
-                expected: "a plist that does not multiply itself through shared references", isLimit: true)
-        }
+        guard size <= options.maxExpandedValues else { throw expandedTooFar(start) }
         decoded[index] = value
         expandedSize[index] = size
         return value
     }
 
     /// A non-container object: every marker but arrays (0xA) and dictionaries (0xD).
-    private func scalar(at start: Int) throws(Failure) -> SaveValue {
+    func scalar(at start: Int) throws(Failure) -> SaveValue {
         let marker = bytes[start]
         switch marker >> 4 {
         case 0x0:
@@ -232,7 +228,7 @@ struct BinaryPlistReader {
     }
 
     @inline(__always)
-    private func objectOffset(_ index: Int) throws(Failure) -> Int {
+    func objectOffset(_ index: Int) throws(Failure) -> Int {
         let entry = offsetTableStart + index * offsetSize
         let offset = readUInt64(at: entry, size: offsetSize)
         guard offset >= 8, offset < UInt64(offsetTableStart) else {
@@ -242,7 +238,7 @@ struct BinaryPlistReader {
     }
 
     @inline(__always)
-    private func reference(at offset: Int) throws(Failure) -> Int {
+    func reference(at offset: Int) throws(Failure) -> Int {
         let value = readUInt64(at: offset, size: referenceSize)
         guard value < UInt64(objectCount) else {
             throw Failure(offset: offset, found: "a reference to object \(value)", expected: "a reference below \(objectCount), the number of objects")
@@ -274,7 +270,7 @@ struct BinaryPlistReader {
 
     /// The element count of a data, string, array or dictionary object and where its body starts.
     @inline(__always)
-    private func lengthAndBody(_ start: Int) throws(Failure) -> (count: Int, body: Int) {
+    func lengthAndBody(_ start: Int) throws(Failure) -> (count: Int, body: Int) {
         let nibble = bytes[start] & 0x0F
         if nibble != 0x0F { return (Int(nibble), start + 1) }
         try need(start + 1, 1)
@@ -289,7 +285,7 @@ struct BinaryPlistReader {
     }
 
     /// The bytes of an ASCII string object (0x5n), checked to be ASCII.
-    private func asciiText(at start: Int) throws(Failure) -> UnsafeBufferPointer<UInt8> {
+    func asciiText(at start: Int) throws(Failure) -> UnsafeBufferPointer<UInt8> {
         let (count, body) = try lengthAndBody(start)
         try need(body, count)
         let slice = UnsafeBufferPointer(rebasing: bytes[body..<(body + count)])
@@ -299,7 +295,7 @@ struct BinaryPlistReader {
         return slice
     }
 
-    private func string(at start: Int) throws(Failure) -> String {
+    func string(at start: Int) throws(Failure) -> String {
         if bytes[start] >> 4 == 0x5 {
             return String(decoding: try asciiText(at: start), as: UTF8.self)
         }
@@ -311,7 +307,7 @@ struct BinaryPlistReader {
     /// A UTF-16 string object (0x6n) as UTF-8 in `text`, refused when a surrogate is unpaired.
     /// Straight from the big-endian units: building a `[UInt16]` and a `String` from it was
     /// 5% of a conversion whose names are not ASCII.
-    private func utf16Text(at start: Int, into text: inout [UInt8]) throws(Failure) {
+    func utf16Text(at start: Int, into text: inout [UInt8]) throws(Failure) {
         let (count, body) = try lengthAndBody(start)
         let (byteCount, overflow) = count.multipliedReportingOverflow(by: 2)
         guard !overflow else { throw Failure(offset: start, found: "a string of \(count) UTF-16 units", expected: "a length that fits the file") }
@@ -329,7 +325,7 @@ struct BinaryPlistReader {
 
     /// Checks that `count` bytes from `start` lie before the offset table.
     @inline(__always)
-    private func need(_ start: Int, _ count: Int) throws(Failure) {
+    func need(_ start: Int, _ count: Int) throws(Failure) {
         let (end, overflow) = start.addingReportingOverflow(count)
         guard !overflow, end <= offsetTableStart else {
             throw Failure(offset: start, found: "an object running past byte \(offsetTableStart), where the offset table starts", expected: "\(count) bytes of object data")
@@ -337,7 +333,7 @@ struct BinaryPlistReader {
     }
 
     @inline(__always)
-    private func needReferences(_ start: Int, _ count: Int) throws(Failure) {
+    func needReferences(_ start: Int, _ count: Int) throws(Failure) {
         let (length, overflow) = count.multipliedReportingOverflow(by: referenceSize)
         guard !overflow else {
             throw Failure(offset: start, found: "\(count) references", expected: "a count that fits the file")
@@ -347,7 +343,7 @@ struct BinaryPlistReader {
 
     /// A big-endian unsigned integer of `size` bytes; callers have checked the bounds.
     @inline(__always)
-    private func readUInt64(at offset: Int, size: Int) -> UInt64 {
+    func readUInt64(at offset: Int, size: Int) -> UInt64 {
         let raw = UnsafeRawPointer(bytes.baseAddress! + offset)
         switch size {
         case 1: return UInt64(raw.load(as: UInt8.self))
@@ -385,15 +381,11 @@ extension BinaryPlistReader {
         }
     }
 
-    private mutating func emit<Sink: SaveValueSink>(
+    mutating func emit<Sink: SaveValueSink>(
         _ index: Int, depth: Int, referencedAt: Int, emitted: inout Int, into sink: inout Sink
     ) throws {
         emitted += 1
-        if emitted > options.maxExpandedValues {
-            throw Failure(
-                offset: referencedAt, found: "shared objects that expand to more than \(options.maxExpandedValues) values",
-                expected: "a plist that does not multiply itself through shared references", isLimit: true)
-        }
+        if emitted > options.maxExpandedValues { throw expandedTooFar(referencedAt) }
         let start = try objectOffset(index)
         let kind = bytes[start] >> 4
         guard kind == 0xA || kind == 0xD else {
@@ -431,6 +423,9 @@ extension BinaryPlistReader {
         let (doubled, overflow) = count.multipliedReportingOverflow(by: 2)
         guard !overflow else { throw Failure(offset: start, found: "a dictionary of \(count) entries", expected: "a count that fits the file") }
         try needReferences(body, doubled)
+        // Keys count as values, as the tree reader counts them: both refuse the same files.
+        emitted += count
+        if emitted > options.maxExpandedValues { throw expandedTooFar(start) }
         // Keys first, so that a duplicate is refused before any of the dictionary is written.
         try checkKeys(count: count, body: body)
         try sink.beginDictionary(count: count)
@@ -451,9 +446,15 @@ extension BinaryPlistReader {
         try sink.endDictionary()
     }
 
-    /// Checks that a dictionary's keys are strings, each there once. Keys are compared as
+    private func expandedTooFar(_ offset: Int) -> Failure {
+        Failure(
+            offset: offset, found: "shared objects that expand to more than \(options.maxExpandedValues) values",
+            expected: "a plist that does not multiply itself through shared references", isLimit: true)
+    }
+
+    /// Checks that a dictionary's keys are strings, each there once. ASCII keys are compared as
     /// stored: the same object, or objects of the same bytes (writers store equal strings once,
-    /// so this is what a duplicate looks like); small dictionaries need no strings built.
+    /// so this is what a duplicate looks like); small dictionaries of them need no strings built.
     private mutating func checkKeys(count: Int, body: Int) throws {
         let slot = count & 7
         let checked = checkedKeys[slot]
@@ -463,7 +464,14 @@ extension BinaryPlistReader {
     }
 
     private func checkEachKey(count: Int, body: Int) throws {
-        if count > 16 {
+        // UTF-16 keys are compared as strings, as the tree reader compares them: "café" stored
+        // composed and decomposed, or "abc" stored as UTF-16 and as ASCII, is one key twice.
+        var anyUTF16 = false
+        for position in 0..<count where try bytes[keyStart(at: body + position * referenceSize)] >> 4 == 0x6 {
+            anyUTF16 = true
+            break
+        }
+        if count > 16 || anyUTF16 {
             var seen = Set<String>(minimumCapacity: count)
             for position in 0..<count {
                 let keyOffset = body + position * referenceSize
@@ -500,10 +508,12 @@ extension BinaryPlistReader {
             expected: "each key once in a dictionary")
     }
 
-    /// Whether two string objects hold the same bytes (marker, length and text).
+    /// Whether two string objects hold the same text (marker, length and bytes). The lengths are
+    /// compared as numbers: from 15 bytes on, the marker no longer holds them, and a 15-byte key
+    /// and a longer one that starts with it share their marker and their first 15 bytes.
     private func sameStoredString(_ first: Int, _ second: Int) -> Bool {
-        guard bytes[first] == bytes[second], let (count, body) = try? lengthAndBody(first), let (_, otherBody) = try? lengthAndBody(second),
-            body - first == otherBody - second
+        guard bytes[first] == bytes[second], let (count, body) = try? lengthAndBody(first), let (otherCount, otherBody) = try? lengthAndBody(second),
+            count == otherCount
         else { return false }
         let length = bytes[first] >> 4 == 0x6 ? count * 2 : count
         guard body + length <= offsetTableStart, otherBody + length <= offsetTableStart else { return false }

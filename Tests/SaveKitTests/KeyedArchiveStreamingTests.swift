@@ -14,10 +14,10 @@ struct KeyedArchiveStreamingTests {
     }
 
     /// The view as the tree reader builds it, written as JSON; or its error.
-    static func fromTree(_ bytes: [UInt8]) -> Outcome {
+    static func fromTree(_ bytes: [UInt8], options: DecodingOptions = DecodingOptions()) -> Outcome {
         do {
             var output = ByteArrayOutput()
-            let view = try KeyedArchiveCodec().decode(bytes, options: DecodingOptions())
+            let view = try KeyedArchiveCodec().decode(bytes, options: options)
             try Conversion.write(view, with: JSONCodec(), to: &output)
             return .read(output.bytes)
         } catch {
@@ -26,19 +26,21 @@ struct KeyedArchiveStreamingTests {
     }
 
     /// The view as `convert` streams it; or its error.
-    static func streamed(_ bytes: [UInt8]) -> Outcome {
+    static func streamed(_ bytes: [UInt8], options: DecodingOptions = DecodingOptions()) -> Outcome {
         do {
             var output = ByteArrayOutput()
-            #expect(KeyedArchiveCodec().events(in: bytes, options: DecodingOptions()) != nil)
-            try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), to: &output)
+            #expect(KeyedArchiveCodec().events(in: bytes, options: options) != nil)
+            try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), decoding: options, to: &output)
             return .read(output.bytes)
         } catch {
             return .refused("\(error)")
         }
     }
 
-    static func expectSame(_ bytes: [UInt8], _ name: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
-        let tree = fromTree(bytes), stream = streamed(bytes)
+    static func expectSame(
+        _ bytes: [UInt8], _ name: String, options: DecodingOptions = DecodingOptions(), sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Bool {
+        let tree = fromTree(bytes, options: options), stream = streamed(bytes, options: options)
         switch (tree, stream) {
         case (.read(let a), .read(let b)):
             #expect(a == b, "\(name): the streamed view differs:\n\(String(decoding: a.prefix(600), as: UTF8.self))\n---\n\(String(decoding: b.prefix(600), as: UTF8.self))", sourceLocation: sourceLocation)
@@ -99,10 +101,27 @@ struct KeyedArchiveStreamingTests {
             ],
         ]
         let past: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(9)], "$objects": ["$null"]]
-        for (name, plist) in [("deep", deep), ("repeated", repeated), ("past", past)] {
+        // 300 collections, each inside the one before: 300 objects deep, but 600 levels of view
+        // ({"$class", "$items": [...]}), past what the view's writer takes.
+        var chain: [SaveValue] = ["$null", ["$classname": "NSMutableArray", "$classes": ["NSMutableArray", "NSArray", "NSObject"]]]
+        for index in 0..<300 { chain.append(["NS.objects": index == 299 ? [] : [.uid(UInt64(index + 3))], "$class": .uid(1)]) }
+        let nested: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": .array(chain)]
+        for (name, plist) in [("deep", deep), ("repeated", repeated), ("past", past), ("nested view", nested)] {
             let bytes = try BinaryPlistCodec().encode(plist)
             #expect(!Self.expectSame(bytes, name))
         }
+        // One empty array met near the top and again at the depth limit (the writer stores it
+        // once): the tree reader reads it once, at the top, and so must a conversion.
+        var inner: SaveValue = []
+        for _ in 0..<62 { inner = [inner] }
+        let shared: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["x": [], "y": inner], "$objects": ["$null"]]
+        let sharedBytes = try BinaryPlistCodec().encode(shared)
+        var shallow = DecodingOptions()
+        shallow.maxDepth = 64
+        // The stream's own walk stops there (it goes through the array each time it is met) and
+        // hands the archive to the tree reader.
+        #expect(throws: BinaryPlistReader.Failure.self) { _ = try sharedBytes.withUnsafeBufferPointer { try KeyedViewStream(bytes: $0, options: shallow) } }
+        #expect(Self.expectSame(sharedBytes, "a shared array met deep", options: shallow))
         if case .refused(let message) = Self.streamed(try BinaryPlistCodec().encode(deep)) { #expect(message.contains("nested more than 512 deep")) }
     }
 
@@ -118,14 +137,47 @@ struct KeyedArchiveStreamingTests {
         objects.append(["NS.objects": .array((0...names).map { .uid(UInt64(3 + $0)) }), "$class": .uid(1)])
         objects += (0..<names).map { .string("player \($0), whose name is long enough to fill a chunk") }
         objects.append(["name": "an object without a class"])
-        let bytes = try BinaryPlistCodec().encode(["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": .array(objects)])
-        var output = CountingOutput()
-        #expect {
-            try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), to: &output)
-        } throws: { error in
-            "\(error)".contains("/$objects/\(names + 3): an object without $class")
+        let classless = try BinaryPlistCodec().encode(["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": .array(objects)])
+        // A 1 MiB string, 300 times: past the 256 MiB the view may repeat.
+        let repeated = try BinaryPlistCodec().encode([
+            "$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)],
+            "$objects": ["$null", ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]], ["NS.objects": .array(Array(repeating: .uid(3), count: 300)), "$class": .uid(1)], .string(String(repeating: "z", count: 1 << 20))],
+        ])
+        for (bytes, message) in [(classless, "/$objects/\(names + 3): an object without $class"), (repeated, "repeated past 256 MiB")] {
+            var output = CountingOutput()
+            #expect {
+                try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), to: &output)
+            } throws: { error in
+                "\(error)".contains(message)
+            }
+            #expect(output.written == 0, "\(message)")
         }
-        #expect(output.written == 0)
+    }
+
+    /// An object with many fields, referenced many times, is read once: counting references
+    /// reads each entry of the table once.
+    @Test func anObjectReferencedManyTimesIsReadOnce() throws {
+        var fields: [(String, SaveValue)] = (0..<10_000).map { ("field\($0)", .integer(Int64($0))) }
+        fields.append(("$class", .uid(1)))
+        let plist: SaveValue = [
+            "$archiver": "NSKeyedArchiver", "$top": ["root": .uid(3)],
+            "$objects": [
+                "$null", ["$classname": "Wide", "$classes": ["Wide", "NSObject"]], .dictionary(.init(uniqueKeysWithValues: fields)),
+                ["NS.objects": .array(Array(repeating: .uid(2), count: 100_000)), "$class": .uid(4)], ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]],
+            ],
+        ]
+        #expect(Self.expectSame(try BinaryPlistCodec().encode(plist), "wide"))
+    }
+
+    /// A reading that keeps the last of a repeated key goes through the tree reader, which
+    /// decides which `$top` counts.
+    @Test func keepingTheLastKeyIsLeftToTheTreeReader() throws {
+        let bytes = try KeyedArchiveTests.archived(KeyedArchiveTests.player())
+        var options = DecodingOptions()
+        #expect(CodecRegistry.builtIn.keyedArchiveStreaming(bytes, decodedBy: BinaryPlistCodec(), options: options) != nil)
+        options.duplicateKeys = .last
+        #expect(CodecRegistry.builtIn.keyedArchiveStreaming(bytes, decodedBy: BinaryPlistCodec(), options: options) == nil)
+        #expect(KeyedArchiveCodec().events(in: bytes, options: options) == nil)
     }
 
     /// Two keys of 15 bytes and more, one the start of the other, are two keys: their markers
@@ -138,11 +190,13 @@ struct KeyedArchiveStreamingTests {
         #expect(try JSONCodec().decode(output.bytes) == value)
     }
 
-    /// Keys that Swift holds equal but that are stored differently (composed and decomposed, or
-    /// ASCII and UTF-16) are one key twice, in the streaming reader as in the tree reader.
+    /// Keys that Swift holds equal but that are stored differently (composed and decomposed,
+    /// ASCII and UTF-16, or a length written two ways) are one key twice, in the streaming reader
+    /// as in the tree reader.
     @Test(arguments: [
         ("composed and decomposed", [0x64, 0, 0x63, 0, 0x61, 0, 0x66, 0, 0xE9], [0x65, 0, 0x63, 0, 0x61, 0, 0x66, 0, 0x65, 0x03, 0x01]),
         ("ASCII and UTF-16", [0x53, 0x61, 0x62, 0x63], [0x63, 0, 0x61, 0, 0x62, 0, 0x63]),
+        ("a length in the marker and after it", [0x51, 0x78], [0x5F, 0x10, 0x01, 0x78]),
     ] as [(String, [UInt8], [UInt8])])
     func canonicallyEqualKeysAreOneKeyTwice(_ name: String, _ first: [UInt8], _ second: [UInt8]) throws {
         // A dictionary (object 0) of two keys (objects 1 and 2) holding 1 and 2 (objects 3 and 4).

@@ -17,26 +17,35 @@ extension KeyedArchive {
 /// of the property list and no tree of the view, so `convert --to json` of a large archive holds
 /// little more than the file.
 ///
-/// The events are those of the view that the tree reader builds, value for value. On any fault
-/// the tree reader reads the file again, so that the error is the one every other command gives
-/// for the same file; the output, already begun, is then thrown away by the conversion.
+/// The events are those of the view that the tree reader builds, value for value. A rehearsal
+/// into a sink that keeps nothing meets every fault and limit first, so nothing is written for
+/// an archive that is refused. When the stream will not read an archive, the tree reader reads
+/// and writes it: the result, or the error, is the one every other command gives for that file.
 struct KeyedViewEvents: SaveEventSource {
     let bytes: [UInt8]
     let options: DecodingOptions
 
     func emit(into sink: inout AnySaveValueSink) throws {
-        do {
-            try bytes.withUnsafeBufferPointer { buffer in
-                var stream = try KeyedViewStream(bytes: buffer, options: options)
-                try stream.emitView(into: &sink)
+        let streamed = try bytes.withUnsafeBufferPointer { buffer in
+            var stream: KeyedViewStream
+            do {
+                stream = try KeyedViewStream(bytes: buffer, options: options)
+                var rehearsal = stream
+                var nothing = NestingLimit()
+                try rehearsal.emitView(into: &nothing)
+            } catch is KeyedViewStream.Fault, is BinaryPlistReader.Failure {
+                return false
             }
-        } catch let fault as KeyedViewStream.Fault {
-            _ = try KeyedArchiveCodec().decode(bytes, options: options)
-            throw CodecError.malformed(codec: "keyed", at: .pointer(JSONPointer()), found: fault.found, expected: "a keyed archive that reads the same as a tree")
-        } catch is BinaryPlistReader.Failure {
-            _ = try KeyedArchiveCodec().decode(bytes, options: options)
-            throw CodecError.malformed(codec: "keyed", at: .pointer(JSONPointer()), found: "a fault in the property list", expected: "a binary property list")
+            do {
+                try stream.emitView(into: &sink)
+            } catch let fault as KeyedViewStream.Fault {
+                // The rehearsal met every fault; one now would be the stream's own mistake.
+                throw CodecError.malformed(codec: "keyed", at: .pointer(JSONPointer()), found: fault.found, expected: "what the rehearsal read")
+            }
+            return true
         }
+        if streamed { return }
+        try KeyedArchiveCodec().decode(bytes, options: options).emit(into: &sink)
     }
 }
 
@@ -193,13 +202,12 @@ struct KeyedViewStream {
 
     /// ``ViewReader``'s count, on the table: an object reached twice is shared, and so is the
     /// object a cycle comes back to; dates never are.
-    ///
-    /// It also finds the faults that writing the view would meet (an array or a uid in the table,
-    /// an object without a class, a class entry that is not one, a dictionary in a field), so
-    /// that they stop the conversion before any of it is written: every object reached here is
-    /// written, unless writing stops at a fault first.
     private mutating func countReferences() throws {
-        var seen = Array(repeating: false, count: layout.objects.count)
+        // Per uid: not met yet, met as something no `$id` is given to (a date, a string, …), or
+        // met as an object whose fields were queued. Each entry is read once, however often it
+        // is referenced: a hostile archive could reference a large object a million times.
+        enum Met: UInt8 { case not, uncounted, object }
+        var met = Array(repeating: Met.not, count: layout.objects.count)
         var pending: [Int] = []
         let top = Fields(count: layout.top.count, body: layout.top.body)
         for position in 0..<top.count { pending.append(try value(top, position)) }
@@ -207,29 +215,25 @@ struct KeyedViewStream {
             switch plist.bytes[start] >> 4 {
             case 0x8:
                 let uid = try uid(at: start)
-                let object = try entry(uid)
-                switch plist.bytes[object] >> 4 {
-                case 0xD: break
-                case 0xA, 0x8: throw Fault(found: "a collection or uid in the object table")
-                default: continue
-                }
-                let fields = try fields(at: object)
-                guard let classUID = try classUID(of: fields) else { throw Fault(found: "an object without $class") }
-                _ = try classInfo(classUID)
-                if try isDate(fields, classUID: classUID) { continue }
-                if seen[uid] {
+                switch met[uid] {
+                case .uncounted: continue
+                case .object:
                     shared[uid] = true
                     continue
+                case .not: break
                 }
-                seen[uid] = true
+                met[uid] = .uncounted
+                let object = try entry(uid)
+                guard plist.bytes[object] >> 4 == 0xD else { continue }
+                let fields = try fields(at: object)
+                guard let classUID = try classUID(of: fields), try !isDate(fields, classUID: classUID) else { continue }
+                met[uid] = .object
                 for position in 0..<fields.count where try !plist.stringObject(at: try key(fields, position), equals: "$class") {
                     pending.append(try value(fields, position))
                 }
             case 0xA:
                 let (count, body) = try plist.lengthAndBody(start)
                 for position in 0..<count { pending.append(try plist.objectOffset(try plist.reference(at: body + position * plist.referenceSize))) }
-            case 0xD:
-                throw Fault(found: "a dictionary held in a field")
             default:
                 continue
             }
@@ -474,6 +478,27 @@ struct KeyedViewStream {
         try sink.endArray()
         try sink.endDictionary()
     }
+}
+
+/// A sink that keeps nothing and refuses nesting as ``SaveValue/emit(into:maxDepth:)`` does when
+/// the tree reader's view is written: the rehearsal's sink.
+private struct NestingLimit: SaveValueSink {
+    private var open = 0
+    private let maxDepth = DecodingOptions().maxDepth
+
+    private mutating func begin() throws {
+        guard open < maxDepth else { throw KeyedViewStream.Fault(found: "a view nested deeper than \(maxDepth) levels") }
+        open += 1
+    }
+
+    mutating func beginArray(count: Int) throws { try begin() }
+    mutating func endArray() { open -= 1 }
+    mutating func beginDictionary(count: Int) throws { try begin() }
+    mutating func key(_ key: String) {}
+    mutating func endDictionary() { open -= 1 }
+    mutating func value(_ scalar: SaveValue) {}
+    mutating func utf8Key(_ text: UnsafeBufferPointer<UInt8>) {}
+    mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) {}
 }
 
 /// A sink that keeps nothing: the stream's first walk checks the property list only.

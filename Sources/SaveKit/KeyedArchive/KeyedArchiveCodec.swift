@@ -55,10 +55,15 @@ public struct KeyedArchiveCodec: SaveCodec {
 
 extension CodecRegistry {
     /// The codec that reads `bytes` as a keyed archive's view while converting them, when they
-    /// are a binary keyed archive that `codec` would decode and this registry sees through
-    /// archives: ``Conversion`` then streams the view (``KeyedArchiveCodec/events(in:options:)``).
-    public func keyedArchiveStreaming(_ bytes: [UInt8], decodedBy codec: any SaveCodec) -> KeyedArchiveCodec? {
-        guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id, KeyedArchive.isBinaryKeyedArchive(bytes) else { return nil }
+    /// are a binary keyed archive that `codec` would decode with `options` and this registry
+    /// sees through archives: ``Conversion`` then streams the view
+    /// (``KeyedArchiveCodec/events(in:options:)``). A reading that keeps the last of a repeated
+    /// key is left to ``keyedView(of:decodedBy:options:retyping:forWriting:)``, after the tree
+    /// reader has decided which `$top` and `$objects` count.
+    public func keyedArchiveStreaming(_ bytes: [UInt8], decodedBy codec: any SaveCodec, options: DecodingOptions) -> KeyedArchiveCodec? {
+        guard seesThroughKeyedArchives, options.duplicateKeys == .reject, codec.id == BinaryPlistCodec().id, KeyedArchive.isBinaryKeyedArchive(bytes) else {
+            return nil
+        }
         var keyed = KeyedArchiveCodec(container: codec)
         keyed.writing = keyedArchiveWriting
         return keyed

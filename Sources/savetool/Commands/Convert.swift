@@ -69,7 +69,7 @@ struct Convert: ParsableCommand {
             // which keeps its table as it is.
             var keyedView: SaveValue?
             if KeyedArchiveCodec.canHoldArchives(source), !KeyedArchiveCodec.canHoldArchives(target), KeyedArchive.mayBeIn(bytes) {
-                if let streamed = registry.keyedArchiveStreaming(bytes, decodedBy: source) {
+                if let streamed = registry.keyedArchiveStreaming(bytes, decodedBy: source, options: reading.decoding) {
                     source = streamed  // the conversion reads the view as it writes it
                 } else if let keyed = try registry.keyedView(of: try source.decode(bytes, options: reading.decoding), decodedBy: source, options: reading.decoding) {
                     (source, keyedView) = (keyed.codec, keyed.view)

@@ -508,11 +508,12 @@ extension BinaryPlistReader {
             expected: "each key once in a dictionary")
     }
 
-    /// Whether two string objects hold the same text (marker, length and bytes). The lengths are
-    /// compared as numbers: from 15 bytes on, the marker no longer holds them, and a 15-byte key
-    /// and a longer one that starts with it share their marker and their first 15 bytes.
+    /// Whether two string objects hold the same text: the same kind, length and bytes. Lengths
+    /// are compared as numbers, not as stored: from 15 bytes on, the marker no longer holds them
+    /// (a 15-byte key and a longer one that starts with it share their marker and first 15
+    /// bytes), and a short length may also be written after the marker (`0x5F 0x10 0x01`).
     private func sameStoredString(_ first: Int, _ second: Int) -> Bool {
-        guard bytes[first] == bytes[second], let (count, body) = try? lengthAndBody(first), let (otherCount, otherBody) = try? lengthAndBody(second),
+        guard bytes[first] >> 4 == bytes[second] >> 4, let (count, body) = try? lengthAndBody(first), let (otherCount, otherBody) = try? lengthAndBody(second),
             count == otherCount
         else { return false }
         let length = bytes[first] >> 4 == 0x6 ? count * 2 : count

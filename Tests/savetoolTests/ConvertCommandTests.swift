@@ -18,6 +18,46 @@ struct ConvertCommandTests {
         #expect(FileManager.default.contentsEqual(atPath: back, andPath: CLI.blocks))
     }
 
+    /// `-o` naming a FIFO (or a device such as /dev/null) writes into it and leaves it what it
+    /// was: renaming a new file over /dev/null made it a plain file for every program.
+    @Test func aFIFOOrADeviceIsWrittenInPlaceNeverReplaced() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fifo = directory.appendingPathComponent("pipe").path
+        let bundle = directory.appendingPathComponent("pipe-bundle").path
+        for path in [fifo, bundle] { #expect(mkfifo(path, 0o644) == 0) }
+        // A reader drains each pipe while savetool writes into it.
+        final class Drained: @unchecked Sendable { var bytes: [String: Data] = [:]; let lock = NSLock() }
+        let drained = Drained()
+        let readers = [fifo, bundle].map { path in
+            Thread {
+                var data = Data()
+                let descriptor = open(path, O_RDONLY)
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while descriptor >= 0 {
+                    let count = read(descriptor, &buffer, buffer.count)
+                    if count <= 0 { break }
+                    data.append(contentsOf: buffer[..<count])
+                }
+                close(descriptor)
+                drained.lock.withLock { drained.bytes[path] = data }
+            }
+        }
+        readers.forEach { $0.start() }
+        #expect(try CLI.run("convert", CLI.blocks, "--to", "json", "-o", fifo).status == 0)
+        #expect(try CLI.run("export", CLI.sample("kingdom"), "-o", bundle).status == 0)
+        for _ in 0..<200 where drained.lock.withLock({ drained.bytes.count }) < 2 { Thread.sleep(forTimeInterval: 0.05) }
+        for path in [fifo, bundle] {
+            var info = stat()
+            #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "\(path) is still a FIFO")
+        }
+        let text = String(decoding: drained.lock.withLock { drained.bytes[fifo] } ?? Data(), as: UTF8.self)
+        #expect(text.contains(#""installDate": {"$date": "2025-03-14T09:26:53Z"}"#))
+        #expect((drained.lock.withLock { drained.bytes[bundle] }?.count ?? 0) > 100)
+        // Nothing was left beside them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["pipe", "pipe-bundle"])
+    }
+
     @Test func outputCodecFollowsTheExtension() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -549,6 +549,11 @@ public struct BundleExporter: Sendable {
     /// Makes a bundle file: `body` writes it under a temporary name beside `destination`,
     /// which is flushed and then renamed into place (never replacing a file unless `replacing`).
     private func writeFile(at destination: String, replacing: Bool, _ body: (Int32) throws -> Void) throws {
+        // A device or FIFO (`-o /dev/null`, a pipe) is written in place, never replaced.
+        if replacing, let special = try Self.specialDestination(destination) {
+            defer { close(special) }
+            return try body(special)
+        }
         let (descriptor, temporary) = try Self.temporaryFile(beside: destination)
         var renamed = false
         defer {
@@ -565,6 +570,13 @@ public struct BundleExporter: Sendable {
         }
         renamed = true
         FileIO.syncDirectory(FileIO.parentDirectory(of: destination))
+    }
+
+    private static func specialDestination(_ destination: String) throws -> Int32? {
+        do { return try FileIO.openSpecialDestination(destination) } catch {
+            guard case .cannotCreate(_, let reason) = error else { throw BundleError.cannotCreate(path: destination, reason: "\(error)") }
+            throw BundleError.cannotCreate(path: destination, reason: reason)
+        }
     }
 
     private static func temporaryFile(beside destination: String) throws -> (descriptor: Int32, path: String) {

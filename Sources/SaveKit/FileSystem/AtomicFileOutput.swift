@@ -6,13 +6,16 @@ import Darwin
 
 /// A file written piece by piece under a temporary name beside its destination, and renamed
 /// over it only by ``commit()``: until then the destination is untouched, and a crash, a full
-/// disk or ``abort()`` leaves it as it was. `-` writes to standard output directly.
+/// disk or ``abort()`` leaves it as it was. `-` writes to standard output directly, and a
+/// device or FIFO (`/dev/null`) is written in place, never replaced.
 public final class AtomicFileOutput: ByteOutput {
     public let path: String
     private let descriptor: Int32
     private let temporaryPath: String?
     private let mode: mode_t
     private var finished = false
+    /// A device or FIFO opened in place, closed when done (standard output is left open).
+    private var ownsDescriptor = false
     private let durable: Bool
     private var writeback = EarlyWriteback()
 
@@ -25,6 +28,10 @@ public final class AtomicFileOutput: ByteOutput {
             descriptor = STDOUT_FILENO
             temporaryPath = nil
             self.mode = 0
+            return
+        }
+        if let special = try FileIO.openSpecialDestination(path) {
+            (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
             return
         }
         if let mode {
@@ -46,7 +53,11 @@ public final class AtomicFileOutput: ByteOutput {
 
     /// Flushes the file to disk and moves it into place.
     public func commit() throws(FileError) {
-        guard !finished, let temporaryPath else { finished = true; return }
+        guard !finished, let temporaryPath else {
+            if !finished && ownsDescriptor { close(descriptor) }
+            finished = true
+            return
+        }
         finished = true
         var renamed = false
         defer { if !renamed { unlink(temporaryPath) } }
@@ -69,7 +80,10 @@ public final class AtomicFileOutput: ByteOutput {
     public func abort() {
         guard !finished else { return }
         finished = true
-        guard let temporaryPath else { return }
+        guard let temporaryPath else {
+            if ownsDescriptor { close(descriptor) }
+            return
+        }
         close(descriptor)
         unlink(temporaryPath)
     }

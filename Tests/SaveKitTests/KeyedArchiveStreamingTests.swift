@@ -101,12 +101,7 @@ struct KeyedArchiveStreamingTests {
             ],
         ]
         let past: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(9)], "$objects": ["$null"]]
-        // 300 collections, each inside the one before: 300 objects deep, but 600 levels of view
-        // ({"$class", "$items": [...]}), past what the view's writer takes.
-        var chain: [SaveValue] = ["$null", ["$classname": "NSMutableArray", "$classes": ["NSMutableArray", "NSArray", "NSObject"]]]
-        for index in 0..<300 { chain.append(["NS.objects": index == 299 ? [] : [.uid(UInt64(index + 3))], "$class": .uid(1)]) }
-        let nested: SaveValue = ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": .array(chain)]
-        for (name, plist) in [("deep", deep), ("repeated", repeated), ("past", past), ("nested view", nested)] {
+        for (name, plist) in [("deep", deep), ("repeated", repeated), ("past", past), ("nested view", Self.nestedView)] {
             let bytes = try BinaryPlistCodec().encode(plist)
             #expect(!Self.expectSame(bytes, name))
         }
@@ -124,6 +119,14 @@ struct KeyedArchiveStreamingTests {
         #expect(Self.expectSame(sharedBytes, "a shared array met deep", options: shallow))
         if case .refused(let message) = Self.streamed(try BinaryPlistCodec().encode(deep)) { #expect(message.contains("nested more than 512 deep")) }
     }
+
+    /// 300 collections, each inside the one before: 300 objects deep, but 600 levels of view
+    /// (`{"$class", "$items": [...]}`), past what the view's writer takes.
+    static let nestedView: SaveValue = {
+        var chain: [SaveValue] = ["$null", ["$classname": "NSMutableArray", "$classes": ["NSMutableArray", "NSArray", "NSObject"]]]
+        for index in 0..<300 { chain.append(["NS.objects": index == 299 ? [] : [.uid(UInt64(index + 3))], "$class": .uid(1)]) }
+        return ["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)], "$objects": .array(chain)]
+    }()
 
     /// A fault in the graph stops the conversion before it writes anything, even when the
     /// view before the fault is larger than the writer's first chunk.
@@ -143,7 +146,10 @@ struct KeyedArchiveStreamingTests {
             "$archiver": "NSKeyedArchiver", "$top": ["root": .uid(2)],
             "$objects": ["$null", ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]], ["NS.objects": .array(Array(repeating: .uid(3), count: 300)), "$class": .uid(1)], .string(String(repeating: "z", count: 1 << 20))],
         ])
-        for (bytes, message) in [(classless, "/$objects/\(names + 3): an object without $class"), (repeated, "repeated past 256 MiB")] {
+        let nested = try BinaryPlistCodec().encode(Self.nestedView)
+        for (bytes, message) in [
+            (classless, "/$objects/\(names + 3): an object without $class"), (repeated, "repeated past 256 MiB"), (nested, "nesting deeper than 512 levels"),
+        ] {
             var output = CountingOutput()
             #expect {
                 try Conversion.convert(bytes, from: KeyedArchiveCodec(), to: JSONCodec(), to: &output)

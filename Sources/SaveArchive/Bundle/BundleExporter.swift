@@ -66,9 +66,11 @@ public struct BundleExporter: Sendable {
         return try export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
 
-    /// Writes the entries `next` yields as a bundle at `destination`: in one pass for tar.
+    /// Writes the entries `next` yields as a bundle at `destination`: in one pass for tar, unless
+    /// the destination is a device or a FIFO (`-o /dev/null`), which has no room beside it for
+    /// the one pass's spool: the files are then read twice.
     private func export(root: String, next: () throws -> Walked?, to destination: String, replacing: Bool) throws -> BundleSummary {
-        guard case .tar = format else {
+        guard case .tar = format, !FileIO.isSpecialFile(destination) else {
             let described = try describe(root: root, observe: { _ in }, next: next)
             try write(described, to: destination, replacing: replacing)
             return described.summary

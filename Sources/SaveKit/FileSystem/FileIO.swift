@@ -152,21 +152,25 @@ public enum FileIO {
         return (descriptor, string(fromTemplate: template))
     }
 
-    /// Opens `destination` for writing in place when it is a device, a FIFO or a socket
-    /// (`-o /dev/null`, a pipe made with `mkfifo`): such a file is written to, never replaced.
-    /// Renaming a new file over it would have turned `/dev/null` into a plain file for every
-    /// program on the machine. `nil` for anything else, which is written beside and renamed.
-    public static func openSpecialDestination(_ destination: String) throws(FileError) -> Int32? {
+    /// Whether `path` names a device, a FIFO or a socket: a file that output is written into,
+    /// or refused by, but never renamed over.
+    public static func isSpecialFile(_ path: String) -> Bool {
         var info = stat()
-        guard stat(destination, &info) == 0 else { return nil }
-        switch info.st_mode & S_IFMT {
-        case S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK:
-            let descriptor = open(destination, O_WRONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
-            return descriptor
-        default:
-            return nil
-        }
+        guard stat(path, &info) == 0 else { return false }
+        let type = info.st_mode & S_IFMT
+        return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
+    }
+
+    /// Opens `destination` for writing in place when it is a device or a FIFO (`-o /dev/null`,
+    /// a pipe made with `mkfifo`): such a file is written to, never replaced. Renaming a new
+    /// file over it would have turned `/dev/null` into a plain file for every program on the
+    /// machine. A socket cannot be opened, and is refused with the reason. `nil` for anything
+    /// else, which is written beside and renamed.
+    public static func openSpecialDestination(_ destination: String) throws(FileError) -> Int32? {
+        guard isSpecialFile(destination) else { return nil }
+        let descriptor = open(destination, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
+        return descriptor
     }
 
     /// Creates a new empty directory beside `destination`, for staging what will replace it.

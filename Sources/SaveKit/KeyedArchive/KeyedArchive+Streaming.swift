@@ -283,22 +283,22 @@ struct KeyedViewStream {
 
     private mutating func emitScalar<Sink: SaveValueSink>(at start: Int, into sink: inout Sink) throws {
         switch plist.bytes[start] >> 4 {
-        case 0x5: try sink.utf8String(try plist.asciiText(at: start))
-        case 0x6:
-            try plist.utf16Text(at: start, into: &scratch)
-            try scratch.withUnsafeBufferPointer { try sink.utf8String($0) }
+        case 0x5, 0x6: try withText(at: start) { try sink.utf8String($0) }
         default: try sink.value(try plist.scalar(at: start))
         }
     }
 
     /// A dictionary key as the view writes it: the name as it is stored.
     private mutating func emitKey<Sink: SaveValueSink>(at start: Int, into sink: inout Sink) throws {
-        if plist.bytes[start] >> 4 == 0x5 {
-            try sink.utf8Key(try plist.asciiText(at: start))
-        } else {
-            try plist.utf16Text(at: start, into: &scratch)
-            try scratch.withUnsafeBufferPointer { try sink.utf8Key($0) }
-        }
+        try withText(at: start) { try sink.utf8Key($0) }
+    }
+
+    /// Hands `body` the text of the string object at `start` as UTF-8: the file's own bytes when
+    /// it is ASCII, the reused scratch buffer when it is UTF-16 (valid only during the call).
+    private mutating func withText<Value>(at start: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Value) throws -> Value {
+        if plist.bytes[start] >> 4 == 0x5 { return try body(try plist.asciiText(at: start)) }
+        try plist.utf16Text(at: start, into: &scratch)
+        return try scratch.withUnsafeBufferPointer(body)
     }
 
     /// Counts a string or data that the view repeats wherever it is referenced.
@@ -315,17 +315,19 @@ struct KeyedViewStream {
             break
         case 0xA, 0x8:
             throw Fault(found: "a collection or uid in the object table")
-        case 0x5:
-            let text = try plist.asciiText(at: start)
-            // Only uid 0 is nil, as in Foundation: a `$null` elsewhere in the table is the string.
-            if uid == 0, text.elementsEqual("$null".utf8) { return try sink.value(.null) }
-            try expand(by: text.count)
-            return try sink.utf8String(text)
-        case 0x6:
-            try plist.utf16Text(at: start, into: &scratch)
-            if uid == 0, String(decoding: scratch, as: UTF8.self) == "$null" { return try sink.value(.null) }
-            try expand(by: scratch.count)
-            return try scratch.withUnsafeBufferPointer { try sink.utf8String($0) }
+        case 0x5, 0x6:
+            // Counted once written: the rehearsal, which writes nothing, meets the limit at the
+            // same string.
+            let length = try withText(at: start) { text in
+                // Only uid 0 is nil, as in Foundation: a `$null` elsewhere in the table is the string.
+                if uid == 0, text.elementsEqual("$null".utf8) {
+                    try sink.value(.null)
+                    return 0
+                }
+                try sink.utf8String(text)
+                return text.count
+            }
+            return try expand(by: length)
         case 0x4:
             let (count, _) = try plist.lengthAndBody(start)
             try expand(by: count)
@@ -458,15 +460,10 @@ struct KeyedViewStream {
             }
             for position in 0..<count {
                 let object = try entry(try uid(at: try plist.objectOffset(try plist.reference(at: keys + position * reference))))
-                let (length, _) = try plist.lengthAndBody(object)
-                if plist.bytes[object] >> 4 == 0x5 {
-                    try expand(by: length)
-                    try emitKey(at: object, into: &sink)
-                } else {
-                    try plist.utf16Text(at: object, into: &scratch)
-                    try expand(by: scratch.count)
-                    try scratch.withUnsafeBufferPointer { try sink.utf8Key($0) }
-                }
+                try expand(by: try withText(at: object) { text in
+                    try sink.utf8Key(text)
+                    return text.count
+                })
                 try emitElement(at: values + position * reference, depth: depth + 1, into: &sink)
             }
             return try sink.endDictionary()

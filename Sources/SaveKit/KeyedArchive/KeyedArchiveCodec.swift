@@ -61,12 +61,11 @@ extension CodecRegistry {
     /// key is left to ``keyedView(of:decodedBy:options:retyping:forWriting:)``, after the tree
     /// reader has decided which `$top` and `$objects` count.
     public func keyedArchiveStreaming(_ bytes: [UInt8], decodedBy codec: any SaveCodec, options: DecodingOptions) -> KeyedArchiveCodec? {
-        guard seesThroughKeyedArchives, options.duplicateKeys == .reject, codec.id == BinaryPlistCodec().id, KeyedArchive.isBinaryKeyedArchive(bytes) else {
-            return nil
-        }
+        guard seesThroughKeyedArchives, codec.id == BinaryPlistCodec().id, KeyedArchive.isBinaryKeyedArchive(bytes) else { return nil }
         var keyed = KeyedArchiveCodec(container: codec)
         keyed.writing = keyedArchiveWriting
-        return keyed
+        // The codec's own rule for when it streams.
+        return keyed.events(in: bytes, options: options) == nil ? nil : keyed
     }
 
     /// When `value`, just decoded by `codec`, is a keyed archive and this registry sees through

@@ -237,14 +237,14 @@ public final class SlotStore: @unchecked Sendable {
         }
         keeping.formUnion(lastOfDay.values)
         try folder.write(Array(String(newFloor).utf8), to: Self.floorName, ifAbsent: false)
-        for number in versions where !keeping.contains(number) {
-            recent.forget(CollectionOfOne(number), of: address)
-            try folder.delete(versionName(number))
-        }
-        for name in names where name.hasPrefix("p") {
+        let thinned = versions.filter { !keeping.contains($0) }
+        recent.forget(thinned, of: address)
+        let oldParked = names.filter { name in
+            guard name.hasPrefix("p") else { return false }
             let millis = Int64(name.dropFirst().prefix { $0 != "-" }) ?? Int64.max
-            if Double(millis) / 1000 < now.timeIntervalSince1970 - 30 * 86_400 { try folder.delete(name) }
+            return Double(millis) / 1000 < now.timeIntervalSince1970 - 30 * 86_400
         }
+        try folder.delete(thinned.map(versionName) + oldParked)
     }
 
     /// A folder's objects; one that was never written is empty.

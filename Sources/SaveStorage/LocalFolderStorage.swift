@@ -121,9 +121,16 @@ public struct LocalFolderStorage: SaveStorage {
     }
 
     public func delete(_ name: String) throws {
-        let path = try self.path(of: name)
-        guard unlink(path) == 0 || errno == ENOENT else { throw SaveError(.io, file: path, "cannot be removed: \(FileError.reason(errno))") }
-        FileIO.syncDirectory(directory)
+        try delete([name])
+    }
+
+    public func delete(_ names: [String]) throws {
+        guard !names.isEmpty else { return }
+        defer { FileIO.syncDirectory(directory) }  // what was removed before a failure stays removed
+        for name in names {
+            let path = try self.path(of: name)
+            guard unlink(path) == 0 || errno == ENOENT else { throw SaveError(.io, file: path, "cannot be removed: \(FileError.reason(errno))") }
+        }
     }
 
     // MARK: -

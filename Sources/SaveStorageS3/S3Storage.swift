@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SaveKit
 import SaveStorage
@@ -22,6 +23,8 @@ public struct S3Storage: SaveStorage {
     /// parts of ``copyPartSize``, on the server.
     public var largestCopy: Int64 = 5_000_000_000
     public var copyPartSize: Int64 = 1 << 30
+    /// Keys removed by one DeleteObjects request (S3's limit, 1,000).
+    public var deleteBatch = 1000
 
     public init(_ place: S3Location, environment: AWSEnvironment) {
         self.place = place
@@ -179,5 +182,31 @@ public struct S3Storage: SaveStorage {
         let key = place.key(name)
         let response = try client.send("DELETE", key: key)
         guard response.status == 204 || response.status == 200 || response.status == 404 else { throw client.failure(response, key: key) }
+    }
+
+    /// DeleteObjects, up to ``deleteBatch`` keys a request, where each would take a request of
+    /// its own. A store without it (it answers 501 or `NotImplemented`) gets one request per key.
+    public func delete(_ names: [String]) throws {
+        var rest = names[...]
+        while !rest.isEmpty {
+            let batch = rest.prefix(deleteBatch)
+            rest = rest.dropFirst(batch.count)
+            let keys = batch.map { "<Object><Key>\(S3Client.escape(place.key($0)))</Key></Object>" }.joined()
+            let body = Data("<Delete><Quiet>true</Quiet>\(keys)</Delete>".utf8)
+            // The API asks for the body's digest, MD5 by its definition: not a security use.
+            let digest = Data(Insecure.MD5.hash(data: body)).base64EncodedString()
+            let response = try client.send("POST", query: [("delete", "")], headers: [("Content-MD5", digest), ("Content-Type", "application/xml")], body: body)
+            if response.status == 501 || S3Client.errorCode(response.body) == "NotImplemented" {
+                for name in batch { try delete(name) }
+                continue
+            }
+            guard response.status == 200 else { throw client.failure(response, key: nil) }
+            // Quiet: the answer lists only the keys that could not be removed.
+            if let failed = S3Client.elements("Error", in: response.body, raw: true).first {
+                let key = S3Client.firstElement("Key", in: Data(failed.utf8)) ?? ""
+                let code = S3Client.firstElement("Code", in: Data(failed.utf8)) ?? "no code"
+                throw SaveError(code == "AccessDenied" ? .permissionDenied : .io, file: "s3://\(place.bucket)/\(key)", "cannot be removed (\(code))")
+            }
+        }
     }
 }

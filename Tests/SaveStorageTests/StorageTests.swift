@@ -78,6 +78,28 @@ struct StorageTests {
         try storage.delete(spaced)
     }
 
+    /// Several objects removed at once: a local folder flushes once, an object store sends
+    /// DeleteObjects requests (two keys each here, so the batches are seen to follow on).
+    @Test(arguments: Kind.allCases)
+    func manyObjectsAreDeletedAtOnce(_ kind: Kind) throws {
+        var (storage, scratch) = try Self.storage(kind)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        if var s3 = storage as? S3Storage {
+            s3.deleteBatch = 2
+            storage = s3
+            try MotoServer.shared().put(bucket: s3.place.bucket, key: "devices/qa-other/v1", text: "{}")
+        }
+        let names = ["v1", "v2", "v3", "save 1.json", "v5", "kept"]
+        for name in names { try storage.write(Array(name.utf8), to: name, ifAbsent: true) }
+        try storage.delete(["v1", "v2", "v3", "save 1.json", "missing", "v5"])
+        #expect(try storage.list().map(\.name) == ["kept"])
+        try storage.delete([])
+        if let s3 = storage as? S3Storage {
+            let beside = try S3Storage(try S3Location(parsing: "s3://\(s3.place.bucket)/devices/qa-other"), environment: MotoServer.shared().environment())
+            #expect(try beside.list().map(\.name) == ["v1"], "a key beside the prefix is not the repository's")
+        }
+    }
+
     /// Keys with every kind of character sign as botocore (the AWS SDK for Python) signs them.
     @Test func oddKeysSignAsBotocoreSignsThem() throws {
         let key = "devices/Zoë save+1 & (copy)~*.json"

@@ -144,6 +144,33 @@ struct MergeCommandTests {
     }
 
     /// On a terminal, without answers, each conflict is asked (run under a pseudo-terminal).
+    /// The walk merges files and folders only. A FIFO or a link in the local folder, where the
+    /// other copy has a file, is refused before anything is replaced: renaming over it would drop
+    /// something the merge never read.
+    @Test(arguments: ["FIFO", "symbolic link"])
+    func aLocalFIFOOrLinkIsNeverReplacedInPlace(_ type: String) throws {
+        let root = try Processes.temporaryDirectory("merge-special")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let phone = try Device(root.appendingPathComponent("phone")), tablet = try Device(root.appendingPathComponent("tablet"))
+        try Data("tablet\n".utf8).write(to: tablet.root.appendingPathComponent("Documents/shared"))
+        // Installed first, in name order, had the check come file by file.
+        try Data("tablet\n".utf8).write(to: tablet.root.appendingPathComponent("Documents/from-tablet.txt"))
+        let target = phone.file("Documents/shared")
+        if type == "FIFO" {
+            #expect(mkfifo(target, 0o644) == 0)
+        } else {
+            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: "notes.txt")
+        }
+
+        let result = try CLI.run("merge", "--local", phone.path, "--remote", tablet.path, "-o", phone.path)
+        #expect(result.status == 73, "\(result.errors)")
+        #expect(result.errors.contains("\(target): a \(type) where the merge writes a file, expected a file or nothing; nothing was changed"))
+        var info = stat()
+        #expect(lstat(target, &info) == 0 && info.st_mode & S_IFMT == (type == "FIFO" ? S_IFIFO : S_IFLNK))
+        #expect(!FileManager.default.fileExists(atPath: phone.file("Documents/from-tablet.txt")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == ["phone", "tablet"], "no kept copy, no staging left")
+    }
+
     @Test func aConflictIsAskedOnATerminal() throws {
         let root = try Processes.temporaryDirectory("merge-ask")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -106,6 +106,17 @@ public struct MergeJob: Sendable {
             _ = try exporter.export(directory: staging, to: output, replacing: false)
         } else if inPlace {
             guard !changed.isEmpty else { return outcome }
+            // The walk merges files and folders only: a link, FIFO or device where a merged file
+            // goes is something the merge never read, and a rename would drop it unseen.
+            for (path, present) in changed where present {
+                var found = stat()
+                let target = local + "/" + path
+                if lstat(target, &found) == 0, found.st_mode & S_IFMT != S_IFREG {
+                    throw SaveError(
+                        .cannotCreate, file: target,
+                        "\(FileIO.describeType(found.st_mode)) where the merge writes a file, expected a file or nothing; nothing was changed")
+                }
+            }
             if keepsOriginals {
                 let existing = changed.map(\.path).filter { FileManager.default.fileExists(atPath: local + "/" + $0) }
                 outcome.keptOriginals = try OriginalsKeeper(createdBy: createdBy, purpose: "merge")

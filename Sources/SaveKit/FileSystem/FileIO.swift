@@ -161,6 +161,20 @@ public enum FileIO {
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
     }
 
+    /// What a file of this mode is, for people: "a FIFO", "a symbolic link".
+    public static func describeType(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a file"
+        case S_IFDIR: "a folder"
+        case S_IFLNK: "a symbolic link"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        default: "a file of an unknown type"
+        }
+    }
+
     /// Opens `destination` for writing in place when it is a device or a FIFO (`-o /dev/null`,
     /// a pipe made with `mkfifo`): such a file is written to, never replaced. Renaming a new
     /// file over it would have turned `/dev/null` into a plain file for every program on the

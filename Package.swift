@@ -133,6 +133,7 @@ let package = Package(
         // Runs the built savetool binary: exit codes, messages, files on disk; and `savetool serve`,
         // started for real, through a real HTTP client.
         .testTarget(
-            name: "savetoolTests", dependencies: ["savetool", "savetool-serve", "SaveKit", "SaveArchive", "SaveHTTP", "SaveSync", "TestSupport"], exclude: ["Fixtures"]),
+            name: "savetoolTests",
+            dependencies: ["savetool", "savetool-serve", "SaveKit", "SaveArchive", "SaveHTTP", "SaveServer", "SaveStorage", "SaveSync", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

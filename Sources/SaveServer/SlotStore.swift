@@ -229,13 +229,10 @@ public final class SlotStore: @unchecked Sendable {
         func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
         let oldest = now.addingTimeInterval(-Double(days) * 86_400)
         let floorDay = try version(newFloor, of: address).map { day($0.record.createdAt) } ?? day(now)
-        var lastOfDay: [Int: Int] = [:]
-        for number in versions where number < newFloor {
-            guard let record = try version(number, of: address)?.record, record.createdAt >= oldest else { continue }
-            let recorded = day(record.createdAt)
-            if recorded < floorDay { lastOfDay[recorded] = max(lastOfDay[recorded] ?? 0, number) }
+        let below = versions.filter { $0 < newFloor }
+        for (recorded, last) in try lastOfEachDay(below, of: address) where recorded.day < floorDay && recorded.createdAt >= oldest {
+            keeping.insert(last)
         }
-        keeping.formUnion(lastOfDay.values)
         try folder.write(Array(String(newFloor).utf8), to: Self.floorName, ifAbsent: false)
         let thinned = versions.filter { !keeping.contains($0) }
         recent.forget(thinned, of: address)
@@ -245,6 +242,42 @@ public final class SlotStore: @unchecked Sendable {
             return Double(millis) / 1000 < now.timeIntervalSince1970 - 30 * 86_400
         }
         try folder.delete(thinned.map(versionName) + oldParked)
+    }
+
+    /// A version's UTC day (days since 1970) and time.
+    private typealias Dated = (day: Int, createdAt: Date)
+
+    /// The last of `versions` (in time order) on each UTC day, with its time, read by halving:
+    /// a run whose first and last versions share a day is that day's whole. A thinning reads a
+    /// few versions per day, not every one below the floor (reading each was 6% of a busy
+    /// server's time). A version that cannot be read counts for no day.
+    private func lastOfEachDay(_ versions: [Int], of address: SlotAddress) throws -> [(day: Dated, version: Int)] {
+        func dated(_ index: Int) throws -> Dated? {
+            try version(versions[index], of: address).map { (Int(($0.record.createdAt.timeIntervalSince1970 / 86_400).rounded(.down)), $0.record.createdAt) }
+        }
+        // Runs are met in order, so a later run's last of a day replaces an earlier one's.
+        var lastOfDay: [Int: (day: Dated, version: Int)] = [:]
+        func found(_ day: Dated?, _ index: Int) {
+            if let day { lastOfDay[day.day] = (day, versions[index]) }
+        }
+        func split(_ low: Int, _ high: Int, _ first: Dated?, _ last: Dated?) throws {
+            if low == high {
+                found(first, low)
+            } else if let first, let last, first.day == last.day {
+                found(last, high)
+            } else if high == low + 1 {
+                found(first, low)
+                found(last, high)
+            } else {
+                let middle = (low + high) / 2
+                try split(low, middle, first, try dated(middle))
+                try split(middle + 1, high, try dated(middle + 1), last)
+            }
+        }
+        guard !versions.isEmpty else { return [] }
+        let first = try dated(0)
+        try split(0, versions.count - 1, first, versions.count == 1 ? first : try dated(versions.count - 1))
+        return Array(lastOfDay.values)
     }
 
     /// A folder's objects; one that was never written is empty.

@@ -1,39 +1,57 @@
+import Foundation
 import SaveSync
 
-/// Pushes to one slot take turns, waiting here without holding a thread. Each push's merge runs
-/// on the small blocking pool; a push that waited for the slot's lock inside the pool would keep
-/// a thread from every other slot's requests.
-actor SlotTurns {
+/// Pushes to one slot take turns. A push whose slot is free takes its turn on the thread that
+/// checked its body and stores it there at once; one that finds the slot in use waits here
+/// without holding a thread: a push that waited for the slot inside the pool would keep a
+/// thread from every other slot's requests.
+final class SlotTurns: @unchecked Sendable {
+    private let lock = NSLock()
     /// A slot in use, with the pushes waiting for it in order.
     private var waiting: [SlotAddress: [CheckedContinuation<Void, Never>]] = [:]
 
-    /// Runs `body` when no other push to `address` is running in this process.
-    nonisolated func inTurn<T: Sendable>(_ address: SlotAddress, _ body: () async throws -> T) async throws -> T {
-        await take(address)
-        do {
-            let result = try await body()
-            await give(address)
-            return result
-        } catch {
-            await give(address)
-            throw error
+    /// Takes the slot's turn if no other push in this process holds it. The caller gives it
+    /// back with ``give(_:)``.
+    func tryTake(_ address: SlotAddress) -> Bool {
+        lock.withLock {
+            guard waiting[address] == nil else { return false }
+            waiting[address] = []
+            return true
         }
+    }
+
+    /// Runs `body` when no other push to `address` is running in this process.
+    func inTurn<T: Sendable>(_ address: SlotAddress, _ body: () async throws -> T) async throws -> T {
+        await take(address)
+        defer { give(address) }
+        return try await body()
+    }
+
+    /// Hands the turn to the next push waiting for the slot, or frees it.
+    func give(_ address: SlotAddress) {
+        let next: CheckedContinuation<Void, Never>? = lock.withLock {
+            guard var queue = waiting[address], !queue.isEmpty else {
+                waiting[address] = nil
+                return nil
+            }
+            let next = queue.removeFirst()
+            waiting[address] = queue
+            return next
+        }
+        next?.resume()
     }
 
     private func take(_ address: SlotAddress) async {
-        guard waiting[address] != nil else {
-            waiting[address] = []
-            return
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let free: Bool = lock.withLock {
+                guard waiting[address] != nil else {
+                    waiting[address] = []
+                    return true
+                }
+                waiting[address]!.append(continuation)
+                return false
+            }
+            if free { continuation.resume() }
         }
-        await withCheckedContinuation { waiting[address, default: []].append($0) }
-    }
-
-    private func give(_ address: SlotAddress) {
-        guard let queue = waiting[address], let next = queue.first else {
-            waiting[address] = nil
-            return
-        }
-        waiting[address] = Array(queue.dropFirst())
-        next.resume()
     }
 }

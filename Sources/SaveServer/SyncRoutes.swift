@@ -7,14 +7,14 @@ import SaveKit
 import SaveSync
 
 /// The API's routes: each request authenticated, its names checked, its space authorised, and
-/// only then the store touched. Storage and merging run on NIO's thread pool, off the event loops;
-/// a push waits for its slot's turn before it takes a thread from the pool.
+/// only then the store touched. Storage and merging run on thread pools, off the event loops;
+/// a push that finds its slot in use waits for its turn without holding a thread.
 struct SyncRoutes: Sendable {
     let configuration: SyncServerConfiguration
     let service: PushService
     let metrics: ServerMetrics
     let backups: DailyBackups?
-    /// Pushes and restores to one slot, one after another, waiting off the blocking pool.
+    /// Pushes and restores to one slot, one after another, waiting off the pools.
     let turns = SlotTurns()
 
     func add(to router: Router<BasicRequestContext>) {
@@ -159,9 +159,22 @@ struct SyncRoutes: Sendable {
         let body = try await readBody(request)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { String($0.prefix(128)) }
         let started = ContinuousClock.now
-        // Checked by the pipeline first, alongside other pushes to the slot; then stored in turn.
-        let checked = try await blocking { try service.check(body, slot: address) }
-        let outcome = try await turns.inTurn(address) { try await durably { try service.push(checked, to: address, base: base, device: device) } }
+        // Checked by the pipeline first, alongside other pushes to the slot; then stored in turn,
+        // on the same thread when the slot is free (each hand-over between threads showed as
+        // the largest cost of a lone device's push).
+        let first = try await durably { () throws -> CheckedPush in
+            let checked = try service.check(body, slot: address)
+            guard turns.tryTake(address) else { return .waiting(checked) }
+            defer { turns.give(address) }
+            return .stored(try service.push(checked, to: address, base: base, device: device))
+        }
+        let outcome: PushService.Outcome
+        switch first {
+        case .stored(let stored):
+            outcome = stored
+        case .waiting(let checked):
+            outcome = try await turns.inTurn(address) { try await durably { try service.push(checked, to: address, base: base, device: device) } }
+        }
         metrics.pushed(outcome, bytes: body.count, took: ContinuousClock.now - started)
         switch outcome {
         case .stored(let record, let bytes):
@@ -271,6 +284,12 @@ struct SyncRoutes: Sendable {
         pool.start()
         return pool
     }()
+}
+
+/// A push after its check: stored already, or waiting for its slot's turn.
+private enum CheckedPush: Sendable {
+    case stored(PushService.Outcome)
+    case waiting(PushService.Checked)
 }
 
 /// Hands the first of two results to a continuation, once.

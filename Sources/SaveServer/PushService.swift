@@ -19,6 +19,8 @@ public struct PushService: Sendable {
     public var keepVersions: Int? = 100
     /// Of the thinned versions, each of this many last days' last version stays.
     public var keepDays = 7
+    /// Bounds the checks and merges running at once (not the flushes).
+    let decoding = DecodingTurns()
 
     public init(store: SlotStore, kinds: [SaveKind], registry: CodecRegistry) throws(SaveError) {
         self.store = store
@@ -124,12 +126,12 @@ public struct PushService: Sendable {
         if let named = registry.codec(forPath: name), !Self.sameFamily(named.id, codec.id) {
             throw SaveError(.badData, file: name, location: "byte 0", "\(codec.id) data, expected \(named.id) as the slot's name says")
         }
-        let result = pipeline.process(body, path: name)
+        let result = decoding.inTurn { pipeline.process(body, path: name) }
         // The pipeline decodes what a kind may claim; a body no kind claims is decoded here, so
         // that only save documents are stored.
         if result.status == .unrecognized {
             let value: SaveValue
-            do { value = try codec.decode(body) } catch {
+            do { value = try decoding.inTurn { try codec.decode(body) } } catch {
                 let location = (error as? CodecError)?.location.map { "\($0)" }
                 throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
             }
@@ -221,10 +223,12 @@ public struct PushService: Sendable {
         _ pushed: Checked, base: [UInt8]?, baseNumber: Int?, head: SlotStore.Stored, address: SlotAddress, device: String?
     ) throws -> Outcome {
         let name = address.slotName
-        let result = try merger.merge(
-            base: base.map { .init(bytes: $0, path: name, name: "version \(baseNumber ?? 0)") },
-            local: .init(bytes: pushed.bytes, path: name, name: "the push"),
-            remote: .init(bytes: head.bytes, path: name, name: "version \(head.record.version)"))
+        let result = try decoding.inTurn {
+            try merger.merge(
+                base: base.map { .init(bytes: $0, path: name, name: "version \(baseNumber ?? 0)") },
+                local: .init(bytes: pushed.bytes, path: name, name: "the push"),
+                remote: .init(bytes: head.bytes, path: name, name: "version \(head.record.version)"))
+        }
         let how: VersionRecord.Origin = base == nil ? .mergedWithoutBase : .merged
         guard result.conflicts.isEmpty else {
             var parked = record(

@@ -247,10 +247,12 @@ public final class SlotStore: @unchecked Sendable {
     /// A version's UTC day (days since 1970) and time.
     private typealias Dated = (day: Int, createdAt: Date)
 
-    /// The last of `versions` (in time order) on each UTC day, with its time, read by halving:
-    /// a run whose first and last versions share a day is that day's whole. A thinning reads a
-    /// few versions per day, not every one below the floor (reading each was 6% of a busy
-    /// server's time). A version that cannot be read counts for no day.
+    /// The last of `versions` on each UTC day, with its time, read by halving: versions are
+    /// numbered in time order, so a run whose first and last versions share a day is that day's
+    /// whole. A thinning reads a few versions per day, not every one below the floor (reading
+    /// each was 6% of a busy server's time). A run whose last version is dated before its first
+    /// (servers sharing a store whose clocks differ) is read version by version. A missing
+    /// version counts for no day.
     private func lastOfEachDay(_ versions: [Int], of address: SlotAddress) throws -> [(day: Dated, version: Int)] {
         func dated(_ index: Int) throws -> Dated? {
             try version(versions[index], of: address).map { (Int(($0.record.createdAt.timeIntervalSince1970 / 86_400).rounded(.down)), $0.record.createdAt) }
@@ -263,6 +265,8 @@ public final class SlotStore: @unchecked Sendable {
         func split(_ low: Int, _ high: Int, _ first: Dated?, _ last: Dated?) throws {
             if low == high {
                 found(first, low)
+            } else if let first, let last, first.day > last.day {
+                for index in low...high { found(try dated(index), index) }
             } else if let first, let last, first.day == last.day {
                 found(last, high)
             } else if high == low + 1 {

@@ -269,7 +269,8 @@ struct SyncRoutes: Sendable {
         try await NIOThreadPool.singleton.runIfActive(body)
     }
 
-    /// Work that ends in a flush to disk: a thread waits on the disk, not the CPU, there.
+    /// A push or restore, from its check to its flush: a thread waits on the disk there, and the
+    /// decoding it does takes turns by core (``DecodingTurns``).
     private func durably<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await Self.flushingPool.runIfActive(body)
     }

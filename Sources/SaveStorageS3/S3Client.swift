@@ -40,7 +40,8 @@ public final class S3Client: Sendable {
             if attempt > 1 { Thread.sleep(forTimeInterval: 0.2 * pow(2, Double(attempt - 2))) }
             let request = signed(method, path: path, query: query, headers: extra, body: body)
             switch connections.perform(request) {
-            case .success(let response) where response.status >= 500 || response.status == 429:
+            // 501 Not Implemented is the store's final word (an API it lacks), not a hiccup.
+            case .success(let response) where (response.status >= 500 && response.status != 501) || response.status == 429:
                 lastProblem = "answered \(response.status) \(Self.errorCode(response.body) ?? "")"
             case .success(let response):
                 return response

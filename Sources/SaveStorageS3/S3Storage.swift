@@ -189,7 +189,7 @@ public struct S3Storage: SaveStorage {
     public func delete(_ names: [String]) throws {
         var rest = names[...]
         while !rest.isEmpty {
-            let batch = rest.prefix(deleteBatch)
+            let batch = rest.prefix(max(1, min(deleteBatch, 1000)))
             rest = rest.dropFirst(batch.count)
             let keys = batch.map { "<Object><Key>\(S3Client.escape(place.key($0)))</Key></Object>" }.joined()
             let body = Data("<Delete><Quiet>true</Quiet>\(keys)</Delete>".utf8)

@@ -143,34 +143,40 @@ struct MergeCommandTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
-    /// On a terminal, without answers, each conflict is asked (run under a pseudo-terminal).
     /// The walk merges files and folders only. A FIFO or a link in the local folder, where the
     /// other copy has a file, is refused before anything is replaced: renaming over it would drop
-    /// something the merge never read.
-    @Test(arguments: ["FIFO", "symbolic link"])
+    /// something the merge never read. A link where the other copy has a folder would lead the
+    /// merged files out of the local copy.
+    @Test(arguments: ["FIFO", "symbolic link", "link to a folder"])
     func aLocalFIFOOrLinkIsNeverReplacedInPlace(_ type: String) throws {
         let root = try Processes.temporaryDirectory("merge-special")
         defer { try? FileManager.default.removeItem(at: root) }
         let phone = try Device(root.appendingPathComponent("phone")), tablet = try Device(root.appendingPathComponent("tablet"))
-        try Data("tablet\n".utf8).write(to: tablet.root.appendingPathComponent("Documents/shared"))
+        let outside = root.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(at: tablet.root.appendingPathComponent("Documents/shared"), withIntermediateDirectories: false)
+        try Data("tablet\n".utf8).write(to: tablet.root.appendingPathComponent(type == "link to a folder" ? "Documents/shared/x.txt" : "Documents/shared-file"))
         // Installed first, in name order, had the check come file by file.
         try Data("tablet\n".utf8).write(to: tablet.root.appendingPathComponent("Documents/from-tablet.txt"))
-        let target = phone.file("Documents/shared")
-        if type == "FIFO" {
-            #expect(mkfifo(target, 0o644) == 0)
-        } else {
-            try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: "notes.txt")
+        let target = phone.file(type == "link to a folder" ? "Documents/shared" : "Documents/shared-file")
+        switch type {
+        case "FIFO": #expect(mkfifo(target, 0o644) == 0)
+        case "symbolic link": try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: "notes.txt")
+        default: try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: outside.path)
         }
 
         let result = try CLI.run("merge", "--local", phone.path, "--remote", tablet.path, "-o", phone.path)
         #expect(result.status == 73, "\(result.errors)")
-        #expect(result.errors.contains("\(target): a \(type) where the merge writes a file, expected a file or nothing; nothing was changed"))
+        let what = type == "link to a folder" ? "a symbolic link where the merge writes a folder, expected a folder or nothing" : "a \(type) where the merge writes a file, expected a file or nothing"
+        #expect(result.errors.contains("\(target): \(what); nothing was changed"))
         var info = stat()
         #expect(lstat(target, &info) == 0 && info.st_mode & S_IFMT == (type == "FIFO" ? S_IFIFO : S_IFLNK))
         #expect(!FileManager.default.fileExists(atPath: phone.file("Documents/from-tablet.txt")))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == ["phone", "tablet"], "no kept copy, no staging left")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written through the link")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).sorted() == ["outside", "phone", "tablet"], "no kept copy, no staging left")
     }
 
+    /// On a terminal, without answers, each conflict is asked (run under a pseudo-terminal).
     @Test func aConflictIsAskedOnATerminal() throws {
         let root = try Processes.temporaryDirectory("merge-ask")
         defer { try? FileManager.default.removeItem(at: root) }

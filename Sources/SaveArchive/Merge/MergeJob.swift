@@ -107,14 +107,20 @@ public struct MergeJob: Sendable {
         } else if inPlace {
             guard !changed.isEmpty else { return outcome }
             // The walk merges files and folders only: a link, FIFO or device where a merged file
-            // goes is something the merge never read, and a rename would drop it unseen.
-            for (path, present) in changed where present {
-                var found = stat()
-                let target = local + "/" + path
-                if lstat(target, &found) == 0, found.st_mode & S_IFMT != S_IFREG {
+            // goes is something the merge never read, and a rename would drop it unseen; a link
+            // where one of its folders goes would lead the file out of the local copy.
+            for (path, _) in changed {
+                var place = local
+                let names = path.split(separator: "/")
+                for (index, name) in names.enumerated() {
+                    place += "/" + name
+                    var found = stat()
+                    guard lstat(place, &found) == 0 else { break }  // missing: made by the merge
+                    let expected: mode_t = index == names.count - 1 ? S_IFREG : S_IFDIR
+                    guard found.st_mode & S_IFMT != expected else { continue }
                     throw SaveError(
-                        .cannotCreate, file: target,
-                        "\(FileIO.describeType(found.st_mode)) where the merge writes a file, expected a file or nothing; nothing was changed")
+                        .cannotCreate, file: place,
+                        "\(FileIO.describeType(found.st_mode)) where the merge writes \(expected == S_IFREG ? "a file" : "a folder"), expected \(expected == S_IFREG ? "a file" : "a folder") or nothing; nothing was changed")
                 }
             }
             if keepsOriginals {

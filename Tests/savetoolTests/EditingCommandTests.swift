@@ -12,6 +12,47 @@ struct EditingCommandTests {
         return (directory, file.path)
     }
 
+    /// A save reached through a symbolic link is edited where it is, and the link stays: a
+    /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
+    @Test func writesGoThroughSymbolicLinks() throws {
+        let root = try Processes.temporaryDirectory("links")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let real = root.appendingPathComponent("real"), device = root.appendingPathComponent("device/Documents/games")
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: CLI.tournament, toPath: real.appendingPathComponent("t.json").path)
+        try FileManager.default.copyItem(atPath: CLI.sample("sudoku/Documents/games/v1-fresh.json"), toPath: real.appendingPathComponent("v1-fresh.json").path)
+        let link = device.appendingPathComponent("t.json").path, target = real.appendingPathComponent("t.json").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "../../../real/t.json")
+        func isLink(_ path: String) -> Bool { (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil }
+
+        #expect(try CLI.run("set", link, "/players/2/name", #""Zoë""#).status == 0)
+        #expect(isLink(link))
+        #expect(try CLI.run("get", target, "/players/2/name", "--raw").outputText == "Zoë\n")
+        #expect(try CLI.run("remove", link, "/players/2").status == 0)
+        #expect(isLink(link))
+        #expect(try CLI.run("get", target, "/players/2/name", "--raw").outputText != "Zoë\n")
+        #expect(try CLI.run("convert", link, "--to", "bplist", "-o", link).status == 0)
+        #expect(isLink(link))
+        let converted = try Data(contentsOf: URL(fileURLWithPath: target))
+        #expect(Array(converted.prefix(6)) == Array("bplist".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: device.path) == ["t.json"], "nothing left beside the link")
+
+        // migrate --in-place keeps the save's original (what the link leads to), then writes through.
+        let old = device.appendingPathComponent("v1-fresh.json").path
+        try FileManager.default.createSymbolicLink(atPath: old, withDestinationPath: real.appendingPathComponent("v1-fresh.json").path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: old))
+        let migrated = try CLI.run("migrate", root.appendingPathComponent("device").path, "--in-place")
+        #expect(migrated.status == 0, "\(migrated.errors)")
+        #expect(isLink(old))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: real.appendingPathComponent("v1-fresh.json").path)) != before)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("device-before-migrate-") }
+        try #require(kept.count == 1)
+        let restored = root.appendingPathComponent("restored").path
+        #expect(try CLI.run("import", root.appendingPathComponent(kept[0]).path, "--into", restored, "--no-migrate").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/Documents/games/v1-fresh.json")) == before)
+    }
+
     @Test func getReadsThroughEmbeddedDocuments() throws {
         #expect(try CLI.run("get", CLI.blocks, "/gameSave/unlockedThemes/1").outputText == "\"neon\"\n")
         #expect(try CLI.run("get", CLI.blocks, "/gameSave/settings/theme", "--raw").outputText == "neon\n")

@@ -58,10 +58,12 @@ public struct BundleExporter: Sendable {
 
     /// Writes the files at the relative `paths` under `root` as a bundle. With `replacing` false
     /// the bundle is created exclusively: an existing file at `destination` is never replaced,
-    /// and ``BundleError/exists(_:)`` is thrown instead.
+    /// and ``BundleError/exists(_:)`` is thrown instead. A path that is a link to a file is kept
+    /// as the file it leads to: these are the originals of files about to be written, and a
+    /// write goes through a link.
     @discardableResult
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
-        var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file) }
+        var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
         sorted.reverse()
         return try export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
@@ -188,7 +190,7 @@ public struct BundleExporter: Sendable {
                 // Opened by its name in its open folder and described by its descriptor: one
                 // short lookup, where a full path for each of lstat, llistxattr and open took
                 // 15% of a 100,000-file export's samples.
-                let descriptor = try folders.open(walked.relative, path: path)
+                let descriptor = try folders.open(walked.relative, path: path, following: walked.followsLink)
                 defer { Glibc.close(descriptor) }
                 var info: stat
                 (file, info) = try entry(opened: descriptor, at: path, as: walked)
@@ -239,6 +241,9 @@ public struct BundleExporter: Sendable {
     struct Walked: Sendable {
         var relative: String
         var type: BundleManifest.File.EntryType
+        /// A file named by the caller (the originals of files about to be written through a
+        /// link): its link is followed, and what it leads to is kept.
+        var followsLink = false
     }
 
     /// Every directory, regular file and symbolic link below a root (a link is kept as a link,
@@ -409,7 +414,7 @@ public struct BundleExporter: Sendable {
     /// and codec come from ``readContents(of:into:as:copying:)``.
     private func entry(at path: String, as walked: Walked) throws -> (file: BundleManifest.File, info: stat) {
         var info = stat()
-        guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        guard (walked.followsLink ? stat(path, &info) : lstat(path, &info)) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         var file = BundleManifest.File(
             path: walked.relative, type: walked.type, mode: UInt16(info.st_mode & 0o7777), modified: Timestamp(info.st_mtim),
             owner: (UInt32(info.st_uid), UInt32(info.st_gid)))
@@ -451,9 +456,9 @@ public struct BundleExporter: Sendable {
 
         init(root: String) { self.root = root }
 
-        /// Opens the file at `relative` (below the root) for reading, never following a link
-        /// and never waiting on a FIFO that took its place.
-        mutating func open(_ relative: String, path: String) throws -> Int32 {
+        /// Opens the file at `relative` (below the root) for reading, never waiting on a FIFO
+        /// that took its place, and never following a link unless `following`.
+        mutating func open(_ relative: String, path: String, following: Bool = false) throws -> Int32 {
             let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/"))
             let folder = slash.map { relative[..<$0] } ?? ""
             let name = slash.map { String(relative[relative.utf8.index(after: $0)...]) } ?? relative
@@ -464,7 +469,7 @@ public struct BundleExporter: Sendable {
                 guard descriptor >= 0 else { throw BundleError.unreadable(path: folderPath, reason: FileError.reason(errno)) }
                 self.relative = folder
             }
-            let file = openat(descriptor, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            let file = openat(descriptor, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
             guard file >= 0 else {
                 if errno == ELOOP { throw BundleError.changedDuringExport(path: path) }  // a link took its place
                 throw BundleError.unreadable(path: path, reason: FileError.reason(errno))
@@ -551,6 +556,8 @@ public struct BundleExporter: Sendable {
     /// Makes a bundle file: `body` writes it under a temporary name beside `destination`,
     /// which is flushed and then renamed into place (never replacing a file unless `replacing`).
     private func writeFile(at destination: String, replacing: Bool, _ body: (Int32) throws -> Void) throws {
+        // A bundle that replaces one behind a link replaces the file, and the link stays.
+        let destination = replacing ? FileIO.followingLinks(destination) : destination
         // A device or FIFO (`-o /dev/null`, a pipe) is written in place, never replaced.
         if replacing, let special = try Self.specialDestination(destination) {
             defer { close(special) }

@@ -7,9 +7,13 @@ import Darwin
 /// A file written piece by piece under a temporary name beside its destination, and renamed
 /// over it only by ``commit()``: until then the destination is untouched, and a crash, a full
 /// disk or ``abort()`` leaves it as it was. `-` writes to standard output directly, and a
-/// device or FIFO (`/dev/null`) is written in place, never replaced.
+/// device or FIFO (`/dev/null`) is written in place, never replaced. A symbolic link is
+/// written through: the file it leads to is replaced, and the link stays.
 public final class AtomicFileOutput: ByteOutput {
+    /// The destination as given, which messages name.
     public let path: String
+    /// Where the file lands: `path`, or the file its links lead to.
+    private let destination: String
     private let descriptor: Int32
     private let temporaryPath: String?
     private let mode: mode_t
@@ -28,8 +32,12 @@ public final class AtomicFileOutput: ByteOutput {
             descriptor = STDOUT_FILENO
             temporaryPath = nil
             self.mode = 0
+            destination = path
             return
         }
+        // Renaming over a link would replace the link and leave the save it leads to as it was.
+        let destination = FileIO.followingLinks(path)
+        self.destination = destination
         if let special = try FileIO.openSpecialDestination(path) {
             (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
             return
@@ -38,9 +46,9 @@ public final class AtomicFileOutput: ByteOutput {
             self.mode = mode
         } else {
             var existing = stat()
-            self.mode = stat(path, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
+            self.mode = stat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
         }
-        (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: path)
+        (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: destination)
     }
 
     deinit { abort() }
@@ -71,9 +79,9 @@ public final class AtomicFileOutput: ByteOutput {
             throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(code))
         }
         guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
-        guard rename(temporaryPath, path) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
+        guard rename(temporaryPath, destination) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
         renamed = true
-        if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: path)) }
+        if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: destination)) }
     }
 
     /// Throws the partial file away; the destination keeps its old contents.

@@ -161,6 +161,24 @@ public enum FileIO {
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
     }
 
+    /// Where a write to `path` lands: the file its symbolic links lead to (which need not
+    /// exist yet), as a shell's `>` and plutil write, so that editing a linked save edits the
+    /// save and keeps the link. `path` itself when it is no link; a loop of links is left to the
+    /// write to refuse.
+    public static func followingLinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {  // the kernel's own limit on links in a path (ELOOP)
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &target, target.count - 1)
+            guard count > 0 else { return current }
+            let text = String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = text.hasPrefix("/") ? text : parentDirectory(of: current) + "/" + text
+        }
+        return current
+    }
+
     /// What a file of this mode is, for people: "a FIFO", "a symbolic link".
     public static func describeType(_ mode: mode_t) -> String {
         switch mode & S_IFMT {

@@ -60,6 +60,15 @@ struct BackupCommandTests {
         #expect(verified.status == 65)
         #expect(verified.errors.contains("savetool: \(path): files/Documents/slot-"))
         #expect(verified.errors.contains("SHA-256"))
+
+        // The folder has not changed, but the day's backup has: it is written again, never
+        // called unchanged.
+        let again = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none")
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(again.outputText.hasPrefix("replaced: \(path)"), "\(again.outputText)")
+        #expect(again.errors.contains("\(path): the day's backup fails its checks ("))
+        #expect(try CLI.run("backup", "verify", "--repo", fixture.repo).status == 0)
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none").outputText.hasPrefix("unchanged: "))
     }
 
     @Test func aHeldLockMeansExit75() throws {

@@ -87,7 +87,16 @@ public struct BackupEngine: Sendable {
             // it is: an unchanged folder of any size costs one read of each, and writes nothing.
             let described = try exporter.describe(directory: sourcePath) { file in existing?.compare(with: file) }
             files = described.summary.fileCount
-            unchanged = existing?.matchedAll() == true
+            var matched = existing?.matchedAll() == true
+            // Its manifest says what it should hold; only reading it through says it does. A
+            // bundle damaged since it was written is written again, not called unchanged.
+            if matched {
+                do { _ = try verify(path) } catch {
+                    warn("\(path): the day's backup fails its checks (\(error)); it is written again")
+                    matched = false
+                }
+            }
+            unchanged = matched
             if !unchanged {
                 if let writing { try writing(exporter, described) } else { try exporter.write(described, to: path, replacing: true) }
             }

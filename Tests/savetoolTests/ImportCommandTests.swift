@@ -25,6 +25,26 @@ struct ImportCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
     }
 
+    /// `--into` a link to a folder restores into the folder it leads to, as tar does, and the
+    /// link stays; what the folder held is saved first, as for any import.
+    @Test func aLinkToAFolderIsFollowed() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
+        let folder = directory.appendingPathComponent("real"), link = directory.appendingPathComponent("device").path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try Data("old\n".utf8).write(to: folder.appendingPathComponent("old.txt"))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real")
+
+        let landed = try CLI.run("import", bundle, "--into", link, "--no-migrate")
+        #expect(landed.status == 0, "\(landed.errors)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "real")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Documents/current_tournament.json").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("old.txt").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("real-before-import-") })
+    }
+
     /// A holder whose own version stays says which embedded save was migrated, not "1 to 1".
     @Test func anEmbeddedMigrationIsNamed() throws {
         let directory = try Processes.temporaryDirectory()

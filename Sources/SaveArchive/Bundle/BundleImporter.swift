@@ -77,8 +77,14 @@ public struct BundleImporter {
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
     @discardableResult
     public func restore(_ bundle: String, into destination: String, dryRun: Bool = false) throws -> Outcome {
-        // Absolute, so that `--into .` has a parent to stage in and to save the old contents in.
-        let destination = URL(fileURLWithPath: destination).standardizedFileURL.path
+        // Absolute, so that `--into .` has a parent to stage in and to save the old contents in;
+        // a link to a folder is followed, as tar extracts into where it leads: the folder is
+        // replaced, and the link stays.
+        let destination = FileIO.followingLinks(URL(fileURLWithPath: destination).standardizedFileURL.path)
+        var found = stat()
+        if lstat(destination, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
+            throw SaveError(.cannotCreate, file: destination, "\(FileIO.describeType(found.st_mode)), expected a folder to restore into, or a path where nothing is yet")
+        }
         let originalsDirectory = URL(fileURLWithPath: backupDirectory ?? FileIO.parentDirectory(of: destination)).standardizedFileURL.path
         guard originalsDirectory != destination && !originalsDirectory.hasPrefix(destination + "/") else {
             throw SaveError(.usage, file: originalsDirectory, "inside the destination \(destination), expected a place the import does not replace for its previous contents")

@@ -95,6 +95,10 @@ struct Migrate: ParsableCommand {
         var files = FileWalk(paths: paths)
         let pipeline = try Failure.reporting { () throws -> SavePipeline in
             try files.checkPathsExist()
+            var found = stat()
+            if let out, stat(out, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
+                throw SaveError(.cannotCreate, file: out, "\(FileIO.describeType(found.st_mode)), expected a folder for the migrated copies, or a path where nothing is yet")
+            }
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)

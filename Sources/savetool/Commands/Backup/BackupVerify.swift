@@ -48,7 +48,9 @@ struct BackupVerify: ParsableCommand {
             let local = engine
             checks = paths.map { path in (path, { try local.verify(path) }) }
         }
-        var failed = 0
+        // Every backup is checked; the exit code is the first failure's (66 for a backup named
+        // that is not there, 65 for one that fails its checks).
+        var firstFailure: ExitCode?
         for check in checks {
             do {
                 let summary = try Failure.reporting {
@@ -56,10 +58,10 @@ struct BackupVerify: ParsableCommand {
                     return try check.verify()
                 }
                 if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) files)\n") }
-            } catch {
-                failed += 1  // the message naming the file and entry is already on stderr
+            } catch let exit as ExitCode {
+                firstFailure = firstFailure ?? exit  // the message naming the file and entry is already on stderr
             }
         }
-        if failed > 0 { throw ExitCode(Failure.Code.dataError) }
+        if let firstFailure { throw firstFailure }
     }
 }

@@ -53,6 +53,20 @@ public struct SyncServerConfiguration: Sendable {
 /// try await app.runService()
 /// ```
 public enum SyncServer {
+    /// What a failure to start means for the person who started the server: NIO's bind error
+    /// (`bind(descriptor:ptr:bytes:): Address already in use (errno: 98)`) names neither the
+    /// address nor what to do.
+    public static func explainStartFailure(_ error: any Error, host: String, port: Int) -> any Error {
+        guard let failure = error as? IOError else { return error }
+        let place = "\(host):\(port)"
+        switch failure.errnoCode {
+        case EADDRINUSE: return SaveError(.busy, file: place, "in use by another process, expected a free port")
+        case EACCES: return SaveError(.permissionDenied, file: place, "a port below 1024 needs privileges, expected a port from 1024 up")
+        case EADDRNOTAVAIL: return SaveError(.usage, file: place, "not an address of this machine, expected one of its own (127.0.0.1, 0.0.0.0, …)")
+        default: return SaveError(.io, file: place, "cannot listen there: \(failure)")
+        }
+    }
+
     public static func buildApplication(
         _ configuration: SyncServerConfiguration, onRunning: @escaping @Sendable (Int) -> Void = { _ in }
     ) throws -> some ApplicationProtocol {

@@ -120,8 +120,11 @@ struct Serve: ParsableCommand {
                     storage = S3Storage(try S3Location(parsing: store), environment: try AWSEnvironment.current())
                 } else {
                     var info = stat()
-                    guard stat(store, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-                        throw SaveError(.notFound, file: store, "no such directory, expected the folder versions are kept in")
+                    guard stat(store, &info) == 0 else {
+                        throw SaveError(.notFound, file: store, "no such folder, expected the folder versions are kept in")
+                    }
+                    guard info.st_mode & S_IFMT == S_IFDIR else {
+                        throw SaveError(.notFound, file: store, "\(FileIO.describeType(info.st_mode)), expected the folder versions are kept in")
                     }
                     storage = LocalFolderStorage(directory: store)
                 }
@@ -143,6 +146,9 @@ struct Serve: ParsableCommand {
                 }
                 let quiet = global.quiet
                 configuration.accessLog = { line in if !quiet { Console.error(line) } }
+                if configuration.tokens == nil, !configuration.isLoopback {
+                    throw ValidationError("listening on \(host) without --tokens, expected a tokens file (savetool serve token add) or a loopback address (127.0.0.1)")
+                }
                 return configuration
             }
             if tokens == nil { Console.error("savetool: no --tokens: anyone on this machine may read and push; listening on \(host) only") }
@@ -155,7 +161,7 @@ struct Serve: ParsableCommand {
                     }
                     try await app.runService()
                 } catch {
-                    failure.error = error
+                    failure.error = SyncServer.explainStartFailure(error, host: configuration.host, port: configuration.port)
                 }
                 done.signal()
             }

@@ -255,6 +255,38 @@ struct SyncServerTests {
 
     // MARK: Faults
 
+    /// A server that cannot start says why, naming the address or the folder, with cli.md's
+    /// exit code, and says nothing of listening first.
+    @Test func aServerThatCannotStartSaysWhy() throws {
+        let root = try Processes.temporaryDirectory("sync-start")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        // A port another process holds.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        #expect(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } } == 0)
+        #expect(listen(holder, 1) == 0)
+        #expect(withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } } == 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let taken = try CLI.run("serve", "--store", store, "--port", String(port))
+        #expect(taken.status == 75, "\(taken.errors)")
+        #expect(taken.errors.contains("savetool: 127.0.0.1:\(port): in use by another process, expected a free port"))
+        #expect(taken.outputText.isEmpty)
+
+        let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0")
+        #expect(open.status == 64)
+        #expect(open.errors == "savetool: listening on 0.0.0.0 without --tokens, expected a tokens file (savetool serve token add) or a loopback address (127.0.0.1)\n")
+        let file = root.appendingPathComponent("a-file").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let notAFolder = try CLI.run("serve", "--store", file)
+        #expect(notAFolder.status == 66)
+        #expect(notAFolder.errors == "savetool: \(file): a file, expected the folder versions are kept in\n")
+    }
+
     @Test func aFullDiskIs507WithNothingHalfWritten() throws {
         let root = try Processes.temporaryDirectory("sync-full")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -134,6 +134,58 @@ public final class SyncClient: Sendable {
         throw SaveError(.busy, file: file, "the server kept refusing the push's base; try again")
     }
 
+    /// The space's slots, as the server lists them.
+    public func slots() throws -> [String] {
+        let url = server + "/v1/spaces/" + space + "/slots"
+        let response = try send("GET", url, file: url)
+        guard response.status == 200 else { throw failure(response, url: url, file: url) }
+        guard let listed = (try? JSONCodec().decode(Array(response.body)))?.arrayValue else {
+            throw SaveError(.badData, file: url, "a listing that is not a JSON array, expected the space's slots")
+        }
+        return listed.compactMap { $0.dictionaryValue?["slot"]?.stringValue }
+    }
+
+    /// Writes the head of a slot this device has no file for, as the new file `file` under
+    /// `folder` (a new device joining a space). Nothing is written where a file appeared
+    /// meanwhile, or where a folder on the way is a link or not a folder: a pulled save never
+    /// lands outside `folder`.
+    public func pull(slot: String, to file: String, in folder: String, entry: inout SyncState.Entry?) throws -> Outcome {
+        let address = try SlotAddress(space: space, slot: slot)
+        let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName
+        var place = folder
+        for name in address.slot.dropLast() {
+            place += "/" + name
+            var found = stat()
+            if lstat(place, &found) != 0 {
+                do { try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: false) } catch {
+                    throw SaveError(.cannotCreate, file: place, "cannot be created: \(error.localizedDescription)")
+                }
+            } else if found.st_mode & S_IFMT != S_IFDIR {
+                throw SaveError(.cannotCreate, file: place, "\(FileIO.describeType(found.st_mode)), expected a folder for the slot \(slot)")
+            }
+        }
+        var found = stat()
+        if lstat(file, &found) == 0 {
+            throw SaveError(.cannotCreate, file: file, "\(FileIO.describeType(found.st_mode)) is there, expected nothing where the slot \(slot) is pulled to")
+        }
+        let response = try send("GET", url, file: file)
+        guard response.status == 200 else { throw failure(response, url: url, file: file) }
+        guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
+            throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
+        }
+        let bytes = Array(response.body)
+        // Created exclusively: a file the app made meanwhile is never replaced by a pull.
+        do {
+            let output = try AtomicFileOutput(path: file, mode: 0o644)
+            try bytes.withUnsafeBytes { try output.write($0) }
+            try output.commit(replacing: false)
+        } catch let error as FileError {
+            throw SaveError(error.category, file: file, error.description, cause: error)
+        }
+        entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(bytes))
+        return Outcome(file: file, slot: slot, action: .pulled, version: version)
+    }
+
     // MARK: -
 
     private func readLocal(_ file: String) throws -> ([UInt8], mode_t) {

@@ -59,8 +59,10 @@ public final class AtomicFileOutput: ByteOutput {
         if durable && temporaryPath != nil { writeback.wrote(bytes.count, to: descriptor) }
     }
 
-    /// Flushes the file to disk and moves it into place.
-    public func commit() throws(FileError) {
+    /// Flushes the file to disk and moves it into place. Without `replacing`, it is placed only
+    /// where nothing is (a hard link, which fails on any name that exists, then the temporary
+    /// name removed): ``FileError/cannotCreate(path:reason:)`` says "file exists" otherwise.
+    public func commit(replacing: Bool = true) throws(FileError) {
         guard !finished, let temporaryPath else {
             if !finished && ownsDescriptor { close(descriptor) }
             finished = true
@@ -79,8 +81,10 @@ public final class AtomicFileOutput: ByteOutput {
             throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(code))
         }
         guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
-        guard rename(temporaryPath, destination) == 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-        renamed = true
+        guard (replacing ? rename(temporaryPath, destination) : link(temporaryPath, destination)) == 0 else {
+            throw .cannotCreate(path: path, reason: FileError.reason(errno))
+        }
+        renamed = replacing  // a link leaves the temporary name, which the deferred unlink removes
         if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: destination)) }
     }
 

@@ -22,7 +22,9 @@ struct Sync: ParsableCommand {
                 the merged save is written here (in the file's own codec);
               - unchanged: the server's newer head, if any, is written here;
               - never synced: pushed as the slot's first version, or merged with the slot \
-                that another device made.
+                that another device made;
+              - on the server only (a folder's sync): pulled as a new file, unless it was \
+                synced here before and deleted since.
             Files are replaced atomically. On a conflict the conflicts are printed, the file \
             is left as it was, and the exit code is 1; the server keeps the push.
 
@@ -91,12 +93,10 @@ struct Sync: ParsableCommand {
                 let name = String(path.split(separator: "/").last ?? Substring(path))
                 files = [(path, name, slot ?? name)]
             }
-            for (file, key, slot) in files {
-                var entry = state.entries[key]
+            var refused = false
+            func attempt(_ file: String, _ body: () throws -> SyncClient.Outcome?) {
                 do {
-                    let outcome = try client.sync(file: file, slot: slot, entry: &entry)
-                    if let entry { state.entries[key] = entry }
-                    try state.save()
+                    guard let outcome = try body() else { return }
                     report(outcome)
                     if outcome.action == .conflict { worst = max(worst, Failure.Code.negative) }
                 } catch {
@@ -104,7 +104,39 @@ struct Sync: ParsableCommand {
                     Console.error(message)
                     worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
                     // A refused token or an untrusted server refuses every other file alike.
-                    if (error as? any CategorizedError)?.category == .permissionDenied { break }
+                    refused = (error as? any CategorizedError)?.category == .permissionDenied
+                }
+            }
+            for (file, key, slot) in files where !refused {
+                attempt(file) {
+                    var entry = state.entries[key]
+                    let outcome = try client.sync(file: file, slot: slot, entry: &entry)
+                    if let entry { state.entries[key] = entry }
+                    try state.save()
+                    return outcome
+                }
+            }
+            // A folder also gets the space's slots it has no file for: a new device's empty
+            // folder fills. A slot synced here before whose file is gone was deleted here, and
+            // stays deleted; a slot that a folder walk would not see (a name starting with `.`)
+            // is left on the server.
+            if isFolder && !refused {
+                let here = Set(files.map(\.key))
+                var slots: [String] = []
+                attempt(path) { slots = try client.slots(); return nil }
+                for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                    let file = (path.hasSuffix("/") ? path : path + "/") + slot
+                    if let synced = state.entries[slot], synced.server == client.server, synced.space == client.space {
+                        if !global.quiet && !global.json { Console.output("\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)\n") }
+                        continue
+                    }
+                    attempt(file) {
+                        var entry: SyncState.Entry?
+                        let outcome = try client.pull(slot: slot, to: file, in: path, entry: &entry)
+                        state.entries[slot] = entry
+                        try state.save()
+                        return outcome
+                    }
                 }
             }
         }

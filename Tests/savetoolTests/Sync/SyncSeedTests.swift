@@ -153,6 +153,32 @@ struct SyncSeedTests {
 
     /// A conflict: the device's file is left as it was, the exit code is 1, and the server
     /// keeps the push (parked) without serving it.
+    /// A new device's empty folder gets every save of the space, each as its codec was pushed;
+    /// a save deleted here after its sync is not brought back.
+    @Test func aNewDevicesEmptyFolderGetsTheSpacesSaves() throws {
+        let root = try Processes.temporaryDirectory("sync-new-device")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
+        try phone.sync()
+        let laptop = root.appendingPathComponent("laptop")
+        try FileManager.default.createDirectory(at: laptop, withIntermediateDirectories: false)
+        let first = try CLI.run("sync", laptop.path, "--server", server.url, "--space", "games/player-42", "--device", "laptop")
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.outputText.components(separatedBy: ": pulled version 1").count == 5, "\(first.outputText)")
+        for relative in [Self.blocks, Self.sudoku, Self.kingdoms, "Documents/current_tournament.json"] {
+            #expect(try Data(contentsOf: laptop.appendingPathComponent(relative)) == Data(contentsOf: URL(fileURLWithPath: phone.file(relative))), "\(relative)")
+        }
+        let again = try CLI.run("sync", laptop.path, "--server", server.url, "--space", "games/player-42", "--device", "laptop")
+        #expect(again.outputText.components(separatedBy: "up to date (version 1)").count == 5, "\(again.outputText)")
+        try FileManager.default.removeItem(at: laptop.appendingPathComponent(Self.sudoku))
+        let deleted = try CLI.run("sync", laptop.path, "--server", server.url, "--space", "games/player-42", "--device", "laptop")
+        #expect(deleted.status == 0)
+        #expect(deleted.outputText.contains("\(laptop.path)/\(Self.sudoku): deleted here since version 1; left deleted (the server keeps the slot)"))
+        #expect(!FileManager.default.fileExists(atPath: laptop.appendingPathComponent(Self.sudoku).path))
+    }
+
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
         let root = try Processes.temporaryDirectory("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }

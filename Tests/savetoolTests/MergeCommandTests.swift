@@ -100,6 +100,14 @@ struct MergeCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: phone.file("Library/Preferences")) == ["com.example.blocks.plist"])
 
+        // An answer whose pointer matches no conflict is named, not silently dropped.
+        let mistyped = root.appendingPathComponent("mistyped.json").path
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coinz", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: mistyped))
+        let unsettled = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "-o", phone.file(blocks), "--answers", mistyped)
+        #expect(unsettled.status == 1)
+        #expect(unsettled.errors.contains("savetool: \(mistyped):/answers/0: no conflict at /gameSave/coinz, expected a conflict's pointer as --report lists it; this answer settled nothing"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
+
         // Answered: the file is merged in place, and the copy it replaces is kept in a bundle.
         let answers = root.appendingPathComponent("answers.json").path
         try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coins", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))

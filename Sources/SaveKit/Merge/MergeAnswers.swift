@@ -23,8 +23,14 @@ public struct MergeAnswers: Sendable {
 
     /// The answer for `path` in `file`: one naming the file first, then one for every file.
     public func resolution(file: String?, path: JSONPointer) -> ConflictResolution? {
-        answers.first { $0.file != nil && $0.file == file && $0.path == path }?.resolution
-            ?? answers.first { $0.file == nil && $0.path == path }?.resolution
+        answerIndex(file: file, path: path).map { answers[$0].resolution }
+    }
+
+    /// Which answer settles `path` in `file` (its place in ``answers``): a front end tells the
+    /// user of answers that settled nothing, a pointer mistyped most likely.
+    public func answerIndex(file: String?, path: JSONPointer) -> Int? {
+        answers.firstIndex { $0.file != nil && $0.file == file && $0.path == path }
+            ?? answers.firstIndex { $0.file == nil && $0.path == path }
     }
 
     /// Parses an answers document; errors name the place in it.

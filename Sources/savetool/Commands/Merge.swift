@@ -107,8 +107,12 @@ struct Merge: ParsableCommand {
             }
             let asks = given == nil && prefer == nil && !git && !global.json && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
             let prefer = self.prefer
+            let used = UsedAnswers()
             let resolve: @Sendable (String, MergeConflict) -> (resolution: ConflictResolution, by: String)? = { file, conflict in
-                if let answer = given?.resolution(file: file, path: conflict.path) { return (answer, "an answer") }
+                if let given, let index = given.answerIndex(file: file, path: conflict.path) {
+                    used.insert(index)
+                    return (given.answers[index].resolution, "an answer")
+                }
                 if let prefer { return (.take(prefer == .local ? .local : .remote), "--prefer \(prefer.rawValue)") }
                 return asks ? Self.ask(file: file, conflict) : nil
             }
@@ -134,6 +138,12 @@ struct Merge: ParsableCommand {
             if global.json { try Console.outputJSON(collected.value) }
             if printing { Console.output(Self.summary(outcome, output: git ? gitFiles[1] : output, dryRun: dryRun)) }
             if let kept = outcome.keptOriginals, !global.quiet { Console.error("savetool: the copy it replaced is kept in \(kept)") }
+            if let given, let answers, !global.quiet {
+                for (index, answer) in given.answers.enumerated() where !used.contains(index) {
+                    let file = answer.file.map { " in \($0)" } ?? ""
+                    Console.error("savetool: \(answers):/answers/\(index): no conflict at \(answer.path.displayText)\(file), expected a conflict's pointer as --report lists it; this answer settled nothing")
+                }
+            }
             return outcome
         }
         if outcome.conflicts > 0 {
@@ -190,4 +200,13 @@ struct Merge: ParsableCommand {
         default: return nil
         }
     }
+}
+
+/// The answers that settled a conflict, gathered from merges that may run on several threads.
+private final class UsedAnswers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var indices: Set<Int> = []
+
+    func insert(_ index: Int) { lock.withLock { _ = indices.insert(index) } }
+    func contains(_ index: Int) -> Bool { lock.withLock { indices.contains(index) } }
 }

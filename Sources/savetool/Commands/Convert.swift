@@ -10,7 +10,7 @@ struct Convert: ParsableCommand {
         discussion: """
             The input codec is sniffed from the content, then taken from the extension; the \
             output codec comes from --to, else from the output's extension (.plist is XML, \
-            .bplist binary, .json JSON), and is JSON on standard output.
+            .bplist binary, .json JSON), and is JSON on standard output, a device or a FIFO.
 
             JSON is written as typed JSON: dates, data, uids and NaN keep their types as \
             {"$date": …}, {"$data": …}, {"$uid": …}, {"$real": …}, so converting back gives \
@@ -113,7 +113,9 @@ struct Convert: ParsableCommand {
 
     private func outputCodec(_ registry: CodecRegistry) throws -> any SaveCodec {
         if let to { return try registry.requireCodec(id: Self.plutilNames[to] ?? to) }
-        if output == "-" { return try registry.requireCodec(id: "json") }
+        // A stream has no extension to tell by: standard output, /dev/null and a FIFO all get
+        // the readable default.
+        if output == "-" || FileIO.isSpecialFile(output) { return try registry.requireCodec(id: "json") }
         guard let codec = registry.codec(forPath: output) else {
             throw ValidationError("cannot tell the output codec from '\(output)', expected an extension such as .json, .plist or .bplist, or --to")
         }

@@ -48,8 +48,10 @@ public struct PushService: Sendable {
     }
 
     public enum Outcome: Sendable {
-        /// Stored (or already the head): the version, and the bytes the device should hold.
+        /// Stored: the version, and the bytes the device should hold.
         case stored(VersionRecord, bytes: [UInt8])
+        /// Nothing stored: the push holds what the head does already.
+        case alreadyHead(VersionRecord, bytes: [UInt8])
         /// The merge left conflicts; the push is kept under `parked`, and the head is unchanged.
         case conflict(head: Int, conflicts: [MergeDecision], parked: String)
     }
@@ -191,7 +193,7 @@ public struct PushService: Sendable {
             throw BaseMismatch(message: "no version \(number) of this slot, expected a version up to its head, \(head.record.version)")
         case .version(let number) where number == head.record.version:
             // Nothing new: the device's copy is the head already.
-            if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
+            if pushed.bytes == head.bytes { return .alreadyHead(head.record, bytes: head.bytes) }
             return try keep(record(next, pushed.bytes, how: .fastForward, base: number), pushed.bytes)
         case .version(let number):
             if let earlier = try earlierAnswer(to: pushed, base: number, head: head.record.version, device: device, at: address) { return earlier }
@@ -199,7 +201,7 @@ public struct PushService: Sendable {
             let baseBytes = try self.store.version(number, of: address)?.bytes
             return try merge(pushed, base: baseBytes, baseNumber: number, head: head, address: address, device: device)
         case .unknown:
-            if pushed.bytes == head.bytes { return .stored(head.record, bytes: head.bytes) }
+            if pushed.bytes == head.bytes { return .alreadyHead(head.record, bytes: head.bytes) }
             return try merge(pushed, base: nil, baseNumber: nil, head: head, address: address, device: device)
         }
     }

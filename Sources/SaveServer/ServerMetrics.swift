@@ -36,6 +36,7 @@ final class ServerMetrics: Sendable {
             case .first: firsts.increment()
             default: others.increment()
             }
+        case .alreadyHead: others.increment()
         case .conflict: conflicts.increment()
         }
         latency.record(took)

@@ -179,6 +179,9 @@ struct SyncRoutes: Sendable {
         switch outcome {
         case .stored(let record, let bytes):
             return saveResponse(.ok, record, bytes: bytes, merged: record.how == .merged || record.how == .mergedWithoutBase)
+        case .alreadyHead(let record, let bytes):
+            // Save-Merged tells of this push: the head's own history is in …/history.
+            return saveResponse(.ok, record, bytes: bytes, merged: false)
         case .conflict(let head, let conflicts, let parked):
             return json(.conflict, .dictionary([
                 "error": .dictionary([

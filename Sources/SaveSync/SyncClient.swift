@@ -110,11 +110,14 @@ public final class SyncClient: Sendable {
             let response = try send("PUT", url, headers: [condition], body: local, file: file)
             switch response.status {
             case 200, 201:
-                let outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
+                var outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
                 // The server had this very copy already (a device joining a slot it holds, or a
                 // push of the version it is based on): nothing new was stored.
-                let joined = condition == ("If-Match", "\"0\"") && Array(response.body) == local
+                let merged = response.header("Save-Merged") == "true"
+                let joined = condition == ("If-Match", "\"0\"") && !merged && Array(response.body) == local
                 if joined || outcome.version == remembered?.version { return Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) }
+                // Merged into a new version that is this very file: pushed, and nothing written here.
+                if merged && Array(response.body) == local { outcome.action = .pushed }
                 return outcome
             case 409:
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null

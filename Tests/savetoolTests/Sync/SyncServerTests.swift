@@ -71,7 +71,7 @@ struct SyncServerTests {
 
         // Without tokens, only a loopback address is served.
         let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0", "--port", "0")
-        #expect(open.status == 64 && open.errors.contains("without tokens"), "\(open.errors)")
+        #expect(open.status == 64 && open.errors.contains("without --tokens"), "\(open.errors)")
     }
 
     // MARK: Hostile traffic

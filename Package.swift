@@ -29,6 +29,7 @@ let package = Package(
         .target(
             name: "SaveKit",
             dependencies: [
+                "CSaveToolSystem",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

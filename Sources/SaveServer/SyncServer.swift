@@ -61,7 +61,7 @@ public enum SyncServer {
         let place = "\(host):\(port)"
         switch failure.errnoCode {
         case EADDRINUSE: return SaveError(.busy, file: place, "in use by another process, expected a free port")
-        case EACCES: return SaveError(.permissionDenied, file: place, "a port below 1024 needs privileges, expected a port from 1024 up")
+        case EACCES: return SaveError(.permissionDenied, file: place, "this user may not listen there (ports below 1024 need privileges), expected a port it may use")
         case EADDRNOTAVAIL: return SaveError(.usage, file: place, "not an address of this machine, expected one of its own (127.0.0.1, 0.0.0.0, …)")
         default: return SaveError(.io, file: place, "cannot listen there: \(failure)")
         }

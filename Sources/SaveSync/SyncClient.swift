@@ -75,7 +75,9 @@ public final class SyncClient: Sendable {
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
-    public func sync(file: String, slot: String, entry: inout SyncState.Entry?) throws -> Outcome {
+    /// `links` says where an answer is written when the file is a symbolic link: a file named
+    /// alone is written through it; one found in a folder only within the folder.
+    public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow) throws -> Outcome {
         let address = try SlotAddress(space: space, slot: slot)
         let (local, mode) = try readLocal(file)
         let sha256 = Checksum.sha256(local)
@@ -86,7 +88,7 @@ public final class SyncClient: Sendable {
             guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
                 throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
             }
-            let written = try write(Array(response.body), over: local, to: file, mode: mode)
+            let written = try write(Array(response.body), over: local, to: file, mode: mode, links: links)
             entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
             let merged = response.header("Save-Merged") == "true"
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
@@ -145,7 +147,9 @@ public final class SyncClient: Sendable {
         guard let listed = (try? JSONCodec().decode(Array(response.body)))?.arrayValue else {
             throw SaveError(.badData, file: url, "a listing that is not a JSON array, expected the space's slots")
         }
-        return listed.compactMap { $0.dictionaryValue?["slot"]?.stringValue }
+        // Names are checked as the server checks them: a listing cannot name a place outside
+        // the folder, or one no slot could have.
+        return listed.compactMap { $0.dictionaryValue?["slot"]?.stringValue }.filter { (try? SlotAddress(space: space, slot: $0)) != nil }
     }
 
     /// Writes the head of a slot this device has no file for, as the new file `file` under
@@ -197,7 +201,7 @@ public final class SyncClient: Sendable {
 
     /// Writes what the server holds in the local file's codec (a device that writes binary
     /// plists keeps binary plists, whatever another device pushed); returns the bytes written.
-    private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t) throws -> [UInt8] {
+    private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t, links: LinkPolicy) throws -> [UInt8] {
         var bytes = answer
         if let localCodec = registry.codec(sniffing: local) ?? registry.codec(forPath: file), let answerCodec = registry.codec(sniffing: answer),
             localCodec.id != answerCodec.id
@@ -215,7 +219,7 @@ public final class SyncClient: Sendable {
         if (try? FileIO.read(file)) != local {
             throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
         }
-        do { try FileIO.writeAtomically(bytes, to: file, mode: mode) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
+        do { try FileIO.writeAtomically(bytes, to: file, mode: mode, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         return bytes
     }
 

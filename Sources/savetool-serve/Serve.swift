@@ -151,12 +151,13 @@ struct Serve: ParsableCommand {
                 }
                 return configuration
             }
-            if tokens == nil { Console.error("savetool: no --tokens: anyone on this machine may read and push; listening on \(host) only") }
             let failure = ServerRun()
             let done = DispatchSemaphore(value: 0)
             Task {
                 do {
+                    let open = tokens == nil, host = host
                     let app = try SyncServer.buildApplication(configuration) { port in
+                        if open { Console.error("savetool: no --tokens: anyone on this machine may read and push; listening on \(host) only") }
                         Console.output("savetool serve: listening on \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(port)\n")
                     }
                     try await app.runService()
@@ -206,7 +207,7 @@ struct Serve: ParsableCommand {
                 let existing = Glibc.access(tokens, F_OK) == 0 ? try TokenList(file: tokens) : TokenList(entries: [])
                 let made = TokenList.make(name: name ?? "token \(existing.entries.count + 1)", spaces: spaces, access: access)
                 let list = TokenList(entries: existing.entries + [made.entry])
-                try FileIO.writeAtomically(list.json, to: tokens, mode: 0o600)
+                try FileIO.writeAtomically(list.json, to: tokens, mode: 0o600, links: .follow)
                 return made.token
             }
             Console.output(token + "\n")

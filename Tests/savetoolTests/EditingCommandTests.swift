@@ -37,15 +37,23 @@ struct EditingCommandTests {
         let converted = try Data(contentsOf: URL(fileURLWithPath: target))
         #expect(Array(converted.prefix(6)) == Array("bplist".utf8))
         #expect(try FileManager.default.contentsOfDirectory(atPath: device.path) == ["t.json"], "nothing left beside the link")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: real.path).sorted() == ["t.json", "v1-fresh.json"], "nor beside the save")
 
-        // migrate --in-place keeps the save's original (what the link leads to), then writes through.
-        let old = device.appendingPathComponent("v1-fresh.json").path
-        try FileManager.default.createSymbolicLink(atPath: old, withDestinationPath: real.appendingPathComponent("v1-fresh.json").path)
-        let before = try Data(contentsOf: URL(fileURLWithPath: old))
+        // migrate --in-place of a folder follows a link that stays inside it (keeping the save's
+        // original first, what the link leads to) and refuses one that leads out of it.
+        let hidden = root.appendingPathComponent("device/.real")
+        try FileManager.default.createDirectory(at: hidden, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: CLI.sample("sudoku/Documents/games/v1-fresh.json"), toPath: hidden.appendingPathComponent("v1-fresh.json").path)
+        let inside = device.appendingPathComponent("v1-fresh.json").path, outside = device.appendingPathComponent("v1-out.json").path
+        try FileManager.default.createSymbolicLink(atPath: inside, withDestinationPath: "../../.real/v1-fresh.json")
+        try FileManager.default.createSymbolicLink(atPath: outside, withDestinationPath: real.appendingPathComponent("v1-fresh.json").path)
+        let before = try Data(contentsOf: URL(fileURLWithPath: inside))
         let migrated = try CLI.run("migrate", root.appendingPathComponent("device").path, "--in-place")
-        #expect(migrated.status == 0, "\(migrated.errors)")
-        #expect(isLink(old))
-        #expect(try Data(contentsOf: URL(fileURLWithPath: real.appendingPathComponent("v1-fresh.json").path)) != before)
+        #expect(migrated.status != 0)
+        #expect(migrated.errors.contains("v1-out.json: failed: cannot create: a symbolic link leading out of \(root.appendingPathComponent("device").path)"), "\(migrated.errors)")
+        #expect(isLink(inside) && isLink(outside))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: hidden.appendingPathComponent("v1-fresh.json").path)) != before, "migrated through the link inside")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: real.appendingPathComponent("v1-fresh.json").path)) == before, "never through the link out")
         let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("device-before-migrate-") }
         try #require(kept.count == 1)
         let restored = root.appendingPathComponent("restored").path

@@ -91,7 +91,9 @@ public struct BackupEngine: Sendable {
             // Its manifest says what it should hold; only reading it through says it does. A
             // bundle damaged since it was written is written again, not called unchanged.
             if matched {
-                do { _ = try verify(path) } catch {
+                do { _ = try verify(path) } catch where (error as? any CategorizedError)?.category == .badData {
+                    // Damage is written over; a read that failed (a full table of open files, a
+                    // disk error) stops the run instead, naming it, and rewrites nothing.
                     warn("\(path): the day's backup fails its checks (\(error)); it is written again")
                     matched = false
                 }

@@ -29,6 +29,9 @@ import Darwin
 public struct BundleExporter: Sendable {
     public var format: ArchiveFormat = .tar(.gzip)
     public var label: String?
+    /// What a replacing write does with a link at the destination: a bundle the user names is
+    /// written through it (``LinkPolicy/follow``); a backup repository's own files replace one.
+    public var destinationLinks: LinkPolicy = .replace
     /// The manifest's `createdAt`, also the time of the `manifest.json` entry.
     public var createdAt: Date
     public var createdBy: String
@@ -557,7 +560,7 @@ public struct BundleExporter: Sendable {
     /// which is flushed and then renamed into place (never replacing a file unless `replacing`).
     private func writeFile(at destination: String, replacing: Bool, _ body: (Int32) throws -> Void) throws {
         // A bundle that replaces one behind a link replaces the file, and the link stays.
-        let destination = replacing ? FileIO.followingLinks(destination) : destination
+        let destination = replacing ? try FileIO.destination(of: destination, links: destinationLinks) : destination
         // A device or FIFO (`-o /dev/null`, a pipe) is written in place, never replaced.
         if replacing, let special = try Self.specialDestination(destination) {
             defer { close(special) }

@@ -80,7 +80,7 @@ public struct BundleImporter {
         // Absolute, so that `--into .` has a parent to stage in and to save the old contents in;
         // a link to a folder is followed, as tar extracts into where it leads: the folder is
         // replaced, and the link stays.
-        let destination = FileIO.followingLinks(URL(fileURLWithPath: destination).standardizedFileURL.path)
+        let destination = try FileIO.destination(of: URL(fileURLWithPath: destination).standardizedFileURL.path, links: .follow)
         var found = stat()
         if lstat(destination, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
             throw SaveError(.cannotCreate, file: destination, "\(FileIO.describeType(found.st_mode)), expected a folder to restore into, or a path where nothing is yet")

@@ -183,7 +183,7 @@ public struct MergeJob: Sendable {
             let folder = FileIO.parentDirectory(of: Self.absolute(output))
             kept = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
         }
-        do { try FileIO.writeAtomically(bytes, to: output) } catch {
+        do { try FileIO.writeAtomically(bytes, to: output, links: .follow) } catch {
             throw SaveError(error.category, file: output, error.description, cause: error)
         }
         return kept

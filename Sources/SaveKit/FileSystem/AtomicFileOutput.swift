@@ -1,3 +1,4 @@
+import CSaveToolSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -8,7 +9,7 @@ import Darwin
 /// over it only by ``commit()``: until then the destination is untouched, and a crash, a full
 /// disk or ``abort()`` leaves it as it was. `-` writes to standard output directly, and a
 /// device or FIFO (`/dev/null`) is written in place, never replaced. A symbolic link is
-/// written through: the file it leads to is replaced, and the link stays.
+/// written through or replaced as `links` says (``LinkPolicy``).
 public final class AtomicFileOutput: ByteOutput {
     /// The destination as given, which messages name.
     public let path: String
@@ -25,7 +26,7 @@ public final class AtomicFileOutput: ByteOutput {
 
     /// `mode` is the new file's permission bits; without it, those of the file replaced (0644
     /// for a new file).
-    public init(path: String, durable: Bool = true, mode: mode_t? = nil) throws(FileError) {
+    public init(path: String, durable: Bool = true, mode: mode_t? = nil, links: LinkPolicy = .replace) throws(FileError) {
         self.path = path
         self.durable = durable
         if path == "-" {
@@ -35,8 +36,7 @@ public final class AtomicFileOutput: ByteOutput {
             destination = path
             return
         }
-        // Renaming over a link would replace the link and leave the save it leads to as it was.
-        let destination = FileIO.followingLinks(path)
+        let destination = try FileIO.destination(of: path, links: links)
         self.destination = destination
         if let special = try FileIO.openSpecialDestination(path) {
             (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
@@ -60,8 +60,8 @@ public final class AtomicFileOutput: ByteOutput {
     }
 
     /// Flushes the file to disk and moves it into place. Without `replacing`, it is placed only
-    /// where nothing is (a hard link, which fails on any name that exists, then the temporary
-    /// name removed): ``FileError/cannotCreate(path:reason:)`` says "file exists" otherwise.
+    /// where nothing is, not even a link (an exclusive rename): ``FileError/cannotCreate(path:reason:)``
+    /// says "file exists" otherwise.
     public func commit(replacing: Bool = true) throws(FileError) {
         guard !finished, let temporaryPath else {
             if !finished && ownsDescriptor { close(descriptor) }
@@ -81,10 +81,10 @@ public final class AtomicFileOutput: ByteOutput {
             throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(code))
         }
         guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
-        guard (replacing ? rename(temporaryPath, destination) : link(temporaryPath, destination)) == 0 else {
+        guard (replacing ? rename(temporaryPath, destination) : savetool_rename_noreplace(temporaryPath, destination)) == 0 else {
             throw .cannotCreate(path: path, reason: FileError.reason(errno))
         }
-        renamed = replacing  // a link leaves the temporary name, which the deferred unlink removes
+        renamed = true
         if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: destination)) }
     }
 

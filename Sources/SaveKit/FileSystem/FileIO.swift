@@ -92,8 +92,8 @@ public enum FileIO {
     /// takes `mode` when one is given. With `durable: false` the file is renamed into place
     /// without being flushed first: still never half-written for readers, but a power cut may
     /// lose it — for batches that flush the whole file system once at the end.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true, mode: mode_t? = nil) throws(FileError) {
-        let output = try AtomicFileOutput(path: path, durable: durable, mode: mode)
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true, mode: mode_t? = nil, links: LinkPolicy = .replace) throws(FileError) {
+        let output = try AtomicFileOutput(path: path, durable: durable, mode: mode, links: links)
         do {
             try bytes.withUnsafeBytes { try output.write($0) }
         } catch let error as FileError {
@@ -161,22 +161,38 @@ public enum FileIO {
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
     }
 
-    /// Where a write to `path` lands: the file its symbolic links lead to (which need not
-    /// exist yet), as a shell's `>` and plutil write, so that editing a linked save edits the
-    /// save and keeps the link. `path` itself when it is no link; a loop of links is left to the
-    /// write to refuse.
-    public static func followingLinks(_ path: String) -> String {
+    /// Where a write to `path` lands under `links` (see ``LinkPolicy``): `path` itself, or the
+    /// file its symbolic links lead to (which need not exist yet), as a shell's `>` writes.
+    public static func destination(of path: String, links: LinkPolicy) throws(FileError) -> String {
+        guard links != .replace else { return path }
         var current = path
-        for _ in 0..<40 {  // the kernel's own limit on links in a path (ELOOP)
+        var hops = 0
+        while true {
             var info = stat()
-            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { break }
+            hops += 1
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(current, &target, target.count - 1)
-            guard count > 0 else { return current }
+            // The kernel's own limit on links in a path: a loop is refused, never replaced.
+            guard count > 0, hops <= 40 else { throw .cannotCreate(path: path, reason: FileError.reason(ELOOP)) }
             let text = String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = text.hasPrefix("/") ? text : parentDirectory(of: current) + "/" + text
         }
+        if case .followWithin(let root) = links, current != path {
+            // Compared by real paths: the folder itself may be reached through a link.
+            let folder = realPath(root) ?? root
+            let parent = realPath(parentDirectory(of: current)) ?? parentDirectory(of: current)
+            guard parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/") else {
+                throw .cannotCreate(path: path, reason: "a symbolic link leading out of \(root) (to \(current)), expected a file inside it; it is left as it is")
+            }
+        }
         return current
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// What a file of this mode is, for people: "a FIFO", "a symbolic link".

@@ -81,7 +81,7 @@ struct Convert: ParsableCommand {
             options.nullPolicy = null
             options.subsecondDatePolicy = roundDates ? .truncate : .error
             // Written under a temporary name and renamed into place only when complete.
-            let destination = try AtomicFileOutput(path: output)
+            let destination = try AtomicFileOutput(path: output, links: .follow)
             var sink = destination
             let report: ValueLowering.Report
             do {

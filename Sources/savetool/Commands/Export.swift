@@ -50,6 +50,7 @@ struct Export: ParsableCommand {
             var exporter = BundleExporter(createdAt: Self.creationTime(), createdBy: "savetool \(SaveTool.version)")
             exporter.format = try format()
             exporter.label = label
+            exporter.destinationLinks = .follow  // -o names the bundle: a link there is written through
             exporter.registry = global.registry()
             let options = global
             exporter.warn = { options.warn($0) }

@@ -133,7 +133,7 @@ struct Merge: ParsableCommand {
             if let report {
                 var options = EncodingOptions()
                 options.pretty = true
-                try FileIO.writeAtomically(try JSONCodec().encode(collected.value, options: options), to: report)
+                try FileIO.writeAtomically(try JSONCodec().encode(collected.value, options: options), to: report, links: .follow)
             }
             if global.json { try Console.outputJSON(collected.value) }
             if printing { Console.output(Self.summary(outcome, output: git ? gitFiles[1] : output, dryRun: dryRun)) }

@@ -110,11 +110,17 @@ struct Migrate: ParsableCommand {
         let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
         let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
-        let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path) } }
+        let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path, links: .follow) } }
+        // A file named on the command line is written through its link, as `set` writes; one
+        // found in a folder only through a link that stays inside the folder.
+        let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
+        let links = { @Sendable (file: FileWalk.File) -> LinkPolicy in
+            named[file.argument] == file.path ? .follow : .followWithin(roots[file.argument])
+        }
         try inBatches(files) { batch in
             let outcomes = Self.parallelMap(batch, jobs: jobs) { file in
                 defer { progress.advance() }
-                return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept)
+                return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept, links: links(file))
             }
             // The lines are made only for someone to read: between batches both cores wait.
             let lines = try report(outcomes, into: &summary, writingLines: reportOutput != nil || global.json)
@@ -187,7 +193,7 @@ struct Migrate: ParsableCommand {
         return kept
     }
 
-    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?) -> Outcome {
+    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy) -> Outcome {
         let (bytes, mode): ([UInt8], mode_t)
         do {
             (bytes, mode) = try FileIO.readFile(file.path)
@@ -211,7 +217,7 @@ struct Migrate: ParsableCommand {
                 // --out leaves the originals untouched, so one flush at the end is enough;
                 // --in-place replaces each file durably (the originals are in a bundle first).
                 // Either way the file keeps its original's mode: a private save stays private.
-                try FileIO.writeAtomically(output, to: destination, durable: out == nil, mode: mode)
+                try FileIO.writeAtomically(output, to: destination, durable: out == nil, mode: mode, links: out == nil ? links : .replace)
             } catch {
                 result.status = .failed
                 result.problem = "\(error)"

@@ -73,6 +73,6 @@ enum DocumentOutput {
         var report = ValueLowering.Report()
         let bytes = try document.codec.encode(document.value, options: EncodingOptions(), report: &report)
         for warning in report.warnings { global.warn("\(document.path): \(Failure.warning(warning))") }
-        try FileIO.writeAtomically(bytes, to: document.path)
+        try FileIO.writeAtomically(bytes, to: document.path, links: .follow)
     }
 }

@@ -110,7 +110,7 @@ struct Sync: ParsableCommand {
             for (file, key, slot) in files where !refused {
                 attempt(file) {
                     var entry = state.entries[key]
-                    let outcome = try client.sync(file: file, slot: slot, entry: &entry)
+                    let outcome = try client.sync(file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow)
                     if let entry { state.entries[key] = entry }
                     try state.save()
                     return outcome

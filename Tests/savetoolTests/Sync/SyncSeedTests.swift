@@ -151,8 +151,6 @@ struct SyncSeedTests {
         #expect(decisions.contains { $0["pointer"] == "/gameSave/coins" && $0["policy"] == "counter" }, "\(decisions)")
     }
 
-    /// A conflict: the device's file is left as it was, the exit code is 1, and the server
-    /// keeps the push (parked) without serving it.
     /// A new device's empty folder gets every save of the space, each as its codec was pushed;
     /// a save deleted here after its sync is not brought back.
     @Test func aNewDevicesEmptyFolderGetsTheSpacesSaves() throws {
@@ -179,6 +177,8 @@ struct SyncSeedTests {
         #expect(!FileManager.default.fileExists(atPath: laptop.appendingPathComponent(Self.sudoku).path))
     }
 
+    /// A conflict: the device's file is left as it was, the exit code is 1, and the server
+    /// keeps the push (parked) without serving it.
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
         let root = try Processes.temporaryDirectory("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -180,9 +180,9 @@ public enum FileIO {
         }
         if case .followWithin(let root) = links, current != path {
             // Compared by real paths: the folder itself may be reached through a link.
+            // A target whose folder does not exist cannot be placed, and is refused here too.
             let folder = realPath(root) ?? root
-            let parent = realPath(parentDirectory(of: current)) ?? parentDirectory(of: current)
-            guard parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/") else {
+            guard let parent = realPath(parentDirectory(of: current)), parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/") else {
                 throw .cannotCreate(path: path, reason: "a symbolic link leading out of \(root) (to \(current)), expected a file inside it; it is left as it is")
             }
         }

@@ -71,6 +71,26 @@ struct BackupCommandTests {
         #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none").outputText.hasPrefix("unchanged: "))
     }
 
+    /// A day's file that is not a readable backup (cut short, or junk under a backup's name)
+    /// takes no day's place in retention: counted, it had the good backups deleted for it.
+    @Test func retentionCountsOnlyReadableBackups() throws {
+        let fixture = try Fixture(size: 100)
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        for day in ["2026-11-20", "2026-11-21", "2026-11-22"] {
+            #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", day).status == 0)
+        }
+        let cut = fixture.repo + "/kape-2026-11-22.tar.gz", junk = fixture.repo + "/kape-2026-11-23.tar.gz"
+        #expect(truncate(cut, 100) == 0)
+        try Data("junk\n".utf8).write(to: URL(fileURLWithPath: junk))
+        let pruned = try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "1")
+        #expect(pruned.status == 0, "\(pruned.errors)")
+        #expect(pruned.outputText == "deleted: \(fixture.repo)/kape-2026-11-20.tar.gz\n")
+        #expect(pruned.errors.contains("\(cut): not a readable backup, so it keeps no day in retention; left as it is"))
+        #expect(pruned.errors.contains("\(junk): not a readable backup"))
+        #expect(try fixture.repoFiles().filter { $0.hasPrefix("kape-") } == ["kape-2026-11-21.tar.gz", "kape-2026-11-22.tar.gz", "kape-2026-11-23.tar.gz"])
+        #expect(try CLI.run("backup", "verify", "--repo", fixture.repo, "kape-2026-11-21.tar.gz").status == 0, "the newest good backup is kept")
+    }
+
     @Test func aHeldLockMeansExit75() throws {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.root) }

@@ -22,6 +22,24 @@ struct ExportCommandTests {
         #expect(try Processes.run(["tar", "--zstd", "-tf", first]).outputText.hasPrefix("manifest.json\nfiles/"))
     }
 
+    /// A zip holds no hard links: each name of a file is stored as a copy, and the bundle
+    /// restores (libarchive wrote an empty file for the second name, which import refused).
+    @Test func aZipKeepsEachNameOfAHardLinkAsACopy() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: false)
+        try Data(#"{"a": 1}"#.utf8).write(to: source.appendingPathComponent("a.json"))
+        #expect(link(source.appendingPathComponent("a.json").path, source.appendingPathComponent("b.json").path) == 0)
+        let bundle = directory.appendingPathComponent("saves.zip").path, restored = directory.appendingPathComponent("restored")
+        #expect(try CLI.run("export", source.path, "-o", bundle).status == 0)
+        let landed = try CLI.run("import", bundle, "--into", restored.path)
+        #expect(landed.status == 0, "\(landed.errors)")
+        for name in ["a.json", "b.json"] {
+            #expect(try Data(contentsOf: restored.appendingPathComponent(name)) == Data(#"{"a": 1}"#.utf8), "\(name)")
+        }
+    }
+
     @Test func bundlesCanBeInspectedAndReadEntryByEntry() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

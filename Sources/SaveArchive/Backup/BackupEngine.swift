@@ -142,8 +142,16 @@ public struct BackupEngine: Sendable {
         var deleted: [BackupRepository.Backup] = []
         let names = name.map { [$0] } ?? Array(Set(backups.map(\.name))).sorted()
         for each in names {
-            let (_, old) = BackupRepository.retention(of: backups.filter { $0.name == each }, keep: keep, today: today)
-            for backup in old where BackupRepository.isBundle(backup.path) {
+            // A file under a backup's name that is not a readable backup (cut short, or put
+            // there by something else) takes no day's place: counted, it would have a good
+            // backup deleted in its stead. It is named, and left as it is.
+            let own = backups.filter { $0.name == each }
+            let readable = own.filter { BackupRepository.isBundle($0.path) }
+            for backup in own where !readable.contains(where: { $0.path == backup.path }) {
+                warn("\(backup.path): not a readable backup, so it keeps no day in retention; left as it is")
+            }
+            let (_, old) = BackupRepository.retention(of: readable, keep: keep, today: today)
+            for backup in old {
                 if !dryRun {
                     guard unlink(backup.path) == 0 else { throw BundleError.ioFailure(path: backup.path, reason: FileError.reason(errno)) }
                 }

@@ -157,7 +157,9 @@ public struct BundleExporter: Sendable {
             finished = batch.count < Self.batchSize
             for (file, info) in try describeInParallel(batch, root: root) {
                 var file = file
-                described.linkToFirstPath(&file, info)
+                // A zip holds no hard links (libarchive writes an empty file for one, which import
+                // then refuses): in a zip, each name of a file is a copy of it.
+                if case .tar = format { described.linkToFirstPath(&file, info) }
                 if file.type == .file { try described.identities.append(contentsOf: FileIdentity(info).record) }
                 try described.add(file)
                 try observe(file)

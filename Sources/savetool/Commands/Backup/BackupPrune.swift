@@ -42,7 +42,10 @@ struct BackupPrune: ParsableCommand {
                 }
                 return
             }
-            let deleted = try options.engine().prune(keep: keep, today: .today(), dryRun: dryRun)
+            var engine = options.engine()
+            let printer = global
+            engine.warn = { printer.warn($0) }
+            let deleted = try engine.prune(keep: keep, today: .today(), dryRun: dryRun)
             if global.json {
                 try Console.outputJSON(.array(deleted.map { .string($0.path) }))
             } else if !global.quiet {

@@ -101,10 +101,13 @@ struct ErrorPathTests {
         Case(name: "migrate --out a file", arguments: ["migrate", "saves", "--out", "a-file"],
              prepare: { try ErrorPathTests.oldSaves($0); try ErrorPathTests.write("kept\n", to: "a-file", in: $0) },
              status: 73, message: "^savetool: a-file: a file, expected a folder for the migrated copies"),
+        Case(name: "migrate --out inside the folder being migrated", arguments: ["migrate", "saves", "--out", "saves/migrated"],
+             prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "^savetool: --out saves/migrated would write among the files migrated from saves, expected a folder outside them"),
     ]
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 22)
+        #expect(Self.cases.count == 23)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

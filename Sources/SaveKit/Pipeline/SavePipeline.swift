@@ -112,17 +112,21 @@ public struct SavePipeline: Sendable {
                 result.violations = violations
                 result.fail(.invalid, "not a valid \(found.kind.name) version \(version): " + violations.prefix(3).map(\.description).joined(separator: "; "))
             }
-        case .invalid(_, let version, let violations):
-            result.to = version
+        // An outcome may be an embedded document's: it names its own kind, and the holder's
+        // version stays what was recognised.
+        case .invalid(let kind, let version, let violations):
+            if kind == found.kind.name { result.to = version }
             result.violations = violations
-            result.fail(.invalid, "not a valid \(found.kind.name) version \(version): " + violations.prefix(3).map(\.description).joined(separator: "; "))
-        case .failed(_, let from, let error):
-            result.from = from
+            result.fail(.invalid, "not a valid \(kind) version \(version): " + violations.prefix(3).map(\.description).joined(separator: "; "))
+        case .failed(let kind, let from, let error):
+            if kind == found.kind.name { result.from = from }
             result.fail(.failed, error.description)
-        case .future(_, let version):
-            result.fail(.future, "\(found.kind.describe(.future(version))); left as it is")
-        case .ambiguous(_, let versions):
-            result.fail(.ambiguous, "matches the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
+        case .future(let kind, let version):
+            let inner = migrator.kinds.first { $0.name == kind } ?? found.kind
+            result.fail(.future, "\(inner.describe(.future(version)))\(kind == found.kind.name ? "" : ", inside this \(found.kind.name)"); left as it is")
+        case .ambiguous(let kind, let versions):
+            let inside = kind == found.kind.name ? "" : " (\(kind), inside this \(found.kind.name))"
+            result.fail(.ambiguous, "matches the fingerprints of versions \(versions.map(String.init).joined(separator: ", "))\(inside), expected exactly one")
         case .unrecognized:
             break
         }

@@ -99,6 +99,16 @@ struct Migrate: ParsableCommand {
             if let out, stat(out, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
                 throw SaveError(.cannotCreate, file: out, "\(FileIO.describeType(found.st_mode)), expected a folder for the migrated copies, or a path where nothing is yet")
             }
+            // Copies written over their originals, or into the folder being walked, would be an
+            // in-place migration without the bundle of originals that --in-place keeps.
+            if let out, let place = Self.resolvedPath(out) {
+                for index in files.paths.indices {
+                    guard let root = Self.realPath(files.root(of: index)) else { continue }
+                    if place == root || place.hasPrefix(root + "/") {
+                        throw ValidationError("--out \(out) would write among the files migrated from \(files.paths[index]), expected a folder outside them (or --in-place, which keeps the originals in a bundle first)")
+                    }
+                }
+            }
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)
@@ -191,6 +201,22 @@ struct Migrate: ParsableCommand {
             for entry in entries { kept[entry.path] = entry.sha256 }
         }
         return kept
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A path made real as far as it exists, with the rest (folders --out will make) after it.
+    private static func resolvedPath(_ path: String) -> String? {
+        var existing = URL(fileURLWithPath: path).standardizedFileURL.path, rest: [String] = []
+        while realPath(existing) == nil, existing != "/" {
+            rest.insert(URL(fileURLWithPath: existing).lastPathComponent, at: 0)
+            existing = FileIO.parentDirectory(of: existing)
+        }
+        return realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
     }
 
     private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy) -> Outcome {

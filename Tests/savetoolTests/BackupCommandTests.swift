@@ -1,4 +1,5 @@
 import Foundation
+import SaveKit
 import TestSupport
 import Testing
 
@@ -41,6 +42,8 @@ struct BackupCommandTests {
         #expect(list.outputText.split(separator: "\n").map { String($0.prefix(10)) } == ["2026-11-20", "2026-11-19", "2026-11-18"])
         #expect(list.outputText.components(separatedBy: "verified").count == 4)
         #expect(try CLI.run("backup", "verify", "--repo", fixture.repo).status == 0)
+        let verifiedJSON = try CLI.run("--json", "backup", "verify", "--repo", fixture.repo)
+        #expect(try Codecs.value(verifiedJSON.outputText).arrayValue?.map { $0["ok"] } == [true, true, true], "\(verifiedJSON.outputText)")
         let pruned = try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "1", "--dry-run")
         #expect(pruned.outputText.contains("would delete: \(fixture.repo)/kape-2026-11-18.tar.gz"))
         #expect(try fixture.repoFiles().filter { $0.hasSuffix(".tar.gz") }.count == 3)

@@ -76,8 +76,10 @@ struct MigrateCommandTests {
         try Data(#"{"grid": [[5, 3, 0]], "elapsed": 61}"#.utf8).write(to: save)
         let formats = directory.appendingPathComponent("formats").path
         // A new kind's folder, scaffolded, loads at once; an existing one is never overwritten.
-        let scaffold = try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--file", "Saves/farm.json", "--directory", formats)
+        // The formats folder is made as needed, and --json says what was written.
+        let scaffold = try CLI.run("--json", "formats", "new", "starfarm.save", "--codec", "json", "--file", "Saves/farm.json", "--directory", formats)
         #expect(scaffold.status == 0, "\(scaffold.errors)")
+        #expect(try Codecs.value(scaffold.outputText)["created"] == .array([.string(formats + "/starfarm.save/kind.json"), .string(formats + "/starfarm.save/schema-v1.json")]))
         let shown = try CLI.run("--formats", formats, "formats", "show", "starfarm.save")
         #expect(shown.status == 0 && shown.outputText.contains("files:        Saves/farm.json"), "\(shown.outputText) \(shown.errors)")
         #expect(try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--directory", formats).status == 73)
@@ -134,6 +136,9 @@ struct MigrateCommandTests {
         #expect(result.status == 0, "\(result.errors)")
         let files = result.outputText.split(separator: "\n").compactMap { try? Codecs.value(String($0))["file"]?.stringValue }
         #expect(files == ["a/deep/two.json", "b/linked.json", "b/one.json"].map { saves.path + "/" + $0 }, "sorted, one directory at a time; a link to a file is followed")
+        // JSON Lines, then the summary as the last line.
+        let last = result.outputText.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(try Codecs.value(last) == Codecs.value(#"{"summary": {"migrated": 3, "unchanged": 0, "skipped": 0, "failed": 0}}"#), "\(last)")
         #expect(try CLI.run("migrate", saves.appendingPathComponent("nope").path, "--dry-run").status == 66)
     }
 
@@ -186,6 +191,9 @@ struct MigrateCommandTests {
         try Data(#"{"schemaVersion": 9}"#.utf8).write(to: whole)
         let future = try CLI.run("validate", whole.path)
         #expect(future.status == 65)
+        let futureJSON = try CLI.run("--json", "validate", whole.path)
+        #expect(futureJSON.status == 65)
+        #expect(try Codecs.value(futureJSON.outputText)["error"] == "kape.tournament version 9, newer than the 3 savetool knows")
         #expect(future.errors == "savetool: \(whole.path): kape.tournament version 9, newer than the 3 savetool knows (its path matches Documents/current_tournament.json)\n")
         // Without a path a kind claims, a version field alone makes nobody's save.
         let loose = directory.appendingPathComponent("current_tournament.json")

@@ -59,6 +59,11 @@ extension Formats {
                     "version": ["current": 1, "path": .string(versionPath)],
                 ]
                 let schema: SaveValue = ["type": "object"]
+                // The formats folder is made as needed (`--directory MyFormats` the first time);
+                // the kind's own folder must be new.
+                do { try FileManager.default.createDirectory(atPath: folder.deletingLastPathComponent().path, withIntermediateDirectories: true) } catch {
+                    throw SaveError(.cannotCreate, file: folder.deletingLastPathComponent().path, "cannot be created: \(error.localizedDescription)")
+                }
                 guard mkdir(folder.path, 0o755) == 0 else {
                     throw SaveError(.cannotCreate, file: folder.path, errno == EEXIST ? "already exists, expected a new folder (nothing is overwritten)" : FileError.reason(errno))
                 }
@@ -75,7 +80,12 @@ extension Formats {
                     try? FileManager.default.removeItem(at: folder)
                     throw error
                 }
-                if !global.quiet && !global.json {
+                if global.json {
+                    try Console.outputJSON([
+                        "kind": .string(kind), "folder": .string(folder.path),
+                        "created": .array([.string(folder.path + "/kind.json"), .string(folder.path + "/schema-v1.json")]),
+                    ])
+                } else if !global.quiet {
                     Console.output("""
                         created \(folder.path)/kind.json and schema-v1.json
                         next: edit them, then savetool --formats \(directory) formats show \(kind)

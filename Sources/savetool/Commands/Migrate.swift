@@ -104,7 +104,9 @@ struct Migrate: ParsableCommand {
             if let out, let place = Self.resolvedPath(out) {
                 for index in files.paths.indices {
                     guard let root = Self.realPath(files.root(of: index)) else { continue }
-                    if place == root || place.hasPrefix(root + "/") {
+                    // A file's copy goes to --out/<its name>: only its own folder is its place.
+                    let isFolder = files.root(of: index) == files.paths[index]
+                    if place == root || (isFolder && place.hasPrefix(root + "/")) {
                         throw ValidationError("--out \(out) would write among the files migrated from \(files.paths[index]), expected a folder outside them (or --in-place, which keeps the originals in a bundle first)")
                     }
                 }
@@ -142,7 +144,17 @@ struct Migrate: ParsableCommand {
         // (Nothing to flush when nothing was written and --out was never made.)
         if writes, let out, FileManager.default.fileExists(atPath: out) { try Failure.reporting { try FileIO.syncFileSystem(containing: out) } }
         try Failure.reporting { try reportOutput?.commit() }
-        if !global.json {
+        if global.json {
+            // JSON Lines, a line per file as it is done (memory stays flat at any count), then
+            // this summary as the last line.
+            var options = EncodingOptions()
+            options.pretty = false
+            let counts: SaveValue = .dictionary([
+                "migrated": .integer(Int64(summary.migrated)), "unchanged": .integer(Int64(summary.unchanged)),
+                "skipped": .integer(Int64(summary.skipped)), "failed": .integer(Int64(summary.failed)),
+            ])
+            Console.output(String(decoding: try JSONCodec().encode(.dictionary(["summary": counts]), options: options), as: UTF8.self))
+        } else {
             Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
         }
         if summary.failed > 0 || (check && summary.migrated > 0) { throw ExitCode(Failure.Code.negative) }

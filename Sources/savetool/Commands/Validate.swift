@@ -36,12 +36,19 @@ struct Validate: ParsableCommand {
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             let claimPath = URL(fileURLWithPath: file).standardizedFileURL.path
             guard let match = migrator.match(document.value, path: claimPath, named: kind) else {
+                if global.json { try Console.outputJSON(["file": .string(file), "valid": .bool(false), "error": .string("no known kind claims it")]) }
                 throw LocatedError(
                     file: file, message: " no known kind claims it by its path or recognises its content, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or name one with --kind)",
                     code: Failure.Code.dataError)
             }
             let found = match.kind
             guard case .version(let version) = match.recognition else {
+                if global.json {
+                    try Console.outputJSON([
+                        "file": .string(file), "kind": .string(found.name), "why": .string(match.evidence.description), "valid": .bool(false),
+                        "error": .string(Self.problem(found, match.recognition)),
+                    ])
+                }
                 throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition)) (\(match.evidence))", code: Failure.Code.dataError)
             }
             let violations = migrator.violations(in: document.value, of: found, version: version, registry: registry)

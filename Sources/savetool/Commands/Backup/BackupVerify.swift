@@ -51,17 +51,21 @@ struct BackupVerify: ParsableCommand {
         // Every backup is checked; the exit code is the first failure's (66 for a backup named
         // that is not there, 65 for one that fails its checks).
         var firstFailure: ExitCode?
+        var results: [SaveValue] = []
         for check in checks {
             do {
                 let summary = try Failure.reporting {
                     defer { bar.finish() }
                     return try check.verify()
                 }
+                results.append(["backup": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
                 if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) files)\n") }
             } catch let exit as ExitCode {
+                results.append(["backup": .string(check.place), "ok": false, "exitCode": .integer(Int64(exit.rawValue))])
                 firstFailure = firstFailure ?? exit  // the message naming the file and entry is already on stderr
             }
         }
+        if global.json { try Console.outputJSON(.array(results)) }
         if let firstFailure { throw firstFailure }
     }
 }

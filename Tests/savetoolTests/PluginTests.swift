@@ -108,7 +108,8 @@ struct PluginTests {
     }
 
     @Test func aHangingPluginIsStopped() throws {
-        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 60; fi\n"
+        // It starts a child of its own, which is stopped with it: left, it would run on.
+        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 61.25 & sleep 60; fi\n"
         let plugins = try install(hanging, name: "savetool-codec-slow")
         defer { try? FileManager.default.removeItem(at: plugins) }
         var environment = ProcessInfo.processInfo.environment
@@ -118,6 +119,9 @@ struct PluginTests {
         #expect(result.status == 65)
         #expect(result.errors.contains("decode ran longer than 1 s and was stopped"))
         #expect(Date().timeIntervalSince(start) < 20)
+        usleep(200_000)
+        let left = try Processes.run(["/usr/bin/env", "pgrep", "-f", "sleep 61.25"])
+        #expect(left.status == 1, "what the plugin started is stopped too: \(left.outputText)")
     }
 
     @Test func aBrokenPluginIsReportedAndSkipped() throws {

@@ -161,13 +161,19 @@ public struct ExternalCodec: SaveCodec {
             try? stdin.fileHandleForWriting.write(contentsOf: payload)
             try? stdin.fileHandleForWriting.close()
         }
+        // The plugin leads a process group of its own (Foundation spawns it so): stopping the
+        // group stops what it started too, which would otherwise run on, holding its pipes.
+        let group = -process.processIdentifier
         if finished.wait(timeout: .now() + timeout) == .timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            // Not waiting for the output: a child the plugin started may still hold the pipe open.
+            kill(group, SIGKILL)
             throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
         }
-        if readers.wait(timeout: .now() + 2) == .timedOut {
-            throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
+        if readers.wait(timeout: .now() + 0.5) == .timedOut {
+            // The plugin has answered and exited; something it left running holds the pipes.
+            kill(group, SIGKILL)
+            if readers.wait(timeout: .now() + 2) == .timedOut {
+                throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
+            }
         }
         guard process.terminationStatus == 0, process.terminationReason == .exit else {
             let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -108,8 +108,10 @@ struct PluginTests {
     }
 
     @Test func aHangingPluginIsStopped() throws {
-        // It starts a child of its own, which is stopped with it: left, it would run on.
-        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else sleep 61.25 & sleep 60; fi\n"
+        // It starts a child of its own, which is stopped with it: left, it would run on. (Its
+        // duration is this run's own, to be found among other runs' processes.)
+        let child = "sleep 61.\(Int.random(in: 100_000...999_999))"
+        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else \(child) & sleep 60; fi\n"
         let plugins = try install(hanging, name: "savetool-codec-slow")
         defer { try? FileManager.default.removeItem(at: plugins) }
         var environment = ProcessInfo.processInfo.environment
@@ -120,7 +122,7 @@ struct PluginTests {
         #expect(result.errors.contains("decode ran longer than 1 s and was stopped"))
         #expect(Date().timeIntervalSince(start) < 20)
         usleep(200_000)
-        let left = try Processes.run(["/usr/bin/env", "pgrep", "-f", "sleep 61.25"])
+        let left = try Processes.run(["/usr/bin/env", "pgrep", "-f", child])
         #expect(left.status == 1, "what the plugin started is stopped too: \(left.outputText)")
     }
 

@@ -104,10 +104,13 @@ struct ErrorPathTests {
         Case(name: "migrate --out inside the folder being migrated", arguments: ["migrate", "saves", "--out", "saves/migrated"],
              prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "^savetool: --out saves/migrated would write among the files migrated from saves, expected a folder outside them"),
+        Case(name: "backup create --name with a slash", arguments: ["backup", "create", "saves", "--repo", "backups", "--name", "a/b"],
+             prepare: { try ErrorPathTests.oldSaves($0) },
+             status: 64, message: "^savetool: --name a/b, expected a file name: not empty, no /, not starting with \\. "),
     ]
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 23)
+        #expect(Self.cases.count == 24)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

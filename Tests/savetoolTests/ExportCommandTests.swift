@@ -20,6 +20,13 @@ struct ExportCommandTests {
         let json = try CLI.run("--json", "export", samples, "-o", directory.appendingPathComponent("c.zip").path, environment: environment)
         #expect(json.outputText.contains(#""createdAt": "2025-11-21T08:00:00Z""#))
         #expect(try Processes.run(["tar", "--zstd", "-tf", first]).outputText.hasPrefix("manifest.json\nfiles/"))
+        // A value that is no time is refused, not ignored: the bundle would not be the one asked for.
+        for wrong in ["abc", "99999999999999", "-1"] {
+            environment["SOURCE_DATE_EPOCH"] = wrong
+            let refused = try CLI.run("export", samples, "-o", directory.appendingPathComponent("d.tar.gz").path, environment: environment)
+            #expect(refused.status == 64 && refused.errors.contains("SOURCE_DATE_EPOCH=\(wrong), expected whole seconds since 1970"), "\(refused.errors)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("d.tar.gz").path))
     }
 
     /// A zip holds no hard links: each name of a file is stored as a copy, and the bundle

@@ -717,7 +717,7 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreadable(_, let reason): "cannot read: \(reason)"
         case .cannotCreate(_, let reason): "cannot create: \(reason)"
         case .ioFailure(_, let reason): "writing failed: \(reason)"
-        case .unsupportedEntry(_, let kind): "\(kind), expected regular files and directories only (a bundle restores no links or devices)"
+        case .unsupportedEntry(_, let kind): kind  // each says what it is and what was expected
         case .changedDuringExport: "the file changed while it was being exported, expected it unchanged; try again"
         case .exists: "already exists, expected a new name (an existing file is never replaced)"
         }

@@ -47,7 +47,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            var exporter = BundleExporter(createdAt: Self.creationTime(), createdBy: "savetool \(SaveTool.version)")
+            var exporter = BundleExporter(createdAt: try Self.creationTime(), createdBy: "savetool \(SaveTool.version)")
             exporter.format = try format()
             exporter.label = label
             exporter.destinationLinks = .follow  // -o names the bundle: a link there is written through
@@ -102,12 +102,15 @@ struct Export: ParsableCommand {
         return named ?? .tar(.gzip)
     }
 
-    /// `SOURCE_DATE_EPOCH` when set (reproducible builds' convention), else now.
-    static func creationTime() -> Date {
-        if let text = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"], let seconds = Int64(text) {
-            return Date(timeIntervalSince1970: Double(seconds))
+    /// `SOURCE_DATE_EPOCH` when set (reproducible builds' convention), else now. A value that
+    /// is no time (not whole seconds, or past the year 9999) is refused: ignored, it would make
+    /// a bundle that is not the reproducible one asked for.
+    static func creationTime() throws -> Date {
+        guard let text = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"] else { return Date() }
+        guard let seconds = Int64(text), (0...253_402_300_799).contains(seconds) else {
+            throw ValidationError("SOURCE_DATE_EPOCH=\(text), expected whole seconds since 1970 (0 to 253402300799)")
         }
-        return Date()
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 }
 

@@ -79,6 +79,9 @@ public final class SyncClient: Sendable {
     /// alone is written through it; one found in a folder only within the folder.
     public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow) throws -> Outcome {
         let address = try SlotAddress(space: space, slot: slot)
+        // A link leading out of a synced folder is refused before it is read: its file would
+        // be sent to the server.
+        do { _ = try FileIO.destination(of: file, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         let (local, mode) = try readLocal(file)
         let sha256 = Checksum.sha256(local)
         let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }

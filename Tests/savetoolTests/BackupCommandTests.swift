@@ -88,8 +88,8 @@ struct BackupCommandTests {
         let pruned = try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "1")
         #expect(pruned.status == 0, "\(pruned.errors)")
         #expect(pruned.outputText == "deleted: \(fixture.repo)/kape-2026-11-20.tar.gz\n")
-        #expect(pruned.errors.contains("\(cut): not a readable backup, so it keeps no day in retention; left as it is"))
-        #expect(pruned.errors.contains("\(junk): not a readable backup"))
+        #expect(pruned.errors.contains("\(cut): its manifest cannot be read, so it keeps no day in retention; left as it is"))
+        #expect(pruned.errors.contains("\(junk): its manifest cannot be read"))
         #expect(try fixture.repoFiles().filter { $0.hasPrefix("kape-") } == ["kape-2026-11-21.tar.gz", "kape-2026-11-22.tar.gz", "kape-2026-11-23.tar.gz"])
         #expect(try CLI.run("backup", "verify", "--repo", fixture.repo, "kape-2026-11-21.tar.gz").status == 0, "the newest good backup is kept")
     }

@@ -60,6 +60,11 @@ public struct BackupEngine: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let strays = repository.removeStrayTemporaryFiles()
         let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
+        // A repository lists no name starting with `.` (its own files do): such a backup
+        // would be written and never seen again.
+        guard !name.hasPrefix("."), !name.isEmpty, !name.contains("/") else {
+            throw SaveError(.usage, file: source, "the backup name \"\(name)\" starts with . or is no file name, expected one a repository lists", hint: .nameTheBackup)
+        }
         let path = "\(repository.directory)/\(name)-\(day).\(format.fileExtension)"
         let backup = BackupRepository.Backup(name: name, day: day, path: path, format: format)
         var exporter = BundleExporter(createdAt: createdAt, createdBy: createdBy)
@@ -142,13 +147,14 @@ public struct BackupEngine: Sendable {
         var deleted: [BackupRepository.Backup] = []
         let names = name.map { [$0] } ?? Array(Set(backups.map(\.name))).sorted()
         for each in names {
-            // A file under a backup's name that is not a readable backup (cut short, or put
-            // there by something else) takes no day's place: counted, it would have a good
-            // backup deleted in its stead. It is named, and left as it is.
+            // A file under a backup's name whose manifest cannot be read (cut short before it,
+            // or put there by something else) takes no day's place: counted, it would have a
+            // good backup deleted in its stead. It is named, and left as it is. (Damage further
+            // in is for verify, and for create, which reads the day's backup through.)
             let own = backups.filter { $0.name == each }
             let readable = own.filter { BackupRepository.isBundle($0.path) }
             for backup in own where !readable.contains(where: { $0.path == backup.path }) {
-                warn("\(backup.path): not a readable backup, so it keeps no day in retention; left as it is")
+                warn("\(backup.path): its manifest cannot be read, so it keeps no day in retention; left as it is")
             }
             let (_, old) = BackupRepository.retention(of: readable, keep: keep, today: today)
             for backup in old {

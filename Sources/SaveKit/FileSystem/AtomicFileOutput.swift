@@ -38,7 +38,7 @@ public final class AtomicFileOutput: ByteOutput {
         }
         let destination = try FileIO.destination(of: path, links: links)
         self.destination = destination
-        if let special = try FileIO.openSpecialDestination(path) {
+        if let special = try FileIO.openSpecialDestination(destination) {
             (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
             return
         }

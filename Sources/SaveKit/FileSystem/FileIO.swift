@@ -153,10 +153,11 @@ public enum FileIO {
     }
 
     /// Whether `path` names a device, a FIFO or a socket: a file that output is written into,
-    /// or refused by, but never renamed over.
+    /// or refused by, but never renamed over. A link is none, whatever it leads to: whether a
+    /// write goes through it is its ``LinkPolicy``'s to say.
     public static func isSpecialFile(_ path: String) -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0 else { return false }
+        guard lstat(path, &info) == 0 else { return false }
         let type = info.st_mode & S_IFMT
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
     }
@@ -173,16 +174,19 @@ public enum FileIO {
             hops += 1
             var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let count = readlink(current, &target, target.count - 1)
+            guard count > 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
             // The kernel's own limit on links in a path: a loop is refused, never replaced.
-            guard count > 0, hops <= 40 else { throw .cannotCreate(path: path, reason: FileError.reason(ELOOP)) }
+            guard hops <= 40 else { throw .cannotCreate(path: path, reason: FileError.reason(ELOOP)) }
             let text = String(decoding: target[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
             current = text.hasPrefix("/") ? text : parentDirectory(of: current) + "/" + text
         }
         if case .followWithin(let root) = links, current != path {
             // Compared by real paths: the folder itself may be reached through a link.
-            // A target whose folder does not exist cannot be placed, and is refused here too.
             let folder = realPath(root) ?? root
-            guard let parent = realPath(parentDirectory(of: current)), parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/") else {
+            guard let parent = realPath(parentDirectory(of: current)) else {
+                throw .cannotCreate(path: path, reason: "a symbolic link to \(current), whose folder does not exist; it is left as it is")
+            }
+            guard parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/") else {
                 throw .cannotCreate(path: path, reason: "a symbolic link leading out of \(root) (to \(current)), expected a file inside it; it is left as it is")
             }
         }

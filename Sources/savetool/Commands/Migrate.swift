@@ -104,9 +104,13 @@ struct Migrate: ParsableCommand {
             if let out, let place = Self.resolvedPath(out) {
                 for index in files.paths.indices {
                     guard let root = Self.realPath(files.root(of: index)) else { continue }
-                    // A file's copy goes to --out/<its name>: only its own folder is its place.
+                    // A file's copy goes to --out/<its name>: only its own folder is its place,
+                    // and the file it may lead to through a link.
                     let isFolder = files.root(of: index) == files.paths[index]
-                    if place == root || (isFolder && place.hasPrefix(root + "/")) {
+                    let inside = place == root || (isFolder && (root == "/" || place.hasPrefix(root + "/")))
+                    let name = URL(fileURLWithPath: files.paths[index]).lastPathComponent
+                    let overFile = !isFolder && Self.resolvedPath(place + "/" + name) == Self.realPath(files.paths[index])
+                    if inside || overFile {
                         throw ValidationError("--out \(out) would write among the files migrated from \(files.paths[index]), expected a folder outside them (or --in-place, which keeps the originals in a bundle first)")
                     }
                 }

@@ -175,6 +175,17 @@ struct SyncSeedTests {
         #expect(deleted.status == 0)
         #expect(deleted.outputText.contains("\(laptop.path)/\(Self.sudoku): deleted here since version 1; left deleted (the server keeps the slot)"))
         #expect(!FileManager.default.fileExists(atPath: laptop.appendingPathComponent(Self.sudoku).path))
+
+        // A link leading out of the folder is refused before its file is read: it is never sent.
+        let secret = root.appendingPathComponent("secret.json")
+        try Data(#"{"token": "not for the server"}"#.utf8).write(to: secret)
+        try FileManager.default.createSymbolicLink(atPath: laptop.appendingPathComponent("Documents/secret.json").path, withDestinationPath: secret.path)
+        let refused = try CLI.run("sync", laptop.path, "--server", server.url, "--space", "games/player-42", "--device", "laptop")
+        #expect(refused.status == 73, "\(refused.errors)")
+        #expect(refused.errors.contains("Documents/secret.json: cannot create: a symbolic link leading out of \(laptop.path)"), "\(refused.errors)")
+        let listed = try CLI.run("sync", phone.root.path, "--server", server.url, "--space", "games/player-42", "--device", "phone")
+        #expect(!listed.outputText.contains("secret.json"), "the server never got it: \(listed.outputText)")
+        #expect(!FileManager.default.fileExists(atPath: phone.file("Documents/secret.json")))
     }
 
     /// A conflict: the device's file is left as it was, the exit code is 1, and the server

@@ -161,16 +161,23 @@ public struct ExternalCodec: SaveCodec {
             try? stdin.fileHandleForWriting.write(contentsOf: payload)
             try? stdin.fileHandleForWriting.close()
         }
-        // The plugin leads a process group of its own (Foundation spawns it so): stopping the
-        // group stops what it started too, which would otherwise run on, holding its pipes.
-        let group = -process.processIdentifier
+        // The plugin leads a process group of its own where Foundation spawns it so (Linux):
+        // stopping the group stops what it started too, which would otherwise run on, holding
+        // its pipes. A group id is never given to a new process while the group has members.
+        let pid = process.processIdentifier
+        #if os(Linux)
+        let leadsGroup = true  // swift-corelibs-foundation spawns with POSIX_SPAWN_SETPGROUP
+        #else
+        let leadsGroup = getpgid(pid) == pid
+        #endif
         if finished.wait(timeout: .now() + timeout) == .timedOut {
-            kill(group, SIGKILL)
+            if leadsGroup { kill(-pid, SIGKILL) }
+            kill(pid, SIGKILL)
             throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
         }
         if readers.wait(timeout: .now() + 0.5) == .timedOut {
             // The plugin has answered and exited; something it left running holds the pipes.
-            kill(group, SIGKILL)
+            if leadsGroup { kill(-pid, SIGKILL) }
             if readers.wait(timeout: .now() + 2) == .timedOut {
                 throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
             }

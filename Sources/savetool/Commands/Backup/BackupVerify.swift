@@ -58,10 +58,10 @@ struct BackupVerify: ParsableCommand {
                     defer { bar.finish() }
                     return try check.verify()
                 }
-                results.append(["backup": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
+                results.append(["path": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
                 if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) files)\n") }
             } catch let exit as ExitCode {
-                results.append(["backup": .string(check.place), "ok": false, "exitCode": .integer(Int64(exit.rawValue))])
+                results.append(["path": .string(check.place), "ok": false, "exitCode": .integer(Int64(exit.rawValue))])
                 firstFailure = firstFailure ?? exit  // the message naming the file and entry is already on stderr
             }
         }

@@ -202,5 +202,10 @@ struct KeyedArchiveCommandTests {
             #expect(result.errors.contains("outer.plist:/savedPlayer/$objects/1/name: uid 7, past the last object (2)"), "\(result.errors)")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: outer)) == before)
+        // inspect describes the file, and says the archive inside cannot be read (not "none").
+        let inspected = try Processes.run([CLI.executable, "inspect", outer])
+        #expect(inspected.status == 0)
+        #expect(inspected.outputText.contains("/savedPlayer  keyed archive that cannot be read: "), "\(inspected.outputText)")
+        #expect(inspected.outputText.contains("uid 7, past the last object (2)"), "\(inspected.outputText)")
     }
 }

@@ -20,6 +20,9 @@ public struct DocumentSummary: Sendable {
         public var byteCount: Int
         /// What the archive is, when the document is a keyed archive (read as its objects).
         public var keyedArchive: KeyedArchive.Summary? = nil
+        /// Why a document that is there cannot be read (a keyed archive with a uid that leads
+        /// nowhere): `get` and `set` through it fail, and `inspect` says so rather than nothing.
+        public var problem: String? = nil
     }
 
     public var topLevelType: String
@@ -62,10 +65,15 @@ public struct DocumentSummary: Sendable {
         case .dictionary(let entries):
             for (key, item) in entries { walk(item, at: pointer.appending(key), depth: level + 1, registry: registry) }
         case .data(let bytes):
-            if let found = EmbeddedDocument.decode(Array(bytes), registry: registry) {
+            do {
+                if let found = try EmbeddedDocument.decodeReportingArchives(Array(bytes), registry: registry) {
+                    embedded.append(Embedded(
+                        pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value),
+                        byteCount: bytes.count, keyedArchive: (found.codec as? KeyedArchiveCodec)?.original?.summary))
+                }
+            } catch {
                 embedded.append(Embedded(
-                    pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count,
-                    keyedArchive: (found.codec as? KeyedArchiveCodec)?.original?.summary))
+                    pointer: pointer, value: .null, codec: "keyed", topLevelType: "archive", count: nil, byteCount: bytes.count, problem: "\(error)"))
             }
         case .string(let text):
             let bytes = Array(text.utf8)

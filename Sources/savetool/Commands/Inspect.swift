@@ -88,7 +88,8 @@ struct Inspect: ParsableCommand {
             lines.append("embedded:")
             for item in summary.embedded {
                 let kind = embeddedKinds[item.pointer].map { ", \($0)" } ?? ""
-                let what = item.keyedArchive.map { "\($0)" } ?? "\(item.codec) document, \(describe(item.topLevelType, item.count))"
+                let what = item.problem.map { "keyed archive that cannot be read: \($0)" }
+                    ?? item.keyedArchive.map { "\($0)" } ?? "\(item.codec) document, \(describe(item.topLevelType, item.count))"
                 lines.append("  \(item.pointer.displayText)  \(what) (\(item.byteCount) bytes)\(kind)")
             }
         }
@@ -169,6 +170,7 @@ struct Inspect: ParsableCommand {
             if let archive = item.keyedArchive {
                 try? entry.setValue(Self.json(archive), at: JSONPointer(tokens: ["keyedArchive"]))
             }
+            if let problem = item.problem { try? entry.setValue(.string(problem), at: JSONPointer(tokens: ["error"])) }
             return entry
         }
         var counts = SaveValue.dictionary([:])

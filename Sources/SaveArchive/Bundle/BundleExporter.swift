@@ -303,7 +303,7 @@ public struct BundleExporter: Sendable {
                 let path = root + "/" + child
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
                 guard seen.insert(name).inserted else {
-                    throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart")
+                    throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart; expected names that differ (rename one)")
                 }
                 // The type readdir gave saves an lstat per file; describing checks it again.
                 switch direntType {

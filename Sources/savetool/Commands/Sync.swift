@@ -28,10 +28,12 @@ struct Sync: ParsableCommand {
             Files are replaced atomically. On a conflict the conflicts are printed, the file \
             is left as it was, and the exit code is 1; the server keeps the push.
 
-            Exit codes: 1 a conflict; 65 the server refused a file as bad data; 75 the server \
-            could not be reached or failed, after a few tries; 77 the token was refused, or \
-            the server's certificate is not trusted (neither is tried again, and the rest of a \
-            folder is left for the next sync).
+            Exit codes: 1 a conflict; 64 a wrong option or name; 65 the server refused a file \
+            as bad data; 66 the file or folder is missing; 73 a file cannot be written here (a \
+            link leading out of the folder, or something else where a pulled save goes); 75 \
+            the server could not be reached or failed, after a few tries; 77 the token was \
+            refused, or the server's certificate is not trusted (neither is tried again, and \
+            the rest of a folder is left for the next sync).
 
             Examples:
               savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token

@@ -44,10 +44,12 @@ struct Validate: ParsableCommand {
             let found = match.kind
             guard case .version(let version) = match.recognition else {
                 if global.json {
-                    try Console.outputJSON([
+                    var fields: SaveValue = [
                         "file": .string(file), "kind": .string(found.name), "why": .string(match.evidence.description), "valid": .bool(false),
                         "error": .string(Self.problem(found, match.recognition)),
-                    ])
+                    ]
+                    if case .future(let version) = match.recognition { try? fields.setValue(.int(UInt64(version)), at: JSONPointer(tokens: ["version"])) }
+                    try Console.outputJSON(fields)
                 }
                 throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition)) (\(match.evidence))", code: Failure.Code.dataError)
             }

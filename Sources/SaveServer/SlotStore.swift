@@ -226,9 +226,8 @@ public final class SlotStore: @unchecked Sendable {
         var keeping = Set(versions.filter { $0 >= newFloor })
         // Each day's last version, for the last `days` days (UTC). Versions come in time order,
         // so a day that reaches the floor has its last version above it, kept already.
-        func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
         let oldest = now.addingTimeInterval(-Double(days) * 86_400)
-        let floorDay = try version(newFloor, of: address).map { day($0.record.createdAt) } ?? day(now)
+        let floorDay = try version(newFloor, of: address).map { Self.utcDay($0.record.createdAt) } ?? Self.utcDay(now)
         let below = versions.filter { $0 < newFloor }
         for (recorded, last) in try lastOfEachDay(below, of: address) where recorded.day < floorDay && recorded.createdAt >= oldest {
             keeping.insert(last)
@@ -247,6 +246,8 @@ public final class SlotStore: @unchecked Sendable {
     /// A version's UTC day (days since 1970) and time.
     private typealias Dated = (day: Int, createdAt: Date)
 
+    private static func utcDay(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+
     /// The last of `versions` on each UTC day, with its time, read by halving: versions are
     /// numbered in time order, so a run whose first and last versions share a day is that day's
     /// whole. A thinning reads a few versions per day, not every one below the floor (reading
@@ -255,7 +256,7 @@ public final class SlotStore: @unchecked Sendable {
     /// version counts for no day.
     private func lastOfEachDay(_ versions: [Int], of address: SlotAddress) throws -> [(day: Dated, version: Int)] {
         func dated(_ index: Int) throws -> Dated? {
-            try version(versions[index], of: address).map { (Int(($0.record.createdAt.timeIntervalSince1970 / 86_400).rounded(.down)), $0.record.createdAt) }
+            try version(versions[index], of: address).map { (Self.utcDay($0.record.createdAt), $0.record.createdAt) }
         }
         // Runs are met in order, so a later run's last of a day replaces an earlier one's.
         var lastOfDay: [Int: (day: Dated, version: Int)] = [:]

@@ -21,4 +21,12 @@ public enum Console {
     public static func outputJSON(_ value: SaveValue) throws {
         output(try JSONCodec().encode(value))
     }
+
+    /// A value as one line of compact JSON, newline included: a line of JSON Lines output
+    /// (`migrate --json`, its `--report`, `sync --json`).
+    public static func jsonLine(_ value: SaveValue) throws -> String {
+        var compact = EncodingOptions()
+        compact.pretty = false
+        return String(decoding: try JSONCodec().encode(value, options: compact), as: UTF8.self)
+    }
 }

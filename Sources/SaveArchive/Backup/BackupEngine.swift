@@ -62,7 +62,7 @@ public struct BackupEngine: Sendable {
         let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
         // A repository lists no name starting with `.` (its own files do): such a backup
         // would be written and never seen again.
-        guard !name.hasPrefix("."), !name.isEmpty, !name.contains("/") else {
+        guard BackupRepository.isBackupName(name) else {
             throw SaveError(.usage, file: source, "the backup name \"\(name)\" starts with . or is no file name, expected one a repository lists", hint: .nameTheBackup)
         }
         let path = "\(repository.directory)/\(name)-\(day).\(format.fileExtension)"

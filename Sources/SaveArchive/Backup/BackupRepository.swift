@@ -81,6 +81,12 @@ public struct BackupRepository: Sendable {
         return true
     }
 
+    /// Whether `name` can start a backup's file name here: a file name, not empty, not starting
+    /// with `.` (a repository's own files do, and ``backups(named:)`` lists none of those).
+    public static func isBackupName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0")
+    }
+
     /// The files named like backups (`<name>-YYYY-MM-DD.<archive extension>`), newest first.
     /// `name` limits them to one source. Throws when the repository cannot be listed.
     public func backups(named name: String? = nil) throws -> [Backup] {

@@ -120,7 +120,7 @@ public struct MergeJob: Sendable {
                     guard found.st_mode & S_IFMT != expected else { continue }
                     throw SaveError(
                         .cannotCreate, file: place,
-                        "\(FileIO.describeType(found.st_mode)) where the merge writes \(expected == S_IFREG ? "a file" : "a folder"), expected \(expected == S_IFREG ? "a file" : "a folder") or nothing; nothing was changed")
+                        "\(FileIO.describeType(found.st_mode)) where the merge writes \(FileIO.describeType(expected)), expected \(FileIO.describeType(expected)) or nothing; nothing was changed")
                 }
             }
             if keepsOriginals {

@@ -193,7 +193,8 @@ public enum FileIO {
         return current
     }
 
-    private static func realPath(_ path: String) -> String? {
+    /// `path` with every link and `..` resolved (`realpath`); `nil` when it does not exist.
+    public static func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)

@@ -103,13 +103,13 @@ struct Migrate: ParsableCommand {
             // in-place migration without the bundle of originals that --in-place keeps.
             if let out, let place = Self.resolvedPath(out) {
                 for index in files.paths.indices {
-                    guard let root = Self.realPath(files.root(of: index)) else { continue }
+                    guard let root = FileIO.realPath(files.root(of: index)) else { continue }
                     // A file's copy goes to --out/<its name>: only its own folder is its place,
                     // and the file it may lead to through a link.
                     let isFolder = files.root(of: index) == files.paths[index]
                     let inside = place == root || (isFolder && (root == "/" || place.hasPrefix(root + "/")))
                     let name = URL(fileURLWithPath: files.paths[index]).lastPathComponent
-                    let overFile = !isFolder && Self.resolvedPath(place + "/" + name) == Self.realPath(files.paths[index])
+                    let overFile = !isFolder && Self.resolvedPath(place + "/" + name) == FileIO.realPath(files.paths[index])
                     if inside || overFile {
                         throw ValidationError("--out \(out) would write among the files migrated from \(files.paths[index]), expected a folder outside them (or --in-place, which keeps the originals in a bundle first)")
                     }
@@ -151,13 +151,11 @@ struct Migrate: ParsableCommand {
         if global.json {
             // JSON Lines, a line per file as it is done (memory stays flat at any count), then
             // this summary as the last line.
-            var options = EncodingOptions()
-            options.pretty = false
             let counts: SaveValue = .dictionary([
                 "migrated": .integer(Int64(summary.migrated)), "unchanged": .integer(Int64(summary.unchanged)),
                 "skipped": .integer(Int64(summary.skipped)), "failed": .integer(Int64(summary.failed)),
             ])
-            Console.output(String(decoding: try JSONCodec().encode(.dictionary(["summary": counts]), options: options), as: UTF8.self))
+            Console.output(try Console.jsonLine(.dictionary(["summary": counts])))
         } else {
             Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
         }
@@ -219,20 +217,14 @@ struct Migrate: ParsableCommand {
         return kept
     }
 
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
-
     /// A path made real as far as it exists, with the rest (folders --out will make) after it.
     private static func resolvedPath(_ path: String) -> String? {
         var existing = URL(fileURLWithPath: path).standardizedFileURL.path, rest: [String] = []
-        while realPath(existing) == nil, existing != "/" {
+        while FileIO.realPath(existing) == nil, existing != "/" {
             rest.insert(URL(fileURLWithPath: existing).lastPathComponent, at: 0)
             existing = FileIO.parentDirectory(of: existing)
         }
-        return realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
+        return FileIO.realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
     }
 
     private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy) -> Outcome {
@@ -292,9 +284,7 @@ struct Migrate: ParsableCommand {
             if let problem = result.problem { line["error"] = .string(problem) }
             if !result.sha256Before.isEmpty { line["sha256Before"] = .string(result.sha256Before) }
             if let after = result.sha256After, result.status == .migrated { line["sha256After"] = .string(after) }
-            var compact = EncodingOptions()
-            compact.pretty = false
-            lines.append(String(decoding: try JSONCodec().encode(.dictionary(line), options: compact), as: UTF8.self))
+            lines.append(try Console.jsonLine(.dictionary(line)))
         }
         return lines.joined()
     }

@@ -154,9 +154,7 @@ struct Sync: ParsableCommand {
             if outcome.decisions > 0 { fields.append(("decisions", .integer(Int64(outcome.decisions)))) }
             if !outcome.conflicts.isEmpty { fields.append(("conflicts", .array(outcome.conflicts))) }
             if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
-            var options = EncodingOptions()
-            options.pretty = false
-            if let line = try? JSONCodec().encode(.dictionary(.init(uniqueKeysWithValues: fields)), options: options) { Console.output(line) }
+            if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
             return
         }
         guard !global.quiet || outcome.action == .conflict else { return }

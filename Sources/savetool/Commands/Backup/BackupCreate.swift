@@ -44,7 +44,7 @@ struct BackupCreate: ParsableCommand {
     func validate() throws {
         guard keep >= 1 else { throw ValidationError("--keep \(keep) would delete every backup, expected 1 or more") }
         // The name starts each backup's file name in the repository.
-        if let name, name.isEmpty || name.hasPrefix(".") || name.contains("/") || name.contains("\0") {
+        if let name, !BackupRepository.isBackupName(name) {
             throw ValidationError("--name \(name), expected a file name: not empty, no /, not starting with .")
         }
     }

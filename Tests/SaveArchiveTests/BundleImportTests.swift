@@ -69,6 +69,26 @@ struct BundleImportTests {
         }
     }
 
+    /// The engines refuse an empty path themselves, for the servers and apps that call them:
+    /// `URL` and the system calls read it as the current folder.
+    @Test func anEmptyPathIsRefusedByTheEngines() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("good", in: workspace)
+        func isUsage(_ body: () throws -> Void) -> Bool {
+            do { try body() } catch let error as SaveError { return error.category == .usage && error.message.hasPrefix("an empty path") } catch { return false }
+            return false
+        }
+        #expect(isUsage { _ = try BundleImporter(createdBy: "test").restore(bundle, into: "") })
+        #expect(isUsage { _ = try BundleImporter(createdBy: "test").restore(bundle, into: "", dryRun: true) })
+        #expect(isUsage { try BundleExporter(createdAt: Date(), createdBy: "test").export(directory: "", to: workspace.root.appendingPathComponent("x.tar.gz").path) })
+        let engine = BackupEngine(repository: BackupRepository(directory: workspace.root.appendingPathComponent("repo").path), createdBy: "test")
+        let today = BackupRepository.Day.today()
+        #expect(isUsage { _ = try engine.create(source: "", day: today, today: today, keep: 7) })
+        #expect(!FileManager.default.fileExists(atPath: workspace.root.appendingPathComponent("x.tar.gz").path))
+        #expect(!FileManager.default.fileExists(atPath: workspace.root.appendingPathComponent("repo").path))
+    }
+
     @Test func theOldContentsAreSavedFirst() throws {
         let workspace = try Workspace()
         defer { try? FileManager.default.removeItem(at: workspace.root) }

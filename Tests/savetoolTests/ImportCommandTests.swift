@@ -25,6 +25,32 @@ struct ImportCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
     }
 
+    /// An empty path (an unset shell variable: `--into "$DEST"`) is a usage error wherever a
+    /// command takes a file or a folder. It was read as the current folder: an import replaced
+    /// the folder the user stood in, and a backup saved it.
+    @Test func anEmptyPathIsAUsageErrorNeverTheCurrentFolder() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
+        let here = directory.appendingPathComponent("here")
+        try FileManager.default.createDirectory(at: here, withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: here.appendingPathComponent("mine.txt"))
+        let runs: [[String]] = [
+            ["import", bundle, "--into", ""], ["import", "", "--into", "x"], ["backup", "create", "", "--repo", "../repo"],
+            ["backup", "list", "--repo", ""], ["export", "", "-o", "../x.tar.gz"], ["convert", ""], ["convert", bundle, "-o", ""],
+            ["migrate", "", "--dry-run"], ["migrate", ".", "--out", ""], ["sync", "", "--server", "http://127.0.0.1:9", "--space", "s"],
+            ["merge", "--local", "", "--remote", "a.json"], ["validate", ""],
+        ]
+        for arguments in runs {
+            let result = try Processes.run([CLI.executable] + arguments, directory: here)
+            #expect(result.status == 64, "\(arguments): \(result.errors)")
+            #expect(result.errors.contains("an empty path, expected a file or folder name"), "\(arguments): \(result.errors)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: here.path) == ["mine.txt"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["here", "kape.tar.gz"])
+    }
+
     /// `--into` a link to a folder restores into the folder it leads to, as tar does, and the
     /// link stays; what the folder held is saved first, as for any import.
     @Test func aLinkToAFolderIsFollowed() throws {

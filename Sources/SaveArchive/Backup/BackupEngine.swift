@@ -52,6 +52,7 @@ public struct BackupEngine: Sendable {
         format: ArchiveFormat, createdAt: Date, writing: ((BundleExporter, BundleExporter.DescribedSource) throws -> Void)?
     ) throws -> CreateReport {
         precondition(keep >= 1, "keep at least one day")
+        try FileIO.requireNonEmpty(source, expected: "the save folder to back up")
         // The source as tar and restic take it: a link to a directory is followed.
         let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
         try checkSource(sourcePath, given: source)

@@ -105,6 +105,7 @@ public struct RemoteRepository: Sendable {
         format: ArchiveFormat = .tar(.gzip), createdAt: Date = Date()
     ) throws -> CreateReport {
         precondition(keep >= 1, "keep at least one day")
+        try FileIO.requireNonEmpty(source, expected: "the save folder to back up")
         let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
         let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
         let object = "\(name)-\(day).\(format.fileExtension)"

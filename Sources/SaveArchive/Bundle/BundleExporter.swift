@@ -54,6 +54,7 @@ public struct BundleExporter: Sendable {
     /// Writes everything under `source` as a bundle; with `replacing` false, as ``export(files:under:to:replacing:)`` says.
     @discardableResult
     public func export(directory source: String, to destination: String, replacing: Bool = true) throws -> BundleSummary {
+        try FileIO.requireNonEmpty(source, expected: "the save folder to export")
         let root = Self.trimmed(source)
         var walk = try Walk(root: root, exporter: self)
         return try export(root: root, next: { try walk.next() }, to: destination, replacing: replacing)

@@ -77,6 +77,7 @@ public struct BundleImporter {
     /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
     @discardableResult
     public func restore(_ bundle: String, into destination: String, dryRun: Bool = false) throws -> Outcome {
+        try FileIO.requireNonEmpty(destination, expected: "the folder to restore into")
         // Absolute, so that `--into .` has a parent to stage in and to save the old contents in;
         // a link to a folder is followed, as tar extracts into where it leads: the folder is
         // replaced, and the link stays.

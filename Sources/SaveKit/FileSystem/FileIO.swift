@@ -272,6 +272,14 @@ public enum FileIO {
         return entries
     }
 
+    /// Refuses an empty path as a usage error. `URL` and the system calls read `""` as the
+    /// current folder, and an empty path is most often a shell variable that was never set:
+    /// a restore "into" it would replace the folder the user stands in.
+    public static func requireNonEmpty(_ path: String, expected: String) throws(SaveError) {
+        guard path.isEmpty else { return }
+        throw SaveError(.usage, "an empty path, expected \(expected)")
+    }
+
     public static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])

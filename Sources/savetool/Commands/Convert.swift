@@ -33,10 +33,10 @@ struct Convert: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Argument(help: ArgumentHelp("The input document, or - for standard input.", valueName: "in"))
+    @Argument(help: ArgumentHelp("The input document, or - for standard input.", valueName: "in"), transform: PathArgument.named)
     var input: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - is standard output.", valueName: "out"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - is standard output.", valueName: "out"), transform: PathArgument.named)
     var output: String = "-"
 
     @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id; plutil's xml1 and binary1 work too.", valueName: "codec"))

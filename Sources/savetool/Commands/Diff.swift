@@ -23,10 +23,10 @@ struct Diff: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Argument(help: "The first (old) document.")
+    @Argument(help: "The first (old) document.", transform: PathArgument.named)
     var a: String
 
-    @Argument(help: "The second (new) document.")
+    @Argument(help: "The second (new) document.", transform: PathArgument.named)
     var b: String
 
     func run() throws {

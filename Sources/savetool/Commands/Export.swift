@@ -30,10 +30,10 @@ struct Export: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The save directory.")
+    @Argument(help: "The save directory.", transform: PathArgument.named)
     var source: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The bundle to write (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).", valueName: "bundle"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The bundle to write (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).", valueName: "bundle"), transform: PathArgument.named)
     var output: String
 
     @Option(help: ArgumentHelp("Compression of a tar bundle.", valueName: "gzip|zstd|xz|none"))

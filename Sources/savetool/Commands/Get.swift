@@ -30,7 +30,7 @@ struct Get: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Argument(help: "The document, or - for standard input.")
+    @Argument(help: "The document, or - for standard input.", transform: PathArgument.named)
     var file: String
 
     @Argument(help: "A JSON Pointer such as /players/0/name ('' for the whole document).")

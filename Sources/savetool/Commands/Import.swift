@@ -46,10 +46,10 @@ struct Import: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The bundle (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).")
+    @Argument(help: "The bundle (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).", transform: PathArgument.named)
     var bundle: String
 
-    @Option(help: ArgumentHelp("The save directory to restore into (created if missing, with its parents).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The save directory to restore into (created if missing, with its parents).", valueName: "dir"), transform: PathArgument.named)
     var into: String
 
     @Flag(help: "Verify the whole bundle and write nothing.")
@@ -64,7 +64,7 @@ struct Import: ParsableCommand {
     @Flag(help: "Refuse the whole import when a save is invalid, cannot be migrated or is from a newer version.")
     var strict = false
 
-    @Option(help: ArgumentHelp("Where to save the directory's previous contents (default: beside it).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Where to save the directory's previous contents (default: beside it).", valueName: "dir"), transform: PathArgument.named)
     var backupRepo: String?
 
     @Option(help: ArgumentHelp("The most bytes the files may total.", valueName: "bytes"))

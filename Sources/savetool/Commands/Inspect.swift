@@ -26,7 +26,7 @@ struct Inspect: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Argument(help: "The document to inspect, or - for standard input.")
+    @Argument(help: "The document to inspect, or - for standard input.", transform: PathArgument.named)
     var file: String
 
     func run() throws {

@@ -45,28 +45,28 @@ struct Merge: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(help: ArgumentHelp("This device's copy: a file, a save folder or a bundle.", valueName: "path"))
+    @Option(help: ArgumentHelp("This device's copy: a file, a save folder or a bundle.", valueName: "path"), transform: PathArgument.named)
     var local: String?
 
-    @Option(help: ArgumentHelp("The other copy, of the same shape.", valueName: "path"))
+    @Option(help: ArgumentHelp("The other copy, of the same shape.", valueName: "path"), transform: PathArgument.named)
     var remote: String?
 
-    @Option(help: ArgumentHelp("The copy both started from; without it, every difference reaches a rule.", valueName: "path"))
+    @Option(help: ArgumentHelp("The copy both started from; without it, every difference reaches a rule.", valueName: "path"), transform: PathArgument.named)
     var base: String?
 
     @Option(help: ArgumentHelp("Merge as this kind instead of recognising it.", valueName: "kind"))
     var kind: String?
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Where the merged copy goes: a new path, or the local copy.", valueName: "path"))
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Where the merged copy goes: a new path, or the local copy.", valueName: "path"), transform: PathArgument.named)
     var output: String?
 
     @Option(help: ArgumentHelp("Settle every conflict left with this side.", valueName: "local|remote"))
     var prefer: Side?
 
-    @Option(help: ArgumentHelp("Answers to conflicts (savetool.merge-answers/1).", valueName: "file"))
+    @Option(help: ArgumentHelp("Answers to conflicts (savetool.merge-answers/1).", valueName: "file"), transform: PathArgument.named)
     var answers: String?
 
-    @Option(help: ArgumentHelp("Write every decision to this JSON file.", valueName: "file"))
+    @Option(help: ArgumentHelp("Write every decision to this JSON file.", valueName: "file"), transform: PathArgument.named)
     var report: String?
 
     @Flag(help: "Merge and report, but write nothing.")

@@ -41,7 +41,7 @@ struct Migrate: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "Files and directories to migrate.")
+    @Argument(help: "Files and directories to migrate.", transform: PathArgument.named)
     var paths: [String]
 
     @Option(help: ArgumentHelp("Treat every file as this kind (see `savetool formats list`).", valueName: "kind"))
@@ -53,7 +53,7 @@ struct Migrate: ParsableCommand {
     @Flag(help: "Replace the files themselves.")
     var inPlace = false
 
-    @Option(help: ArgumentHelp("Write the migrated files under this directory instead.", valueName: "dir"))
+    @Option(help: ArgumentHelp("Write the migrated files under this directory instead.", valueName: "dir"), transform: PathArgument.named)
     var out: String?
 
     @Flag(help: "Report what would happen and write nothing.")
@@ -68,7 +68,7 @@ struct Migrate: ParsableCommand {
     @Option(help: ArgumentHelp("Files to migrate at once.", valueName: "N"))
     var jobs = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(help: ArgumentHelp("Write one JSON line per file here.", valueName: "file.jsonl"))
+    @Option(help: ArgumentHelp("Write one JSON line per file here.", valueName: "file.jsonl"), transform: PathArgument.named)
     var report: String?
 
     private let directories = DirectoryMaker()

@@ -33,7 +33,7 @@ struct SetValue: ParsableCommand {
     @Flag(help: "In a keyed archive, write a value of another type where one stood (a date where a number was); the app's decoder may then fail on it.")
     var retype = false
 
-    @Argument(help: "The document to edit.")
+    @Argument(help: "The document to edit.", transform: PathArgument.named)
     var file: String
 
     @Argument(help: "A JSON Pointer such as /players/0/score.")

@@ -44,7 +44,7 @@ struct Sync: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: ArgumentHelp("A save file, or a folder of them.", valueName: "file|dir"))
+    @Argument(help: ArgumentHelp("A save file, or a folder of them.", valueName: "file|dir"), transform: PathArgument.named)
     var path: String
 
     @Option(help: ArgumentHelp("The server: http://host:port or https://host.", valueName: "url"))
@@ -56,13 +56,13 @@ struct Sync: ParsableCommand {
     @Option(help: ArgumentHelp("The slot of a single file (default: its file name).", valueName: "slot"))
     var slot: String?
 
-    @Option(help: ArgumentHelp("A file holding the token (Authorization: Bearer).", valueName: "file"))
+    @Option(help: ArgumentHelp("A file holding the token (Authorization: Bearer).", valueName: "file"), transform: PathArgument.named)
     var tokenFile: String?
 
     @Option(help: ArgumentHelp("This device's name, for the server's history (default: the host name).", valueName: "name"))
     var device: String?
 
-    @Option(help: ArgumentHelp("Trust the certificates in this PEM file for an https server, instead of the system's CAs (a private CA, or a self-signed server).", valueName: "file"))
+    @Option(help: ArgumentHelp("Trust the certificates in this PEM file for an https server, instead of the system's CAs (a private CA, or a self-signed server).", valueName: "file"), transform: PathArgument.named)
     var cacert: String?
 
     func run() throws {

@@ -20,7 +20,7 @@ struct Validate: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Argument(help: "The save file.")
+    @Argument(help: "The save file.", transform: PathArgument.named)
     var file: String
 
     @Option(help: ArgumentHelp("The kind to check against, instead of recognising it.", valueName: "kind"))

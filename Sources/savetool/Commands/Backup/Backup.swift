@@ -47,7 +47,7 @@ struct Backup: ParsableCommand {
 
 /// Options the backup commands share.
 struct RepositoryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The backup repository: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"))
+    @Option(help: ArgumentHelp("The backup repository: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"), transform: PathArgument.named)
     var repo: String
 
     var repository: BackupRepository { BackupRepository(directory: repo) }

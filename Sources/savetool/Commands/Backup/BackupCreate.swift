@@ -26,7 +26,7 @@ struct BackupCreate: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions
 
-    @Argument(help: "The save directory.")
+    @Argument(help: "The save directory.", transform: PathArgument.named)
     var source: String
 
     @Option(help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))

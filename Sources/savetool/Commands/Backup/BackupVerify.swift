@@ -19,7 +19,7 @@ struct BackupVerify: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions
 
-    @Argument(help: "Backups to check (file names or paths); all when none are given.")
+    @Argument(help: "Backups to check (file names or paths); all when none are given.", transform: PathArgument.named)
     var backups: [String] = []
 
     func run() throws {

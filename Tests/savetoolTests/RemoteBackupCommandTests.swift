@@ -65,9 +65,12 @@ struct RemoteBackupCommandTests {
     }
 
     /// Forged or broken objects in the bucket: a marker that is not JSON, or whose size is not
-    /// the bundle's, is not counted (with a warning naming it); a bundle whose bytes are not
-    /// what its marker says is refused by import (65) with nothing written; an s3:// address
-    /// without an object name is a usage error (64).
+    /// the bundle's, is a damaged backup: listed as failing (65), failed by verify, refused by
+    /// import, and written again by the next `create` of its day (they were once left out with a
+    /// warning: list and verify said 0, and that day's `create` failed on every run). A bundle
+    /// whose bytes are not what its marker says is refused by import (65) with nothing written;
+    /// an s3:// address without an object name is a usage error (64); refused credentials are
+    /// 77 for import too, never "no such backup".
     @Test func forgedMarkersAndBundlesAreRefused() throws {
         let server = try MotoServer.shared()
         let bucket = try server.makeBucket()
@@ -83,10 +86,24 @@ struct RemoteBackupCommandTests {
         try server.put(bucket: bucket, key: "qa/kape-2026-11-03.tar.gz.complete",
                        text: #"{"format": "savetool.backup-marker/1", "backup": "kape-2026-11-03.tar.gz", "size": 12, "sha256": "\#(String(repeating: "0", count: 64))", "files": 1}"#)
         let listed = try Self.run(server, "backup", "list", "--repo", repo)
-        #expect(listed.status == 0, "\(listed.errors)")
-        #expect(listed.outputText.split(separator: "\n").map { String($0.prefix(10)) } == ["2026-11-03"], "\(listed.outputText)")
-        #expect(listed.errors.contains("kape-2026-11-01.tar.gz.complete: not a savetool marker"), "\(listed.errors)")
-        #expect(listed.errors.contains("kape-2026-11-02.tar.gz.complete: not a savetool marker"), "\(listed.errors)")
+        #expect(listed.status == 65, "\(listed.errors)")
+        let rows = listed.outputText.split(separator: "\n").map(String.init)
+        #expect(rows.map { String($0.prefix(10)) } == ["2026-11-03", "2026-11-02", "2026-11-01"], "\(listed.outputText)")
+        #expect(rows.count == 3 && rows[0].hasSuffix("complete (marked; backup verify checks it)"), "\(listed.outputText)")
+        #expect(rows.count == 3 && rows[1].contains("FAILS: 12 bytes where its marker says 999"), "\(listed.outputText)")
+        #expect(rows.count == 3 && rows[2].contains("FAILS: \(repo)/kape-2026-11-01.tar.gz.complete: not a savetool marker for kape-2026-11-01.tar.gz"), "\(listed.outputText)")
+        #expect(listed.errors == "savetool: \(repo): 2 backups are damaged\n", "\(listed.errors)")
+        for day in ["2026-11-01", "2026-11-02"] {
+            let verified = try Self.run(server, "backup", "verify", "--repo", repo, "kape-\(day).tar.gz")
+            #expect(verified.status == 65, "\(verified.errors)")
+            #expect(verified.errors.hasPrefix("savetool: \(repo)/kape-\(day).tar.gz"), "\(verified.errors)")
+            let imported = try Self.run(server, "import", "\(repo)/kape-\(day).tar.gz", "--into", root.appendingPathComponent("x").path)
+            #expect(imported.status == 65, "\(imported.errors)")
+        }
+        let wrongSecret = try Self.run(server, "import", "\(repo)/kape-2026-11-03.tar.gz", "--into", root.appendingPathComponent("x").path, secret: "not-the-secret")
+        #expect(wrongSecret.status == 77, "\(wrongSecret.errors)")
+        #expect(wrongSecret.errors.contains("the object store refused the credentials"), "\(wrongSecret.errors)")
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("x").path))
         let into = root.appendingPathComponent("restored").path
         let imported = try Self.run(server, "import", "\(repo)/kape-2026-11-03.tar.gz", "--into", into)
         #expect(imported.status == 65, "\(imported.errors)")
@@ -97,6 +114,15 @@ struct RemoteBackupCommandTests {
         let noObject = try Self.run(server, "import", "s3://\(bucket)", "--into", into)
         #expect(noObject.status == 64, "\(noObject.errors)")
         #expect(noObject.errors.contains("no object name, expected s3://bucket/prefix/<name>.tar.gz"), "\(noObject.errors)")
+
+        // The next backup of a damaged day replaces it, whether the marker or the bundle is bad.
+        for day in ["2026-11-01", "2026-11-02"] {
+            let again = try Self.run(server, "backup", "create", CLI.sample("kape"), "--repo", repo, "--date", day, "--keep", "30")
+            #expect(again.status == 0, "\(again.errors)")
+            #expect(again.outputText.hasPrefix("replaced: \(repo)/kape-\(day).tar.gz"), "\(again.outputText)")
+            #expect(again.errors.contains("\(repo)/kape-\(day).tar.gz: ") && again.errors.contains("the day's backup is written again"), "\(again.errors)")
+            #expect(try Self.run(server, "backup", "verify", "--repo", repo, "kape-\(day).tar.gz").status == 0)
+        }
     }
 
     /// What a cut run leaves (an unmarked bundle under today's name) blocks nothing: the next run

@@ -54,28 +54,46 @@ public struct RemoteRepository: Sendable {
         public var size: Int64
         public var sha256: String
         public var files: Int
+        /// Why the backup's marker does not describe the bundle as it is (its name, size or
+        /// format differ, or it cannot be read): a damaged backup, listed and failed by
+        /// `verify`, and written again by the next `create` of its day.
+        public var damage: String?
     }
 
-    /// The marked backups, newest first; `name` limits them to one source.
+    /// The marked backups, newest first; `name` limits them to one source. A backup whose
+    /// marker does not describe it as it is comes with its ``Backup/damage``: it is a backup
+    /// that went bad, not "no backup".
     public func backups(named name: String? = nil) throws -> [Backup] {
         let objects = try storage.list()
         let markers = Set(objects.map(\.name).filter { $0.hasSuffix(Self.markerSuffix) })
         var backups: [Backup] = []
         for object in objects where markers.contains(object.name + Self.markerSuffix) {
             guard let (backupName, day, _) = Self.parse(object.name), name == nil || backupName == name else { continue }
-            let marker: SaveValue?
-            do { marker = try JSONCodec().decode(storage.read(object.name + Self.markerSuffix)) } catch let error as SaveError where error.category != .notFound {
-                throw error  // a store that fails to answer is not "no backup"
-            } catch { marker = nil }
-            guard let marker, marker["backup"]?.stringValue == object.name, let sha256 = marker["sha256"]?.stringValue,
-                marker["size"]?.int64Value == object.size
-            else {
-                warn("\(storage.location)/\(object.name)\(Self.markerSuffix): not a savetool marker for \(object.name) as it is (its name or size differ); the backup is not counted")
-                continue
+            var backup = Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: "", files: 0)
+            do {
+                let marker = try readMarker(of: object.name)
+                if let sha256 = marker["sha256"]?.stringValue, marker["size"]?.int64Value == object.size {
+                    (backup.sha256, backup.files) = (sha256, Int(marker["files"]?.int64Value ?? 0))
+                } else {
+                    backup.damage = "\(object.size) bytes where its marker says \(marker["size"]?.int64Value.map(String.init) ?? "no size"), expected the bundle its marker describes"
+                }
+            } catch let error as SaveError where error.category == .badData {
+                backup.damage = error.description
             }
-            backups.append(Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: sha256, files: Int(marker["files"]?.int64Value ?? 0)))
+            backups.append(backup)
         }
         return backups.sorted { ($0.day, $0.object) > ($1.day, $1.object) }
+    }
+
+    /// The marker of `object`, checked to be one (a store that fails to answer throws its own
+    /// error: it is not "no backup"); bad data when it is not a marker for `object`.
+    private func readMarker(of object: String) throws -> SaveValue {
+        let name = object + Self.markerSuffix
+        let bytes = try storage.read(name)
+        guard let marker = try? JSONCodec().decode(bytes), marker["format"]?.stringValue == "savetool.backup-marker/1", marker["backup"]?.stringValue == object else {
+            throw SaveError(.badData, file: storage.location + "/" + name, "not a savetool marker for \(object), expected the JSON backup create writes last")
+        }
+        return marker
     }
 
     /// A replacement on its way up: `.pending-` and a backup's name.
@@ -122,18 +140,35 @@ public struct RemoteRepository: Sendable {
             // never lands there: it goes up as it is made.
             let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/backup")
             defer { try? FileManager.default.removeItem(atPath: scratch) }
-            if let previous { try storage.download(previous.object, to: scratch + "/" + previous.object) }
+            // A damaged backup of the day is not compared with: it is written again whole.
+            if let previous {
+                if let damage = previous.damage {
+                    warn("\(storage.location)/\(object): \(damage); the day's backup is written again")
+                } else {
+                    try storage.download(previous.object, to: scratch + "/" + previous.object)
+                }
+            }
             var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
-            (engine.warn, engine.progress) = (warn, progress)
+            // The engine's messages name the scratch folder; the user knows the repository.
+            let location = storage.location
+            (engine.warn, engine.progress) = ({ [warn] in warn($0.replacingOccurrences(of: scratch, with: location)) }, progress)
             // A replacement goes up under a pending name (the slow part); only then does the old
             // backup stop counting and get overwritten by a copy on the server, so a failed
             // upload leaves the old backup marked and whole.
             let target = previous == nil ? object : Self.pendingPrefix + object
             var uploaded: Uploaded?
-            let local = try engine.create(
-                source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt,
-                writing: { exporter, described in uploaded = try upload(described, with: exporter, as: target, ifAbsent: previous == nil) })
+            let local: BackupEngine.CreateReport
+            do {
+                local = try engine.create(
+                    source: source, name: name, day: day, today: day, keep: .max, format: format, createdAt: createdAt,
+                    writing: { exporter, described in uploaded = try upload(described, with: exporter, as: target, ifAbsent: previous == nil) })
+            } catch var error as SaveError {
+                error.file = error.file?.replacingOccurrences(of: scratch, with: location)
+                error.message = error.message.replacingOccurrences(of: scratch, with: location)
+                throw error
+            }
             var report = CreateReport(outcome: local.outcome, object: object, files: local.files, deleted: [], strayObjectsRemoved: [])
+            if previous != nil && report.outcome == .created { report.outcome = .replaced }
             if local.outcome != .unchanged {
                 guard let uploaded else {
                     throw SaveError(.io, file: storage.location + "/" + object, "the backup was made but not uploaded; nothing was marked")
@@ -173,6 +208,7 @@ public struct RemoteRepository: Sendable {
 
     /// Downloads a backup, checks it against its marker's SHA-256, then every file's checksum.
     public func verify(_ backup: Backup) throws -> BundleSummary {
+        if let damage = backup.damage { throw SaveError(.badData, file: storage.location + "/" + backup.object, damage) }
         let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/verify")
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let file = try download(backup.object, into: scratch, expecting: backup.sha256)
@@ -246,11 +282,14 @@ public struct RemoteRepository: Sendable {
 
     /// A marked backup downloaded into `directory` (for `import s3://…`); unmarked objects are refused.
     public func fetch(_ object: String, into directory: String) throws -> String {
-        let marker = try? JSONCodec().decode(storage.read(object + Self.markerSuffix))
-        guard marker?["backup"]?.stringValue == object else {
-            throw SaveError(.notFound, file: storage.location + "/" + object, "no complete backup of that name (no marker), expected one that backup list shows")
+        let marker: SaveValue
+        do {
+            marker = try readMarker(of: object)
+        } catch let error as SaveError where error.category == .notFound {
+            // An outage or refused credentials are the store's own errors, never "not found".
+            throw SaveError(.notFound, file: storage.location + "/" + object, "no complete backup of that name (its marker: \(error.message)), expected one that backup list shows", cause: error)
         }
-        return try download(object, into: directory, expecting: marker?["sha256"]?.stringValue ?? "")
+        return try download(object, into: directory, expecting: marker["sha256"]?.stringValue ?? "")
     }
 
     /// Downloads a bundle into `directory` and checks it against the SHA-256 its marker records.

@@ -28,12 +28,21 @@ struct BackupList: ParsableCommand {
                     try Console.outputJSON(.array(backups.map { backup in
                         [
                             "name": .string(backup.name), "date": .string(backup.day.description), "path": .string(remote.storage.location + "/" + backup.object),
-                            "size": .integer(backup.size), "files": .int(UInt64(backup.files)), "complete": true, "sha256": .string(backup.sha256),
+                            "size": .integer(backup.size), "files": backup.damage == nil ? .int(UInt64(backup.files)) : .null, "complete": .bool(backup.damage == nil),
+                            "sha256": backup.damage == nil ? .string(backup.sha256) : .null, "problem": backup.damage.map(SaveValue.string) ?? .null,
                         ]
                     }))
                 } else {
-                    let lines = backups.map { "\($0.day)  \($0.name)  \($0.size) bytes  \($0.files) files  complete (marked; backup verify checks it)" }
+                    let lines = backups.map { backup in
+                        "\(backup.day)  \(backup.name)  \(backup.size) bytes  "
+                            + (backup.damage.map { "?  FAILS: \($0)" } ?? "\(backup.files) files  complete (marked; backup verify checks it)")
+                    }
                     Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+                }
+                let damaged = backups.filter { $0.damage != nil }.count
+                if damaged > 0 {
+                    Console.error("savetool: \(options.repo): \(damaged) backup\(damaged == 1 ? " is" : "s are") damaged")
+                    throw ExitCode(Failure.Code.dataError)
                 }
                 return
             }

@@ -118,6 +118,14 @@ struct Serve: ParsableCommand {
                 let storage: any SaveStorage
                 if S3Location.isRemote(store) {
                     storage = S3Storage(try S3Location(parsing: store), environment: try AWSEnvironment.current())
+                    // A missing bucket or refused credentials stop the start (66, 77), as a
+                    // missing folder does; a store that does not answer yet is waited for, with
+                    // 503s meanwhile. Listing a name no object has asks without reading anything.
+                    do {
+                        _ = try storage.list(prefix: ".savetool-start-check")
+                    } catch let error as SaveError where error.category == .busy || error.category == .io {
+                        global.warn("\(error); pushes are answered 503 until the store answers")
+                    }
                 } else {
                     var info = stat()
                     guard stat(store, &info) == 0 else {

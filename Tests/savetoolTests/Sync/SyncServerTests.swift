@@ -285,6 +285,16 @@ struct SyncServerTests {
         let notAFolder = try CLI.run("serve", "--store", file)
         #expect(notAFolder.status == 66)
         #expect(notAFolder.errors == "savetool: \(file): a file, expected the folder versions are kept in\n")
+        // A bucket that does not exist, or credentials the store refuses: before listening.
+        let moto = try MotoServer.shared()
+        let noBucket = try Processes.run([CLI.executable, "serve", "--store", "s3://no-such-bucket-anywhere/sync"], environment: moto.variables)
+        #expect(noBucket.status == 66, "\(noBucket.errors)")
+        #expect(noBucket.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket)\n")
+        var wrongSecret = moto.variables
+        wrongSecret["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let refused = try Processes.run([CLI.executable, "serve", "--store", "s3://\(try moto.makeBucket())/sync"], environment: wrongSecret)
+        #expect(refused.status == 77, "\(refused.errors)")
+        #expect(refused.outputText.isEmpty && !refused.errors.contains("listening"))
     }
 
     @Test func aFullDiskIs507WithNothingHalfWritten() throws {

@@ -144,6 +144,19 @@ public final class MotoServer: @unchecked Sendable {
         guard made.status == 0 else { throw ServerError("cannot put \(key): \(made.errors)") }
     }
 
+    /// Every key in `bucket`, listed with boto3.
+    public func keys(bucket: String) throws -> [String] {
+        let script = """
+            import boto3, sys
+            client = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3])
+            for page in client.get_paginator("list_objects_v2").paginate(Bucket=sys.argv[4]):
+                for item in page.get("Contents", []): print(item["Key"])
+            """
+        let listed = try Processes.run([Self.tools.appendingPathComponent("python").path, "-c", script, endpoint.absoluteString, accessKey, secretKey, bucket])
+        guard listed.status == 0 else { throw ServerError("cannot list \(bucket): \(listed.errors)") }
+        return listed.outputText.split(separator: "\n").map(String.init)
+    }
+
     public static func freePort() throws -> Int {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(socket) }

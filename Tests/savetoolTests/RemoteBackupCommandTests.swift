@@ -114,6 +114,13 @@ struct RemoteBackupCommandTests {
         let noObject = try Self.run(server, "import", "s3://\(bucket)", "--into", into)
         #expect(noObject.status == 64, "\(noObject.errors)")
         #expect(noObject.errors.contains("no object name, expected s3://bucket/prefix/<name>.tar.gz"), "\(noObject.errors)")
+        for prefixOnly in ["\(repo)/", "\(repo)/exports//"] {
+            let exported = try Self.run(server, "export", CLI.sample("kape"), "-o", prefixOnly)
+            #expect(exported.status == 64, "\(prefixOnly): \(exported.errors)")
+            #expect(exported.errors.contains("no object name, expected s3://bucket/prefix/<name>.tar.gz"), "\(exported.errors)")
+            #expect(try Self.run(server, "import", prefixOnly, "--into", into).status == 64)
+        }
+        #expect(try server.keys(bucket: bucket).allSatisfy { !$0.hasSuffix("/") && !$0.hasSuffix("/.complete") }, "no object named like a folder")
 
         // The next backup of a damaged day replaces it, whether the marker or the bundle is bad.
         for day in ["2026-11-01", "2026-11-02"] {

@@ -75,7 +75,8 @@ extension RemoteRepository {
 
     /// `s3://bucket/prefix/<object>`: the repository it is in, and the object's name.
     static func s3(object text: String) throws -> (repository: RemoteRepository, object: String) {
-        guard let slash = text.lastIndex(of: "/"), text.distance(from: text.startIndex, to: slash) > "s3:/".count else {
+        // `s3://bucket/exports/` names a prefix, not an object: its key would be `exports/`.
+        guard let slash = text.lastIndex(of: "/"), text.distance(from: text.startIndex, to: slash) > "s3:/".count, slash != text.index(before: text.endIndex) else {
             throw SaveError(.usage, file: text, "no object name, expected s3://bucket/prefix/<name>.tar.gz")
         }
         return (try s3(String(text[..<slash])), String(text[text.index(after: slash)...]))

@@ -85,6 +85,7 @@ public final class HTTPConnections: @unchecked Sendable {
                 return .failure(SaveError(.badData, file: trustedCertificates, "cannot be used as trusted certificates (libcurl: \(Self.text(problem))), expected PEM certificates"))
             }
             if Self.untrustedCodes.contains(code) { return .failure(Untrusted(reason: Self.text(problem), withOwnCertificates: trustedCertificates != nil)) }
+            if code == Self.timedOutCode { return .failure(TimedOut(reason: Self.text(problem))) }
             return .failure(SaveError(.io, Self.text(problem)))
         }
         return .success(HTTPResponse(status: status, headers: answer.headers, body: answer.received))
@@ -98,6 +99,14 @@ public final class HTTPConnections: @unchecked Sendable {
     /// libcurl could not be loaded: no use trying again.
     public struct Unavailable: Error {
         public var reason: String
+    }
+
+    /// No answer, or no byte of it, within the idle timeout: a server that accepts connections
+    /// and says nothing (stopped, overloaded). Worth one more try, not many: each one waits
+    /// the whole timeout.
+    public struct TimedOut: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
     }
 
     /// The server's certificate is not trusted: no use trying again until someone changes what
@@ -114,6 +123,8 @@ public final class HTTPConnections: @unchecked Sendable {
     private static let untrustedCodes: Set<Int32> = [60, 77, 83, 90]
     /// SSL_CACERT_BADFILE: with certificates of the caller's own, that file is at fault.
     private static let badCAFile: Int32 = 77
+    /// OPERATION_TIMEDOUT.
+    private static let timedOutCode: Int32 = 28
 
     /// What comes back, gathered by curl's callbacks.
     private final class Answer {

@@ -135,7 +135,7 @@ public struct PushService: Sendable {
             let value: SaveValue
             do { value = try decoding.inTurn { try codec.decode(body) } } catch {
                 let location = (error as? CodecError)?.location.map { "\($0)" }
-                throw SaveError(.badData, file: name, location: location, "\(error)", cause: error)
+                throw SaveError(.badData, file: name, location: location, (error as? CodecError)?.problem ?? "\(error)", cause: error)
             }
             // `5` or `"text"` is JSON, but no app keeps its state in a lone number or string.
             switch value {

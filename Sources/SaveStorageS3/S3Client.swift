@@ -36,7 +36,9 @@ public final class S3Client: Sendable {
     public func send(_ method: String, key: String? = nil, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: Data = Data()) throws -> Response {
         let path = "/" + bucket + (key.map { "/" + $0 } ?? "")
         var lastProblem = ""
-        for attempt in 1...attempts {
+        var tries = 0, timeouts = 0
+        trying: for attempt in 1...attempts {
+            tries = attempt
             if attempt > 1 { Thread.sleep(forTimeInterval: 0.2 * pow(2, Double(attempt - 2))) }
             let request = signed(method, path: path, query: query, headers: extra, body: body)
             switch connections.perform(request) {
@@ -49,11 +51,16 @@ public final class S3Client: Sendable {
                 throw SaveError(.io, file: "s3://\(bucket)", "cannot talk to the object store: \(error.reason)")
             case .failure(let error as HTTPConnections.Untrusted):
                 throw SaveError(.permissionDenied, file: "s3://\(bucket)", "the object store is not trusted: \(error.reason), expected a certificate from a trusted CA")
+            case .failure(let error as HTTPConnections.TimedOut):
+                // Each such try waits the whole timeout: two are enough to tell a silent store.
+                lastProblem = error.reason
+                timeouts += 1
+                if timeouts == 2 { break trying }
             case .failure(let error):
                 lastProblem = "\(error)"
             }
         }
-        throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(lastProblem)) after \(attempts) tries")
+        throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(lastProblem)) after \(tries) tries")
     }
 
     private func signed(_ method: String, path: String, query: [(String, String)], headers extra: [(String, String)], body: Data) -> HTTPRequest {

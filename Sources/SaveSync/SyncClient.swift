@@ -233,7 +233,9 @@ public final class SyncClient: Sendable {
         if let token { all.append(("Authorization", "Bearer " + token)) }
         if let device { all.append(("Device-Id", device)) }
         var problem = ""
-        for attempt in 1...attempts {
+        var tries = 0, timeouts = 0
+        trying: for attempt in 1...attempts {
+            tries = attempt
             switch connections.perform(HTTPRequest(method: method, url: url, headers: all, body: Data(body), sendsBody: method == "PUT" || method == "POST")) {
             case .success(let response) where response.status < 500:
                 return response
@@ -244,20 +246,29 @@ public final class SyncClient: Sendable {
                     Thread.sleep(forTimeInterval: min(5, max(asked, 0.25 * pow(2, Double(attempt - 1)))))
                 }
             case .failure(let error as HTTPConnections.Unavailable):
-                throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)")
+                throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)", cause: Unreachable())
             case .failure(let error as SaveError) where error.category == .badData:
                 throw error  // the trusted certificates' file: no use trying again
             case .failure(let error as HTTPConnections.Untrusted):
                 throw SaveError(
                     .permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate that the trusted ones vouch for",
                     hint: error.withOwnCertificates ? nil : .trustTheCertificate)
+            case .failure(let error as HTTPConnections.TimedOut):
+                // Each such try waits the whole timeout: two are enough to tell a silent server.
+                problem = "no answer from \(server): \(error.reason)"
+                timeouts += 1
+                if timeouts == 2 { break trying }
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }
             }
         }
-        throw SaveError(.busy, file: file, "\(problem) (tried \(attempts) times); try again later")
+        throw SaveError(.busy, file: file, "\(problem) (tried \(tries) times); try again later", cause: Unreachable())
     }
+
+    /// The cause of an error that no file of this run can do better on: the server did not
+    /// answer after the tries, or cannot be reached at all.
+    public struct Unreachable: Error, Sendable {}
 
     /// A 4xx answer as an error of its category (cli.md's exit codes follow).
     private func failure(_ response: HTTPResponse, url: String, file: String) -> SaveError {

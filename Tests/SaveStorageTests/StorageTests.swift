@@ -241,6 +241,22 @@ struct StorageTests {
         #expect(Date().timeIntervalSince(started) < 10)
     }
 
+    /// A server that takes the connection and never answers: each try waits the whole
+    /// timeout, so the client gives up after two such tries, not after all of them.
+    @Test func aServerThatNeverAnswersIsGivenUpAfterTwoTimeouts() throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let environment = AWSEnvironment(accessKey: "a", secretKey: "b", endpoint: URL(string: "http://127.0.0.1:\(silent.port)")!)
+        let client = S3Client(environment: environment, bucket: "saves", timeout: 1, attempts: 4)
+        let started = Date()
+        #expect { try client.send("GET") } throws: { error in
+            let error = error as? SaveError
+            return error?.category == .busy && error?.description.contains("after 2 tries") == true
+        }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 1.5 && waited < 3.5, "\(waited) s")
+    }
+
     @Test func locationsAreParsedAndChecked() throws {
         let place = try S3Location(parsing: "s3://qa-farm/devices/pixel-7/")
         #expect(place.bucket == "qa-farm" && place.prefix == "devices/pixel-7")

@@ -64,6 +64,16 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What was found and what was expected, without ``location``: for an error that names its
+    /// place in a field of its own (``SaveError/location``), so that the place is said once.
+    public var problem: String {
+        switch self {
+        case .malformed(_, _, let found, let expected), .limitExceeded(_, _, let found, let expected): "\(found), expected \(expected)"
+        case .unrepresentable(let codec, _, let found, let expected): "\(found) cannot be written as \(codec), expected \(expected)"
+        default: description
+        }
+    }
+
     public var description: String {
         switch self {
         case .malformed(_, let at, let found, let expected), .limitExceeded(_, let at, let found, let expected):

@@ -103,10 +103,11 @@ struct Sync: ParsableCommand {
                     if outcome.action == .conflict { worst = max(worst, Failure.Code.negative) }
                 } catch {
                     let (message, code) = Failure.describe(error, file: file)
-                    Console.error(message)
+                    Console.error("savetool: " + message)
                     worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
-                    // A refused token or an untrusted server refuses every other file alike.
-                    refused = (error as? any CategorizedError)?.category == .permissionDenied
+                    // A refused token, an untrusted server or one that does not answer refuses
+                    // every other file alike: each would wait through the same tries.
+                    refused = (error as? any CategorizedError)?.category == .permissionDenied || (error as? SaveError)?.cause is SyncClient.Unreachable
                 }
             }
             for (file, key, slot) in files where !refused {

@@ -335,6 +335,38 @@ struct SyncServerTests {
         let nobody = try CLI.run("sync", device, "--server", "http://127.0.0.1:\(try MotoServer.freePort())", "--space", "kape/p1")
         #expect(nobody.status == 75, "\(nobody.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: device)) == Data(Self.save))
+        // A folder stops at the first file the server did not answer for: every other file,
+        // and the listing of the space, would wait through the same tries.
+        let folder = root.appendingPathComponent("device")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        for name in ["a.json", "b.json", "c.json"] { try Data(Self.save).write(to: folder.appendingPathComponent(name)) }
+        let whole = try CLI.run("sync", folder.path, "--server", "http://127.0.0.1:\(try MotoServer.freePort())", "--space", "kape/p1")
+        #expect(whole.status == 75, "\(whole.errors)")
+        #expect(whole.errors.split(separator: "\n").count == 1, "\(whole.errors)")
+        #expect(whole.errors.hasPrefix("savetool: \(folder.path)/a.json: cannot reach"), "\(whole.errors)")
+    }
+
+    /// A server that takes the connection and never answers: each try waits the whole timeout,
+    /// so the client gives up after two such tries, not after all four.
+    @Test func aServerThatNeverAnswersIsGivenUpAfterTwoTimeouts() throws {
+        let root = try Processes.temporaryDirectory("sync-silent")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let client = try SyncClient(server: "http://127.0.0.1:\(silent.port)", space: "kape/p1", token: nil, device: nil, registry: CodecRegistry.builtIn, timeout: 1)
+        let file = root.appendingPathComponent("current_tournament.json").path
+        try Data(Self.save).write(to: URL(fileURLWithPath: file))
+        var entry: SyncState.Entry?
+        let started = Date()
+        #expect { _ = try client.sync(file: file, slot: Self.slot, entry: &entry) } throws: { error in
+            let error = error as? SaveError
+            return error?.category == .busy && error?.cause is SyncClient.Unreachable && error?.message.contains("(tried 2 times)") == true
+        }
+        // Each try ends at the idle timeout, or at the total one (4×) when the push's bytes keep
+        // curl's measure of speed above its floor: two tries, never four.
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 1.5 && waited < 9.5, "\(waited) s")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == Data(Self.save))
     }
 
     // MARK: Kills under load

@@ -142,12 +142,23 @@ public final class SlotStore: @unchecked Sendable {
         recent.keep(Stored(record: record, bytes: bytes), of: address)
     }
 
-    /// Keeps a push that could not be merged; returns its name in the history.
+    /// Keeps a push that could not be merged; returns its name in the history. The same push
+    /// against the same head (its bytes, base and device), parked already, is kept once and
+    /// its name returned: a device that syncs again before its conflict is settled, every hour
+    /// from cron, would otherwise add a copy each time.
     public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress) throws -> String {
+        let folder = try slotFolder(address)
+        // Names are `p<milliseconds>-…`: by name is by age. The newest few are enough, since
+        // a device's next sync of the same conflict comes before others pile up.
+        let parked = try objects(in: folder).map(\.name).filter { $0.hasPrefix("p") }.sorted().suffix(32)
+        for name in parked.reversed() {
+            guard let earlier = try read(name, in: folder)?.record else { continue }
+            if (earlier.pushed, earlier.base, earlier.device, earlier.mergedWith) == (record.pushed, record.base, record.device, record.mergedWith) { return name }
+        }
         let name = "p" + String(Int64(record.createdAt.timeIntervalSince1970 * 1000)) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var record = record
         (record.state, record.parked) = (.parked, name)
-        try slotFolder(address).write(Self.object(record, bytes: bytes, slot: address.slotName), to: name, ifAbsent: true)
+        try folder.write(Self.object(record, bytes: bytes, slot: address.slotName), to: name, ifAbsent: true)
         return name
     }
 

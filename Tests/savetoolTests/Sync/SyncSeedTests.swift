@@ -214,5 +214,22 @@ struct SyncSeedTests {
         #expect(head.version == 2)
         let history = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
         #expect(history.map { $0["state"]?.stringValue ?? "" }.sorted() == ["parked", "version", "version"])
+
+        // Synced again before the conflict is settled (an hourly job): the same answer, and the
+        // push is kept once, not once per sync.
+        let parkedName = history.first { $0["state"]?.stringValue == "parked" }?["parked"]?.stringValue
+        for _ in 0..<2 {
+            let again = try phone.sync(expecting: 1)
+            #expect(again.errors.contains("conflict with version 2 on the server; the file is left as it was"), "\(again.errors)")
+            #expect(parkedName.map { again.errors.contains("(the server keeps the push as \($0))") } == true, "\(again.errors)")
+        }
+        let after = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
+        #expect(after.map { $0["state"]?.stringValue ?? "" }.sorted() == ["parked", "version", "version"])
+        // Once the head moves on, the same push is a new conflict, parked again.
+        try tablet.set(Self.kingdoms, "/player_name", #""Drita T2""#)
+        try tablet.sync()
+        _ = try phone.sync(expecting: 1)
+        let moved = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
+        #expect(moved.map { $0["state"]?.stringValue ?? "" }.sorted() == ["parked", "parked", "version", "version", "version"])
     }
 }

@@ -153,6 +153,23 @@ struct BundleImportTests {
         #expect(workspace.listing() == before)
     }
 
+    /// A folder holding a file of padding (40 MB of spaces, a thousandfold in gzip) is an
+    /// ordinary folder: its bundle restores with the default limits, ratio or not. Savetool's
+    /// own bundle of a folder's previous contents was refused by the ratio alone.
+    @Test func paddingUnderTheFloorRestoresWhateverItsRatio() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let source = workspace.root.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data(repeating: 0x20, count: 40 << 20).write(to: source.appendingPathComponent("padding.dat"))
+        let bundle = workspace.root.appendingPathComponent("padding.tar.gz").path
+        try BundleExporter(createdAt: Date(), createdBy: "test").export(directory: source.path, to: bundle)
+        let size = try FileManager.default.attributesOfItem(atPath: bundle)[.size] as? Int ?? 0
+        #expect(size > 0 && (40 << 20) / size > 200, "\(size) bytes: a ratio under the limit tests nothing")
+        try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+        #expect(try Data(contentsOf: workspace.destination.appendingPathComponent("padding.dat")).count == 40 << 20)
+    }
+
     /// A hundred thousand files are an ordinary large folder: imported by default. Only a limit
     /// the user sets refuses them, before anything is written.
     @Test func aHundredThousandEntriesRestoreUnlessALowerLimitIsSet() throws {

@@ -34,6 +34,10 @@ public struct BundleImporter {
         /// Bytes written per byte of the bundle (`--max-ratio`): saves compress well, but not a
         /// thousandfold. The holes of sparse files are not written, so they do not count.
         public var maxCompressionRatio: Double = 200
+        /// Bytes written that no ratio refuses: a file of padding or zeros compresses a
+        /// thousandfold, and up to this size (bounded by the free space anyway) that is an
+        /// ordinary folder, not a bomb.
+        public var ratioFloor: Int64 = 256 << 20
         /// The manifest is spooled to a temporary file, not held: this bounds that file.
         public var maxManifestBytes = 4 << 30
         public init() {}
@@ -103,7 +107,7 @@ public struct BundleImporter {
         // Holes compress far better than data (gzip about a thousandfold, zstd more): a sparse
         // file's bytes count a fiftieth, so an ordinary sparse file restores and a bomb does not.
         let weighed = Double(written) + Double(total - written) / 50
-        guard weighed <= limits.maxCompressionRatio * Double(max(bundleSize, 1)) else {
+        guard weighed <= max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)) else {
             throw BundleImportError.limitExceeded(
                 bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }

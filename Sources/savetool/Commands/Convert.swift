@@ -36,7 +36,7 @@ struct Convert: ParsableCommand {
     @Argument(help: ArgumentHelp("The input document, or - for standard input.", valueName: "in"), transform: PathArgument.named)
     var input: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - is standard output.", valueName: "out"), transform: PathArgument.named)
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write; - (the default) is standard output.", valueName: "out"), transform: PathArgument.named)
     var output: String = "-"
 
     @Option(help: ArgumentHelp("The output codec: json, plist (XML), bplist (binary), or a plugin's id; plutil's xml1 and binary1 work too.", valueName: "codec"))

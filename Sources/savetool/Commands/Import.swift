@@ -73,7 +73,7 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("The most files a bundle may hold.", valueName: "count"))
     var maxEntries: Int = BundleImporter.Limits().maxEntries
 
-    @Option(help: ArgumentHelp("The most bytes of files per byte of bundle.", valueName: "ratio"))
+    @Option(help: ArgumentHelp("The most bytes of files per byte of bundle, for bundles that write more than 256 MiB.", valueName: "ratio"))
     var maxRatio: Double = BundleImporter.Limits().maxCompressionRatio
 
     func run() throws {

@@ -60,6 +60,8 @@ public final class SyncClient: Sendable {
             case pulled
             /// Changes on both sides that no rule settles: nothing was written here.
             case conflict
+            /// A file of a folder that no slot can hold (see ``Outcome/reason``): not sent.
+            case leftOut
         }
 
         public var file: String
@@ -72,17 +74,35 @@ public final class SyncClient: Sendable {
         public var conflicts: [SaveValue] = []
         /// For a conflict: the name the server kept the push under.
         public var parked: String?
+        /// For a file left out: why.
+        public var reason: String?
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
     /// `links` says where an answer is written when the file is a symbolic link: a file named
     /// alone is written through it; one found in a folder only within the folder.
-    public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow) throws -> Outcome {
-        let address = try SlotAddress(space: space, slot: slot)
+    ///
+    /// With `leavingOut`, for the files a folder's walk meets, a file that no slot can hold is
+    /// not sent and comes back as ``Outcome/Action/leftOut``: a name no slot can have, or bytes
+    /// that are no save document (a readme beside the saves), which the server would refuse on
+    /// every sync. Without it (a file named alone), such a file is an error that says why.
+    public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow, leavingOut: Bool = false) throws -> Outcome {
+        let address: SlotAddress
+        do {
+            address = try SlotAddress(space: space, slot: slot)
+        } catch {
+            guard leavingOut else { throw error }
+            return Outcome(file: file, slot: slot, action: .leftOut, version: 0, reason: error.message)
+        }
         // A link leading out of a synced folder is refused before it is read: its file would
         // be sent to the server.
         do { _ = try FileIO.destination(of: file, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         let (local, mode) = try readLocal(file)
+        // The server's own test of a save document: a codec that knows the bytes or the name,
+        // and not an archive.
+        if leavingOut, (registry.codec(sniffing: local) ?? registry.codec(forPath: slot)).map({ $0.traits.contains(.archive) }) ?? true {
+            return Outcome(file: file, slot: slot, action: .leftOut, version: 0, reason: "not a save document, expected JSON or a property list")
+        }
         let sha256 = Checksum.sha256(local)
         let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }
         let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName

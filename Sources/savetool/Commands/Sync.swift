@@ -113,7 +113,7 @@ struct Sync: ParsableCommand {
             for (file, key, slot) in files where !refused {
                 attempt(file) {
                     var entry = state.entries[key]
-                    let outcome = try client.sync(file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow)
+                    let outcome = try client.sync(file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow, leavingOut: isFolder)
                     if let entry { state.entries[key] = entry }
                     try state.save()
                     return outcome
@@ -155,6 +155,7 @@ struct Sync: ParsableCommand {
             if outcome.decisions > 0 { fields.append(("decisions", .integer(Int64(outcome.decisions)))) }
             if !outcome.conflicts.isEmpty { fields.append(("conflicts", .array(outcome.conflicts))) }
             if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
+            if let reason = outcome.reason { fields.append(("reason", .string(reason))) }
             if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
             return
         }
@@ -165,6 +166,7 @@ struct Sync: ParsableCommand {
         case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\n")
         case .merged: Console.output("\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(outcome.decisions) decisions)\n")
         case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
+        case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
         case .conflict:
             var text = "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
             if let parked = outcome.parked { text += " (the server keeps the push as \(parked))" }

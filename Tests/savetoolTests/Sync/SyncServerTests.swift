@@ -346,6 +346,31 @@ struct SyncServerTests {
         #expect(whole.errors.hasPrefix("savetool: \(folder.path)/a.json: cannot reach"), "\(whole.errors)")
     }
 
+    /// A folder's files that no slot can hold (a readme beside the saves, a name with a space)
+    /// are left out, each said on its line, and the rest syncs with exit 0: such a file made every
+    /// run of an hourly job fail (65, or 64). Named alone, the same file is an error that says why.
+    @Test func aFolderLeavesOutWhatNoSlotCanHold() throws {
+        let root = try Processes.temporaryDirectory("sync-left-out")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let folder = root.appendingPathComponent("device")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+        try Data(Self.save).write(to: folder.appendingPathComponent(Self.slot))
+        try Data("Saves are in Documents.\n".utf8).write(to: folder.appendingPathComponent("readme.txt"))
+        try Data(Self.save).write(to: folder.appendingPathComponent("Documents/my save.json"))
+        let synced = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
+        #expect(synced.status == 0, "\(synced.errors)")
+        #expect(synced.outputText.contains("\(folder.path)/readme.txt: left out: not a save document, expected JSON or a property list\n"), "\(synced.outputText)")
+        #expect(synced.outputText.contains("\(folder.path)/Documents/my save.json: left out: the slot name"), "\(synced.outputText)")
+        #expect(synced.outputText.contains("\(folder.path)/\(Self.slot): pushed as the slot's first version"), "\(synced.outputText)")
+        let listing = try Codecs.json.decode(try SyncAPI(server.url).request("GET", "/v1/spaces/kape/p1/slots").bytes).arrayValue ?? []
+        #expect(listing.compactMap { $0["slot"]?.stringValue } == [Self.slot])
+        let alone = try CLI.run("sync", folder.appendingPathComponent("readme.txt").path, "--server", server.url, "--space", "kape/p1")
+        #expect(alone.status == 65, "\(alone.errors)")
+        #expect(alone.errors.contains("not a save document"), "\(alone.errors)")
+    }
+
     /// A server that takes the connection and never answers: each try waits the whole timeout,
     /// so the client gives up after two such tries, not after all four.
     @Test func aServerThatNeverAnswersIsGivenUpAfterTwoTimeouts() throws {

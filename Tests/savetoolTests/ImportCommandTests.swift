@@ -25,6 +25,32 @@ struct ImportCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
     }
 
+    /// `-` is standard output for export and standard input for import, as tar's `-f -`: a
+    /// bundle piped from one to the other restores byte for byte. It was a file named `-`, and
+    /// import of `-` exited 66.
+    @Test func aBundlePipedFromExportToImport() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let exported = try Processes.run([CLI.executable, "export", CLI.sample("kape"), "-o", "-", "--compression", "zstd"], directory: directory)
+        #expect(exported.status == 0, "\(exported.errors)")
+        #expect(exported.output.starts(with: [0x28, 0xB5, 0x2F, 0xFD]), "a zstd frame on standard output")
+        #expect(exported.errors.hasPrefix("exported "), "the summary beside the bundle, on stderr: \(exported.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "no file named -")
+        let restored = directory.appendingPathComponent("restored")
+        let imported = try Processes.run([CLI.executable, "import", "-", "--into", restored.path, "--no-migrate"], input: exported.output)
+        #expect(imported.status == 0, "\(imported.errors)")
+        let files = Files.regularFiles(under: CLI.sample("kape"))
+        #expect(Files.regularFiles(under: restored.path) == files && !files.isEmpty)
+        for file in files {
+            #expect(try Data(contentsOf: restored.appendingPathComponent(file)) == Data(contentsOf: URL(fileURLWithPath: CLI.sample("kape") + "/" + file)), "\(file)")
+        }
+        let damaged = try Processes.run([CLI.executable, "import", "-", "--into", directory.appendingPathComponent("x").path], input: Array(exported.output.prefix(100)))
+        #expect(damaged.status == 65, "\(damaged.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x").path))
+        let json = try Processes.run([CLI.executable, "--json", "export", CLI.sample("kape"), "-o", "-"])
+        #expect(json.status == 64 && json.output.isEmpty, "\(json.errors)")
+    }
+
     /// An empty path (an unset shell variable: `--into "$DEST"`) is a usage error wherever a
     /// command takes a file or a folder. It was read as the current folder: an import replaced
     /// the folder the user stood in, and a backup saved it.

@@ -73,10 +73,11 @@ public struct BundleExporter: Sendable {
     }
 
     /// Writes the entries `next` yields as a bundle at `destination`: in one pass for tar, unless
-    /// the destination is a device or a FIFO (`-o /dev/null`), which has no room beside it for
-    /// the one pass's spool: the files are then read twice.
+    /// the destination is a device or a FIFO (`-o /dev/null`), or `-` (standard output, as tar's
+    /// `-f -`), which have no room beside them for the one pass's spool: the files are then read
+    /// twice.
     private func export(root: String, next: () throws -> Walked?, to destination: String, replacing: Bool) throws -> BundleSummary {
-        guard case .tar = format, !FileIO.isSpecialFile(destination) else {
+        guard case .tar = format, destination != "-", !FileIO.isSpecialFile(destination) else {
             let described = try describe(root: root, observe: { _ in }, next: next)
             try write(described, to: destination, replacing: replacing)
             return described.summary
@@ -562,6 +563,7 @@ public struct BundleExporter: Sendable {
     /// Makes a bundle file: `body` writes it under a temporary name beside `destination`,
     /// which is flushed and then renamed into place (never replacing a file unless `replacing`).
     private func writeFile(at destination: String, replacing: Bool, _ body: (Int32) throws -> Void) throws {
+        if destination == "-" { return try body(STDOUT_FILENO) }
         // A bundle that replaces one behind a link replaces the file, and the link stays.
         let destination = replacing ? try FileIO.destination(of: destination, links: destinationLinks) : destination
         // A device or FIFO (`-o /dev/null`, a pipe) is written in place, never replaced.

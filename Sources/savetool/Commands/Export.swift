@@ -33,7 +33,7 @@ struct Export: ParsableCommand {
     @Argument(help: "The save directory.", transform: PathArgument.named)
     var source: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The bundle to write (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).", valueName: "bundle"), transform: PathArgument.named)
+    @Option(name: .shortAndLong, help: ArgumentHelp("The bundle to write (.tar.gz, .tar.zst, .tar.xz, .tar or .zip), or - for standard output.", valueName: "bundle"), transform: PathArgument.named)
     var output: String
 
     @Option(help: ArgumentHelp("Compression of a tar bundle.", valueName: "gzip|zstd|xz|none"))
@@ -68,6 +68,11 @@ struct Export: ParsableCommand {
                 }
                 if let manifest { try Console.outputJSON(manifest) }
             } else {
+                if output == "-" {
+                    // As gzip and zstd do: compressed bytes on a terminal help no one.
+                    guard isatty(STDOUT_FILENO) == 0 else { throw SaveError(.usage, file: "-", "standard output is a terminal, expected a pipe or a file for the bundle") }
+                    guard !global.json else { throw SaveError(.usage, file: "-", "the bundle goes to standard output, where --json would go too; expected one of them") }
+                }
                 do {
                     defer { bar.finish() }
                     summary = try exporter.export(directory: source, to: output)
@@ -76,7 +81,9 @@ struct Export: ParsableCommand {
                 if global.json { try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value) }
             }
             if !global.json && !global.quiet {
-                Console.output("exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output)\n")
+                let line = "exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output == "-" ? "standard output" : output)"
+                // The bundle itself is on standard output: the summary goes beside it, on stderr.
+                if output == "-" { Console.error(line) } else { Console.output(line + "\n") }
             }
         }
     }

@@ -46,7 +46,7 @@ struct Import: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The bundle (.tar.gz, .tar.zst, .tar.xz, .tar or .zip).", transform: PathArgument.named)
+    @Argument(help: "The bundle (.tar.gz, .tar.zst, .tar.xz, .tar or .zip), or - for standard input.", transform: PathArgument.named)
     var bundle: String
 
     @Option(help: ArgumentHelp("The save directory to restore into (created if missing, with its parents).", valueName: "dir"), transform: PathArgument.named)
@@ -100,6 +100,14 @@ struct Import: ParsableCommand {
                     let (repository, object) = try RemoteRepository.s3(object: bundle)
                     scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
                     local = try repository.fetch(object, into: scratch!)
+                } else if bundle == "-" {
+                    // Standard input (`… | savetool import - --into dir`, as `tar -xf -`): kept
+                    // in a temporary file first, since every byte is checked before any lands.
+                    scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
+                    local = scratch! + "/standard-input"
+                    let output = try AtomicFileOutput(path: local, durable: false)
+                    try FileIO.readChunks(of: STDIN_FILENO, path: "standard input") { try output.write($0) }
+                    try output.commit()
                 }
                 outcome = try importer.restore(local, into: into, dryRun: dryRun)
             }

@@ -31,6 +31,10 @@ struct BackupCommandTests {
     @Test func createListVerifyPrune() throws {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.root) }
+        // An empty repository: verify says it checked nothing, rather than nothing at all.
+        try FileManager.default.createDirectory(atPath: fixture.repo, withIntermediateDirectories: true)
+        let empty = try CLI.run("backup", "verify", "--repo", fixture.repo)
+        #expect(empty.status == 0 && empty.outputText == "no backups to verify in \(fixture.repo)\n", "\(empty.outputText)\(empty.errors)")
         for day in ["2026-11-18", "2026-11-19", "2026-11-20"] {
             let created = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", day)
             #expect(created.status == 0, "\(created.errors)")

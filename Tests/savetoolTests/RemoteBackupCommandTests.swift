@@ -347,6 +347,12 @@ struct RemoteBackupCommandTests {
         let wrong = try Self.run(server, "backup", "create", CLI.sample("kape"), "--repo", repo, secret: "not-the-secret")
         #expect(wrong.status == 77)
         #expect(wrong.errors.contains("the object store refused the credentials"))
+        // A prefix nothing was ever stored under (a typo in a cron job): 66, as a missing folder.
+        for command in [["list"], ["verify"], ["prune", "--keep", "7"]] {
+            let typo = try Processes.run([CLI.executable, "backup"] + command + ["--repo", repo + "-typo"], environment: server.variables)
+            #expect(typo.status == 66, "\(command): \(typo.errors)")
+            #expect(typo.errors == "savetool: \(repo)-typo: nothing is stored under this prefix, expected a backup repository that backup create wrote to\n", "\(typo.errors)")
+        }
         let missing = try Self.run(server, "backup", "list", "--repo", "s3://no-such-bucket-anywhere/qa")
         #expect(missing.status == 66)
         #expect(missing.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket)\n")

@@ -96,6 +96,14 @@ public struct RemoteRepository: Sendable {
         return marker
     }
 
+    /// Throws `notFound` when nothing at all is stored under the prefix: a repository that
+    /// `backup create` never wrote to, or a typo in its name. Listing, verifying or pruning it
+    /// fails (66), as for a folder that does not exist, so that a cron job's typo is seen.
+    public func checkExists() throws {
+        guard try storage.list().isEmpty else { return }
+        throw SaveError(.notFound, file: storage.location, "nothing is stored under this prefix, expected a backup repository that backup create wrote to")
+    }
+
     /// A replacement on its way up: `.pending-` and a backup's name.
     static func isPending(_ object: String) -> Bool {
         object.hasPrefix(pendingPrefix) && parse(String(object.dropFirst(pendingPrefix.count))) != nil

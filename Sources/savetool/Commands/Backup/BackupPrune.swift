@@ -33,6 +33,7 @@ struct BackupPrune: ParsableCommand {
     func run() throws {
         try Failure.reporting {
             if let remote = try options.remote(warningThrough: global) {
+                try remote.checkExists()
                 let deleted = try remote.prune(keep: keep, today: .today(), dryRun: dryRun).map { remote.storage.location + "/" + $0.object }
                 if global.json {
                     try Console.outputJSON(.array(deleted.map { .string($0) }))

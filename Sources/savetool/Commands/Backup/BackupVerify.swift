@@ -28,7 +28,10 @@ struct BackupVerify: ParsableCommand {
         let checks: [(place: String, verify: () throws -> BundleSummary)]
         if var remote = try Failure.reporting({ try options.remote(warningThrough: global) }) {
             remote.progress = bar.update
-            let all = try Failure.reporting { try remote.backups() }
+            let all = try Failure.reporting {
+                try remote.checkExists()
+                return try remote.backups()
+            }
             // A backup named by its object, or by its whole s3:// path as list --json prints it.
             let named = backups.map { String($0.split(separator: "/").last ?? "") }
             if let unknown = named.first(where: { name in !all.contains { $0.object == name } }) {
@@ -66,6 +69,8 @@ struct BackupVerify: ParsableCommand {
             }
         }
         if global.json { try Console.outputJSON(.array(results)) }
+        // Said, not silent: a verify that checked nothing is not a verify that passed.
+        if checks.isEmpty && !global.quiet && !global.json { Console.output("no backups to verify in \(options.repo)\n") }
         if let firstFailure { throw firstFailure }
     }
 }

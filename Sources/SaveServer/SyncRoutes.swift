@@ -76,7 +76,11 @@ struct SyncRoutes: Sendable {
             try authorise(caller, space: address.spaceName, .read)
             return try await history(address)
         case (.slot(let address), .put):
-            let force = request.uri.queryParameters["force"] == "true"
+            let forceValue = request.uri.queryParameters["force"].map(String.init)
+            guard forceValue == nil || forceValue == "true" || forceValue == "false" else {
+                throw APIError(.badRequest, "badForce", "force=\(forceValue!.prefix(40)), expected force=true (or no force)")
+            }
+            let force = forceValue == "true"
             try authorise(caller, space: address.spaceName, force ? .admin : .write)
             return try await push(address, request, force: force)
         case (.restore(let address), .post):
@@ -91,7 +95,8 @@ struct SyncRoutes: Sendable {
 
     private func authenticate(_ request: Request) throws -> TokenList.Entry? {
         guard let tokens = configuration.tokens else { return nil }
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "), let entry = tokens.entry(for: String(header.dropFirst(7))) else {
+        // The scheme's name is case-insensitive (RFC 9110): `bearer` is `Bearer`.
+        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ", let entry = tokens.entry(for: String(header.dropFirst(7))) else {
             throw APIError(.unauthorized, "unauthorized", "a missing or unknown token, expected Authorization: Bearer <token>")
         }
         return entry

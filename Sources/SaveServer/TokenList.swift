@@ -86,6 +86,15 @@ public struct TokenList: Sendable {
     public static func hash(_ token: String) -> String { Checksum.hex(SHA256.hash(data: Array(token.utf8))) }
 
     /// A new random token (32 bytes, hexadecimal) and its entry.
+    /// Why a space pattern can never match, or `nil`: space names are made of `A-Z a-z 0-9 . _ -`
+    /// and `/`, so a pattern with any other character but `*` reaches nothing (a token that
+    /// would answer 403 to everything, silently).
+    public static func problem(ofPattern pattern: String) -> String? {
+        guard let odd = pattern.unicodeScalars.first(where: { !(("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ".-_/*".unicodeScalars.contains($0)) })
+        else { return pattern.isEmpty ? "an empty pattern, expected a space pattern such as blocks/*" : nil }
+        return "the pattern \"\(pattern)\" has \(odd == " " ? "a space" : "the character \(odd)"), which no space name has (A-Z a-z 0-9 . _ - and /, with * for any)"
+    }
+
     public static func make(name: String, spaces: [String], access: Access) -> (token: String, entry: Entry) {
         var generator = SystemRandomNumberGenerator()
         let token = "st_" + (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()

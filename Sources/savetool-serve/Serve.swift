@@ -6,7 +6,6 @@ import SaveServer
 import SaveStorage
 import SaveStorageS3
 import SaveToolCLI
-import SaveToolCLI
 
 #if canImport(Glibc)
 import Glibc
@@ -46,7 +45,7 @@ struct Serve: ParsableCommand {
             var command = try parseAsRoot(arguments)
             try command.run()
         } catch {
-            exit(withError: error)
+            exitReporting(error, arguments: arguments, name: "savetool serve")
         }
     }
 
@@ -208,11 +207,16 @@ struct Serve: ParsableCommand {
         func validate() throws {
             guard action == "add" else { throw ValidationError("unknown action '\(action)', expected add") }
             guard !spaces.isEmpty else { throw ValidationError("missing --spaces, expected the spaces the token reaches") }
+            if let problem = spaces.lazy.compactMap(TokenList.problem(ofPattern:)).first { throw ValidationError("--spaces: \(problem)") }
         }
 
         func run() throws {
             let token = try Failure.reporting(file: tokens) {
                 let existing = Glibc.access(tokens, F_OK) == 0 ? try TokenList(file: tokens) : TokenList(entries: [])
+                // A name tells tokens apart in the file and in the access log: two alike could not be.
+                if let name, existing.entries.contains(where: { $0.name == name }) {
+                    throw SaveError(.usage, file: tokens, "a token named \"\(name)\" is there already, expected a name of its own")
+                }
                 let made = TokenList.make(name: name ?? "token \(existing.entries.count + 1)", spaces: spaces, access: access)
                 let list = TokenList(entries: existing.entries + [made.entry])
                 try FileIO.writeAtomically(list.json, to: tokens, mode: 0o600, links: .follow)

@@ -70,18 +70,7 @@ struct SaveTool: ParsableCommand {
             }
             try command.run()
         } catch {
-            // A usage error is one line in the shape of every other error, with where to read more.
-            if !(error is ExitCode), exitCode(for: error).rawValue == Failure.Code.usage {
-                var names = ["savetool"], command: any ParsableCommand.Type = SaveTool.self
-                for argument in arguments {
-                    guard let sub = command.configuration.subcommands.first(where: { $0._commandName == argument }) else { break }
-                    (names, command) = (names + [argument], sub)
-                }
-                let help = (names + ["--help"]).joined(separator: " ")
-                Console.error("savetool: \(message(for: error)) (see \(help))")
-                Foundation.exit(Failure.Code.usage)
-            }
-            exit(withError: error)
+            exitReporting(error, arguments: arguments, name: "savetool")
         }
     }
 }

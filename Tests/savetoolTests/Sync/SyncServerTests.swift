@@ -34,6 +34,21 @@ struct SyncServerTests {
         for token in [writer, reader, admin, other] { #expect(!file.contains(token), "only hashes are kept") }
         var mode = stat()
         #expect(stat(tokens, &mode) == 0 && mode.st_mode & 0o777 == 0o600)
+        // A name already taken, a pattern no space can match, an access that does not exist:
+        // refused in one line each (64), and the file is left as it was.
+        let named = try CLI.run("serve", "token", "add", "--tokens", tokens, "--spaces", "kape/*", "--name", "qa")
+        #expect(named.status == 0, "\(named.errors)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: tokens))
+        let refusals: [([String], String)] = [
+            (["--spaces", "kape/*", "--name", "qa"], "savetool: \(tokens): a token named \"qa\" is there already, expected a name of its own\n"),
+            (["--spaces", "bad space"], "savetool: --spaces: the pattern \"bad space\" has a space, which no space name has (A-Z a-z 0-9 . _ - and /, with * for any) (see savetool serve token --help)\n"),
+            (["--spaces", "kape/*", "--access", "root"], "savetool: The value 'root' is invalid for '--access <access>'. Please provide one of 'read', 'write' or 'admin'. (see savetool serve token --help)\n"),
+        ]
+        for (arguments, message) in refusals {
+            let refused = try Processes.run([CLI.executable, "serve", "token", "add", "--tokens", tokens] + arguments)
+            #expect(refused.status == 64 && refused.errors == message, "\(arguments): \(refused.errors)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: tokens)) == before)
 
         let (store, _) = try SyncStore.local.make(in: root)
         let server = try SyncServerProcess(store: store, arguments: ["--tokens", tokens])
@@ -64,6 +79,12 @@ struct SyncServerTests {
         // A blind overwrite is never done.
         let blind = try SyncAPI(server.url, token: writer).request("PUT", SyncAPI.slot(space, Self.slot), body: changed)
         #expect(blind.status == 428)
+        // force takes true; any other value is a clear 400, never a quiet 428.
+        let yes = try SyncAPI(server.url, token: admin).request("PUT", SyncAPI.slot(space, Self.slot) + "?force=yes", body: changed)
+        #expect(yes.status == 400 && yes.text.contains("badForce") && yes.text.contains("expected force=true"), "\(yes.status) \(yes.text)")
+        // The scheme's name is case-insensitive.
+        let lower = try SyncAPI(server.url).request("GET", SyncAPI.slot(space, Self.slot), headers: [("Authorization", "bearer \(reader)")])
+        #expect(lower.status == 200, "\(lower.status) \(lower.text)")
         // The access log names requests, never a token.
         let log = server.log
         #expect(log.contains("PUT kape/player-1 Documents/current_tournament.json 200"))

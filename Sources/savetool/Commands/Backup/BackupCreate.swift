@@ -88,9 +88,11 @@ struct BackupCreate: ParsableCommand {
                 ])
             } else if !global.quiet {
                 var lines = createdRepository ? ["created repository \(options.repo)"] : []
+                // In the order it happened: what a cut run left went first, and may bear the
+                // name of the backup made after it.
+                lines += unfinished.map { "removed what a cut run left: \($0)" }
                 lines.append("\(outcome): \(backup) (\(files) file\(files == 1 ? "" : "s"))")
                 lines += deleted.map { "deleted: \($0)" }
-                lines += unfinished.map { "removed unfinished: \($0)" }
                 Console.output(lines.joined(separator: "\n") + "\n")
             }
         }

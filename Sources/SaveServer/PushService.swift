@@ -122,8 +122,8 @@ public struct PushService: Sendable {
     func check(_ body: [UInt8], slot address: SlotAddress) throws -> Checked {
         let name = address.slotName
         let registry = pipeline.registry
-        guard let codec = registry.codec(sniffing: body) ?? registry.codec(forPath: name), !codec.traits.contains(.archive) else {
-            throw SaveError(.badData, file: name, location: "byte 0", "not a save document, expected JSON or a property list")
+        guard let codec = registry.saveDocumentCodec(for: body, named: name) else {
+            throw SaveError(.badData, file: name, location: "byte 0", CodecRegistry.notASaveDocument)
         }
         if let named = registry.codec(forPath: name), !Self.sameFamily(named.id, codec.id) {
             throw SaveError(.badData, file: name, location: "byte 0", "\(codec.id) data, expected \(named.id) as the slot's name says")

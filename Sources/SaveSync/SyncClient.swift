@@ -98,10 +98,10 @@ public final class SyncClient: Sendable {
         // be sent to the server.
         do { _ = try FileIO.destination(of: file, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         let (local, mode) = try readLocal(file)
-        // The server's own test of a save document: a codec that knows the bytes or the name,
-        // and not an archive.
-        if leavingOut, (registry.codec(sniffing: local) ?? registry.codec(forPath: slot)).map({ $0.traits.contains(.archive) }) ?? true {
-            return Outcome(file: file, slot: slot, action: .leftOut, version: 0, reason: "not a save document, expected JSON or a property list")
+        // A file synced before is a save, whatever it holds now: if it no longer reads, that is
+        // said (65), never passed over.
+        if leavingOut, entry == nil, registry.saveDocumentCodec(for: local, named: slot) == nil {
+            return Outcome(file: file, slot: slot, action: .leftOut, version: 0, reason: CodecRegistry.notASaveDocument)
         }
         let sha256 = Checksum.sha256(local)
         let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }
@@ -253,13 +253,14 @@ public final class SyncClient: Sendable {
         if let token { all.append(("Authorization", "Bearer " + token)) }
         if let device { all.append(("Device-Id", device)) }
         var problem = ""
-        var tries = 0, timeouts = 0
+        var tries = 0, timeouts = 0, unreachable = false
         trying: for attempt in 1...attempts {
             tries = attempt
             switch connections.perform(HTTPRequest(method: method, url: url, headers: all, body: Data(body), sendsBody: method == "PUT" || method == "POST")) {
             case .success(let response) where response.status < 500:
                 return response
             case .success(let response):
+                unreachable = false
                 problem = "the server answered \(response.status)" + (Self.message(response).map { ": " + $0 } ?? "")
                 if attempt < attempts {
                     let asked = response.header("Retry-After").flatMap(Double.init) ?? 0
@@ -276,14 +277,18 @@ public final class SyncClient: Sendable {
             case .failure(let error as HTTPConnections.TimedOut):
                 // Each such try waits the whole timeout: two are enough to tell a silent server.
                 problem = "no answer from \(server): \(error.reason)"
+                unreachable = true
                 timeouts += 1
                 if timeouts == 2 { break trying }
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
+                unreachable = true
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }
             }
         }
-        throw SaveError(.busy, file: file, "\(problem) (tried \(tries) times); try again later", cause: Unreachable())
+        // A server that answered, even with 5xx, may do better for the next file; one that did
+        // not answer will not.
+        throw SaveError(.busy, file: file, "\(problem) (tried \(tries) times); try again later", cause: unreachable ? Unreachable() : nil)
     }
 
     /// The cause of an error that no file of this run can do better on: the server did not

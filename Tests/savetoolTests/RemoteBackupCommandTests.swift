@@ -91,7 +91,7 @@ struct RemoteBackupCommandTests {
         #expect(rows.map { String($0.prefix(10)) } == ["2026-11-03", "2026-11-02", "2026-11-01"], "\(listed.outputText)")
         #expect(rows.count == 3 && rows[0].hasSuffix("complete (marked; backup verify checks it)"), "\(listed.outputText)")
         #expect(rows.count == 3 && rows[1].contains("FAILS: 12 bytes where its marker says 999"), "\(listed.outputText)")
-        #expect(rows.count == 3 && rows[2].contains("FAILS: \(repo)/kape-2026-11-01.tar.gz.complete: not a savetool marker for kape-2026-11-01.tar.gz"), "\(listed.outputText)")
+        #expect(rows.count == 3 && rows[2].contains("FAILS: not a savetool marker for kape-2026-11-01.tar.gz"), "\(listed.outputText)")
         #expect(listed.errors == "savetool: \(repo): 2 backups are damaged\n", "\(listed.errors)")
         for day in ["2026-11-01", "2026-11-02"] {
             let verified = try Self.run(server, "backup", "verify", "--repo", repo, "kape-\(day).tar.gz")
@@ -121,6 +121,12 @@ struct RemoteBackupCommandTests {
             #expect(try Self.run(server, "import", prefixOnly, "--into", into).status == 64)
         }
         #expect(try server.keys(bucket: bucket).allSatisfy { !$0.hasSuffix("/") && !$0.hasSuffix("/.complete") }, "no object named like a folder")
+
+        // Retention neither counts nor deletes a damaged backup: with one day kept, the good
+        // one stays, and so do the damaged ones, for someone to look at.
+        let pruned = try Self.run(server, "backup", "prune", "--repo", repo, "--keep", "1")
+        #expect(pruned.status == 0 && !pruned.outputText.contains("deleted"), "\(pruned.outputText)\(pruned.errors)")
+        #expect(Set(try server.keys(bucket: bucket)).isSuperset(of: ["qa/kape-2026-11-01.tar.gz", "qa/kape-2026-11-02.tar.gz", "qa/kape-2026-11-03.tar.gz"]))
 
         // The next backup of a damaged day replaces it, whether the marker or the bundle is bad.
         for day in ["2026-11-01", "2026-11-02"] {

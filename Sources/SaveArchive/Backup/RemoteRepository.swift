@@ -75,10 +75,14 @@ public struct RemoteRepository: Sendable {
                 if let sha256 = marker["sha256"]?.stringValue, marker["size"]?.int64Value == object.size {
                     (backup.sha256, backup.files) = (sha256, Int(marker["files"]?.int64Value ?? 0))
                 } else {
-                    backup.damage = "\(object.size) bytes where its marker says \(marker["size"]?.int64Value.map(String.init) ?? "no size"), expected the bundle its marker describes"
+                    backup.damage = marker["sha256"]?.stringValue == nil
+                        ? "its marker has no SHA-256, expected the marker backup create writes"
+                        : "\(object.size) bytes where its marker says \(marker["size"]?.int64Value.map(String.init) ?? "no size"), expected the bundle its marker describes"
                 }
             } catch let error as SaveError where error.category == .badData {
-                backup.damage = error.description
+                backup.damage = error.message
+            } catch let error as SaveError where error.category == .notFound {
+                continue  // deleted since the listing, by a create or prune that holds the lock
             }
             backups.append(backup)
         }
@@ -314,7 +318,10 @@ public struct RemoteRepository: Sendable {
     // MARK: -
 
     private func applyRetention(name: String?, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [Backup] {
-        let backups = try self.backups(named: name)
+        // A damaged backup takes no day's place and is never deleted by retention, as in a
+        // folder: a good backup is never deleted in its stead, and what is left of a damaged
+        // one stays for someone to look at (`backup list` names it).
+        let backups = try self.backups(named: name).filter { $0.damage == nil }
         var deleted: [Backup] = []
         for name in Set(backups.map(\.name)) {
             let own = backups.filter { $0.name == name }

@@ -82,3 +82,16 @@ public enum RegistryError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension CodecRegistry {
+    /// What a sync slot is refused for when no codec fits: said alike by the server and by
+    /// the client that leaves such a file out of a folder's sync.
+    public static let notASaveDocument = "not a save document, expected JSON or a property list"
+
+    /// The codec of a save document: one that knows the bytes, or else the name, and is not an
+    /// archive (a slot holds one save, never a bundle); `nil` when none fits.
+    public func saveDocumentCodec(for bytes: [UInt8], named name: String) -> (any SaveCodec)? {
+        guard let codec = codec(sniffing: bytes) ?? codec(forPath: name), !codec.traits.contains(.archive) else { return nil }
+        return codec
+    }
+}

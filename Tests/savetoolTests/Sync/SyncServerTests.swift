@@ -390,6 +390,11 @@ struct SyncServerTests {
         let alone = try CLI.run("sync", folder.appendingPathComponent("readme.txt").path, "--server", server.url, "--space", "kape/p1")
         #expect(alone.status == 65, "\(alone.errors)")
         #expect(alone.errors.contains("not a save document"), "\(alone.errors)")
+        // A save synced before that no longer reads is said (65), never passed over.
+        try Data("{ cut sho".utf8).write(to: folder.appendingPathComponent(Self.slot))
+        let broken = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
+        #expect(broken.status == 65, "\(broken.outputText)\(broken.errors)")
+        #expect(broken.errors.contains("\(folder.path)/\(Self.slot)"), "\(broken.errors)")
     }
 
     /// A server that takes the connection and never answers: each try waits the whole timeout,

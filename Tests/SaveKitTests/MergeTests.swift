@@ -101,6 +101,17 @@ struct MergeTests {
         #expect(value["levelProgress"]?["2"] == nil)
     }
 
+    /// A counter holding anything but a number on either side is a conflict: adding "abc"
+    /// to coins has no answer, and must never be taken as 0 (it gave 30.0 from 40, 70 and "abc").
+    @Test(arguments: [#""abc""#, "true", "null", #"{"a": 1}"#, #""100""#])
+    func aCounterHoldingANonNumberIsAConflict(_ remote: String) throws {
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/coins", "policy": "counter"}]}"#))
+        let outcome = ValueMerger(rules: rules).merge(
+            base: try Codecs.value(#"{"coins": 40}"#), local: try Codecs.value(#"{"coins": 70}"#), remote: try Codecs.value(#"{"coins": \#(remote)}"#))
+        #expect(outcome.conflicts.count == 1, "\(outcome.decisions)")
+        #expect(outcome.value == (try Codecs.value(#"{"coins": 70}"#)))
+    }
+
     /// A device whose clock runs hours ahead wins nothing by it: `latest` follows the clock
     /// stored in the save, and a sudoku in progress is judged by its timer, not by times.
     @Test func aSkewedWallClockDoesNotDecide() throws {

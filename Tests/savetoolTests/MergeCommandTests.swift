@@ -149,6 +149,25 @@ struct MergeCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == Data(#"{"a": 2}"#.utf8))
         #expect(try CLI.run("merge", "--git", root.path, root.path, root.path).status == 64, "git gives a driver files")
         #expect(!FileManager.default.fileExists(atPath: out))
+
+        // A copy that breaks its kind's schema (coins held as a string, inside the binary plist's
+        // embedded save) is refused, naming the place: a counter took it for 0 and wrote 30.0.
+        let base = root.appendingPathComponent("base.plist").path, phone = root.appendingPathComponent("phone.plist").path
+        let tablet = root.appendingPathComponent("tablet.plist").path
+        for path in [base, phone, tablet] { try FileManager.default.copyItem(atPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"), toPath: path) }
+        #expect(try CLI.run("set", phone, "/gameSave/coins", "70").status == 0)
+        #expect(try CLI.run("set", tablet, "/gameSave/coins", #""abc""#).status == 0)
+        let invalid = try CLI.run("merge", "--local", phone, "--remote", tablet, "--base", base, "-o", out)
+        #expect(invalid.status == 65, "\(invalid.outputText)\(invalid.errors)")
+        #expect(invalid.errors == "savetool: \(tablet): /gameSave/coins: not a valid blocks.defaults version 1: found a string, expected integer\n", "\(invalid.errors)")
+        // An answer that gives a value the schema refuses: refused, nothing written.
+        #expect(try CLI.run("set", tablet, "/gameSave/coins", "25").status == 0)
+        let answers = root.appendingPathComponent("answers.json").path
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coins", "value": "lots"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let answered = try CLI.run("merge", "--local", phone, "--remote", tablet, "-o", out, "--answers", answers)
+        #expect(answered.status == 65, "\(answered.outputText)\(answered.errors)")
+        #expect(answered.errors.contains("\(phone): /gameSave/coins: the merged save would not be a valid blocks.defaults version 1: found a string, expected integer"), "\(answered.errors)")
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     /// The walk merges files and folders only. A FIFO or a link in the local folder, where the

@@ -80,7 +80,8 @@ struct ViewWriter {
     }
 
     /// The view node of `uid` in the original, if the view met it.
-    private func node(_ uid: Int) -> SaveValue? { uid < nodes.count ? nodes[uid] : nil }
+    /// `.none` past the end (not `nil`, which a SaveValue? ternary reads as `.null`).
+    private func node(_ uid: Int) -> SaveValue? { uid < nodes.count ? nodes[uid] : .none }
 
     private mutating func count(_ value: SaveValue) {
         switch value {
@@ -123,7 +124,7 @@ struct ViewWriter {
             }
             var members: [SaveValue] = []
             for (index, item) in items.enumerated() {
-                members.append(try field(item, original: index < elements.count ? elements[index] : nil, at: JSONPointer(tokens: at.tokens + [String(index)])))
+                members.append(try field(item, original: index < elements.count ? elements[index] : .none, at: JSONPointer(tokens: at.tokens + [String(index)])))
             }
             return .array(members)
         case let inline?:

@@ -16,6 +16,11 @@ public struct SaveMerger: Sendable {
     /// The kind to merge as (`--kind`); else each file's kind is recognised (formats.md).
     public var kind: String?
     public var resolve: ValueMerger.Resolver?
+    /// Whether each copy is checked against its kind's schema before the merge (a copy that
+    /// breaks it is refused, 65, naming the place). A server whose copies were all checked
+    /// when they came in turns it off. The merged save is checked always: a rule or an answer
+    /// must never write a save its own app cannot read.
+    public var checksCopies = true
     let migrator: Migrator
 
     public init(kinds: [SaveKind], registry: CodecRegistry, kind: String? = nil, resolve: ValueMerger.Resolver? = nil) throws(SaveError) {
@@ -63,8 +68,20 @@ public struct SaveMerger: Sendable {
         let kind = found.kind
         let sides = try [(local, localValue), (remote, remoteValue)].map { copy, value throws(SaveError) in try current(value, of: kind, copy: copy) }
         let baseCurrent = try base.map { copy throws(SaveError) in try current(baseValue!, of: kind, copy: copy) }
+        if checksCopies {
+            for (copy, value) in [(local, sides[0]), (remote, sides[1])] + (base.map { [($0, baseCurrent!)] } ?? []) {
+                if let violation = migrator.violations(in: value, of: kind, version: kind.currentVersion, registry: registry).first {
+                    throw SaveError(.badData, file: copy.name, location: violation.at.displayText, "not a valid \(kind.name) version \(kind.currentVersion): \(violation.message)")
+                }
+            }
+        }
         let (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
+        if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
+            throw SaveError(
+                .badData, file: local.name, location: violation.at.displayText,
+                "the merged save would not be a valid \(kind.name) version \(kind.currentVersion): \(violation.message) (a value an answer or a rule gave); nothing written")
+        }
         var options = EncodingOptions()
         options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.bytes.contains(0x0A) : true
         do {

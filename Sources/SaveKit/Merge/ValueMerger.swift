@@ -181,7 +181,7 @@ public struct ValueMerger: Sendable {
             let winning: [SaveValue?]
             if let order = Self.compareTuples(localTuple, remoteTuple), order != 0 {
                 winning = order > 0 ? localTuple : remoteTuple
-                record(path, "lexMax", threeWay ? groupValue(group.members.map { base?.value(at: $0) }) : nil, groupValue(localTuple), groupValue(remoteTuple), groupValue(winning),
+                record(path, "lexMax", threeWay ? groupValue(group.members.map { base?.value(at: $0) }) : .none, groupValue(localTuple), groupValue(remoteTuple), groupValue(winning),
                        "the group \(names) compared as a tuple: the \(order > 0 ? "local" : "remote") side's is higher")
             } else {
                 let baseTuple = threeWay ? group.members.map { base?.value(at: $0) } : nil
@@ -360,7 +360,9 @@ public struct ValueMerger: Sendable {
             return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
         }
 
-        static func number(_ value: SaveValue) -> SaveValue? { value.isNumber ? value : nil }
+        // `.none`, not `nil`: SaveValue is ExpressibleByNilLiteral, and `nil` here was `.null`,
+        // a number to the guards that read it (a counter added "abc" as 0).
+        static func number(_ value: SaveValue) -> SaveValue? { value.isNumber ? value : .none }
 
         static func sum(base: SaveValue, _ local: SaveValue, _ remote: SaveValue) -> SaveValue {
             if case .integer(let b) = base, case .integer(let l) = local, case .integer(let r) = remote {

@@ -170,6 +170,66 @@ struct MergeCommandTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// Four things a new user met: a text file changed alike on both devices merges (it made
+    /// the whole merge exit 65, "cannot tell its format"); a new output keeps the local copy's
+    /// permissions; a report that cannot be written stops the merge before anything is written
+    /// (the merged copy was written, then 73); and a bundle merges in place, the old one kept.
+    @Test func textFilesPermissionsReportsAndBundlesInPlace() throws {
+        let root = try Processes.temporaryDirectory("merge-details")
+        defer { try? FileManager.default.removeItem(at: root) }
+        func folder(_ name: String, notes: String, config: String) throws -> String {
+            let path = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: path, withIntermediateDirectories: true)
+            try Data(notes.utf8).write(to: path.appendingPathComponent("notes.txt"))
+            try Data(config.utf8).write(to: path.appendingPathComponent("config.json"))
+            return path.path
+        }
+        let base = try folder("base", notes: "a\n", config: #"{"a": 1}"#)
+        let local = try folder("local", notes: "b\n", config: #"{"a": 1}"#)
+        let remote = try folder("remote", notes: "b\n", config: #"{"a": 2}"#)
+        let merged = root.appendingPathComponent("merged").path
+        let alike = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", merged)
+        #expect(alike.status == 0, "\(alike.outputText)\(alike.errors)")
+        #expect(alike.outputText.contains("notes.txt\n  the whole file: changedAlike, the same change on both sides"), "\(alike.outputText)")
+        #expect(try String(contentsOfFile: merged + "/notes.txt", encoding: .utf8) == "b\n")
+        #expect(try String(contentsOfFile: merged + "/config.json", encoding: .utf8) == #"{"a": 2}"#)
+        try Data("c\n".utf8).write(to: URL(fileURLWithPath: remote + "/notes.txt"))
+        let differ = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged2").path)
+        #expect(differ.status == 1, "a whole-file conflict: \(differ.errors)")
+
+        // Permissions, and a report that cannot be written.
+        let phone = root.appendingPathComponent("phone.json").path, tablet = root.appendingPathComponent("tablet.json").path
+        try Data(#"{"a": 1, "b": 1}"#.utf8).write(to: URL(fileURLWithPath: phone))
+        try Data(#"{"a": 2, "b": 1}"#.utf8).write(to: URL(fileURLWithPath: tablet))
+        chmod(phone, 0o600)
+        let private_ = root.appendingPathComponent("private.json").path
+        #expect(try CLI.run("merge", "-q", "--local", phone, "--remote", tablet, "--prefer", "remote", "-o", private_).status == 0)
+        var info = stat()
+        #expect(stat(private_, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let unreported = root.appendingPathComponent("unreported.json").path
+        let noReport = try CLI.run("merge", "-q", "--local", phone, "--remote", tablet, "--prefer", "remote", "-o", unreported, "--report", root.path + "/missing/r.json")
+        #expect(noReport.status == 73, "\(noReport.errors)")
+        #expect(!FileManager.default.fileExists(atPath: unreported), "nothing written when the report cannot be")
+
+        // A bundle merged in place: written again, the one it replaces kept beside it.
+        try Data("b\n".utf8).write(to: URL(fileURLWithPath: remote + "/notes.txt"))
+        for name in ["base", "local", "remote"] {
+            #expect(try CLI.run("export", root.appendingPathComponent(name).path, "-o", root.appendingPathComponent("\(name).tar.gz").path, "-q").status == 0)
+        }
+        let bundle = root.appendingPathComponent("local.tar.gz").path
+        let before = try Data(contentsOf: URL(fileURLWithPath: bundle))
+        let inPlace = try CLI.run("merge", "--local", bundle, "--remote", root.appendingPathComponent("remote.tar.gz").path, "--base", root.appendingPathComponent("base.tar.gz").path, "-o", bundle)
+        #expect(inPlace.status == 0, "\(inPlace.errors)")
+        let restored = root.appendingPathComponent("restored").path
+        #expect(try CLI.run("import", bundle, "--into", restored, "--no-migrate", "-q").status == 0)
+        #expect(try String(contentsOfFile: restored + "/config.json", encoding: .utf8) == #"{"a": 2}"#)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("local.tar.gz-before-merge-") }
+        #expect(kept.count == 1, "\(kept)")
+        let keptRestored = root.appendingPathComponent("kept").path
+        #expect(try CLI.run("import", root.appendingPathComponent(kept.first ?? "-").path, "--into", keptRestored, "--no-migrate", "-q").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keptRestored + "/local.tar.gz")) == before, "the old bundle, byte for byte")
+    }
+
     /// The walk merges files and folders only. A FIFO or a link in the local folder, where the
     /// other copy has a file, is refused before anything is replaced: renaming over it would drop
     /// something the merge never read. A link where the other copy has a folder would lead the

@@ -33,7 +33,12 @@ struct MigrateCommandTests {
         let second = try CLI.run("migrate", out, "--in-place", "--no-backup")
         #expect(second.outputText == "0 migrated, 16 unchanged, 0 skipped, 0 failed\n")
         #expect(try FileManager.default.subpathsOfDirectory(atPath: out).sorted() == before)
-        #expect(try CLI.run("migrate", samples, "--check").status == 1)
+        // --check names each file it would migrate, and says "would be" of the count.
+        let checked = try CLI.run("migrate", samples, "--check")
+        #expect(checked.status == 1)
+        let pending = checked.errors.split(separator: "\n").filter { $0.hasSuffix(")") && $0.contains(": would be migrated (") }
+        #expect(!pending.isEmpty && checked.outputText.hasPrefix("\(pending.count) would be migrated, "), "\(checked.outputText)\(checked.errors)")
+        #expect(try CLI.run("migrate", samples, "--check", "-q").outputText.isEmpty, "-q prints only errors")
         #expect(try CLI.run("migrate", out, "--check").status == 0)
         // Nothing to write: --out is never made, and that is no failure.
         let nothing = try CLI.run("migrate", out, "--out", out + "-again")

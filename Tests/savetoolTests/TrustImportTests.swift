@@ -89,7 +89,7 @@ struct TrustImportTests {
         // migrate sees nothing of its own: all 200 skipped, and in place nothing is written.
         let checked = try CLI.run("migrate", tree.path, "--check")
         #expect(checked.status == 0, "\(checked.errors)")
-        #expect(checked.outputText == "0 migrated, 0 unchanged, 200 skipped, 0 failed\n")
+        #expect(checked.outputText == "0 would be migrated, 0 unchanged, 200 skipped, 0 failed\n")
         #expect(checked.errors.isEmpty)
         let besideBefore = try FileManager.default.contentsOfDirectory(atPath: workspace.path).sorted()
         let inPlace = try CLI.run("migrate", tree.path, "--in-place")

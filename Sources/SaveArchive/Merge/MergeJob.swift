@@ -64,7 +64,7 @@ public struct MergeJob: Sendable {
             let file = try mergeFile(base: base, local: local, remote: remote, output: output)
             try count(file.outcome)
             guard !dryRun, outcome.conflicts == 0, file.writes else { return outcome }
-            outcome.keptOriginals = try write(file.bytes, to: output)
+            outcome.keptOriginals = try write(file.bytes, to: output, modeOf: local)
             outcome.wrote = true
             return outcome
         }
@@ -87,7 +87,9 @@ public struct MergeJob: Sendable {
         let (baseFolder, localFolder, remoteFolder) = (try base.map(folder), try folder(local), try folder(remote))
         let toBundle = Self.looksLikeBundle(output)
         let inPlace = !toBundle && Self.samePlace(output, local)
-        if !dryRun, !inPlace, FileManager.default.fileExists(atPath: output) {
+        // The local bundle itself: written again whole, the one it replaces kept first.
+        let bundleInPlace = toBundle && Self.samePlace(output, local)
+        if !dryRun, !inPlace, !bundleInPlace, FileManager.default.fileExists(atPath: output) {
             throw SaveError(.cannotCreate, file: output, "exists, expected a new folder (or bundle) for the merged copy, or the local folder itself")
         }
         let staging = dryRun ? nil : try FileIO.makeTemporaryDirectory(beside: toBundle ? output : inPlace ? local : output)
@@ -95,15 +97,24 @@ public struct MergeJob: Sendable {
         // In place, only what changes is staged and remembered; a new output gets every file.
         var changed: [(path: String, present: Bool)] = []
         tree.writesUnchanged = !inPlace
+        var changesLocal = false
         try tree.merge(base: baseFolder, local: localFolder, remote: remoteFolder, into: staging) { file in
             if inPlace && file.changesLocal { changed.append((file.path, file.isPresent)) }
+            changesLocal = changesLocal || file.changesLocal
             try count(file)
         }
         guard let staging, outcome.conflicts == 0 else { return outcome }
         if toBundle {
+            if bundleInPlace {
+                guard changesLocal else { return outcome }
+                if keepsOriginals {
+                    let folder = FileIO.parentDirectory(of: Self.absolute(output))
+                    outcome.keptOriginals = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
+                }
+            }
             var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
             exporter.label = "merged"
-            _ = try exporter.export(directory: staging, to: output, replacing: false)
+            _ = try exporter.export(directory: staging, to: output, replacing: bundleInPlace)
         } else if inPlace {
             guard !changed.isEmpty else { return outcome }
             // The walk merges files and folders only: a link, FIFO or device where a merged file
@@ -177,13 +188,16 @@ public struct MergeJob: Sendable {
     }
 
     /// Writes a merged file over `output`, keeping what was there first; returns where it is kept.
-    private func write(_ bytes: [UInt8], to output: String) throws -> String? {
+    private func write(_ bytes: [UInt8], to output: String, modeOf local: String) throws -> String? {
         var kept: String?
         if keepsOriginals, FileManager.default.fileExists(atPath: output) {
             let folder = FileIO.parentDirectory(of: Self.absolute(output))
             kept = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
         }
-        do { try FileIO.writeAtomically(bytes, to: output, links: .follow) } catch {
+        // A new output gets the local copy's permissions: a private save stays private.
+        var localInfo = stat()
+        let mode = stat(local, &localInfo) == 0 ? localInfo.st_mode & 0o7777 : nil
+        do { try FileIO.writeAtomically(bytes, to: output, mode: FileManager.default.fileExists(atPath: output) ? nil : mode, links: .follow) } catch {
             throw SaveError(error.category, file: output, error.description, cause: error)
         }
         return kept

@@ -59,6 +59,10 @@ public struct SaveMerger: Sendable {
             if base.bytes == local.bytes { return whole(.remote, base: base, local: local, remote: remote, why: "changed on the remote side only") }
             if base.bytes == remote.bytes { return whole(.local, base: base, local: local, remote: remote, why: "changed on the local side only") }
         }
+        // A file no codec reads (a text file beside the saves) merges as a whole file, as one no
+        // kind claims does.
+        let readable = { (copy: Copy) in (try? registry.detect(bytes: copy.bytes, path: copy.path ?? copy.name)) != nil }
+        guard readable(local), readable(remote) else { return try unrecognised(base: base, local: local, remote: remote) }
         let (localCodec, localValue) = try decode(local)
         let (_, remoteValue) = try decode(remote)
         let baseValue = try base.map { copy throws(SaveError) in try decode(copy).1 }
@@ -159,6 +163,11 @@ public struct SaveMerger: Sendable {
     /// Two different files no kind claims: nothing tells how to merge them, so one is taken
     /// whole only when the base shows the other unchanged, or an answer says which.
     private func unrecognised(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
+        if local.bytes == remote.bytes {
+            return Result(
+                output: local.bytes, kind: nil, decisions: [MergeDecision(path: .root, policy: "changedAlike", result: nil, why: "the same change on both sides", isConflict: false)],
+                changesLocal: false)
+        }
         if let base, base.bytes == local.bytes { return whole(.remote, base: base, local: local, remote: remote, why: "changed on the remote side only") }
         if let base, base.bytes == remote.bytes { return whole(.local, base: base, local: local, remote: remote, why: "changed on the local side only") }
         let reason = "no save kind recognises it and the two copies differ, so it cannot be merged value by value"

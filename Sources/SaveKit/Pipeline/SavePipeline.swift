@@ -110,14 +110,14 @@ public struct SavePipeline: Sendable {
                 result.status = .unchanged
             } else {
                 result.violations = violations
-                result.fail(.invalid, "not a valid \(found.kind.name) version \(version): " + violations.prefix(3).map(\.description).joined(separator: "; "))
+                result.fail(.invalid, "not a valid \(found.kind.name) version \(version): " + Self.listed(violations))
             }
         // An outcome may be an embedded document's: it names its own kind, and the holder's
         // version stays what was recognised.
         case .invalid(let kind, let version, let violations):
             if kind == found.kind.name { result.to = version }
             result.violations = violations
-            result.fail(.invalid, "not a valid \(kind) version \(version): " + violations.prefix(3).map(\.description).joined(separator: "; "))
+            result.fail(.invalid, "not a valid \(kind) version \(version): " + Self.listed(violations))
         case .failed(let kind, let from, let error):
             if kind == found.kind.name { result.from = from }
             result.fail(.failed, error.description)
@@ -167,5 +167,13 @@ public struct FileResult: Sendable {
     mutating func fail(_ status: Status, _ problem: String) {
         self.status = status
         self.problem = problem
+    }
+}
+
+extension SavePipeline {
+    /// The first three violations, and how many more there are: a CI job that fixes a file
+    /// should know it has not seen every problem (`validate` lists them all).
+    static func listed(_ violations: [Schema.Violation]) -> String {
+        violations.prefix(3).map(\.description).joined(separator: "; ") + (violations.count > 3 ? "; and \(violations.count - 3) more (savetool validate lists them all)" : "")
     }
 }

@@ -125,15 +125,19 @@ struct Merge: ParsableCommand {
             job.isGitDriver = git
             if git, gitFiles.count == 4 { job.recognitionPath = gitFiles[3] }
             var collected = MergeReport()
+            // Opened first: a report that cannot be written stops the merge before the merged
+            // copy is, never after (it is committed once the merge is done).
+            let reportOutput = try report.map { path throws(FileError) in try AtomicFileOutput(path: path, links: .follow) }
             let printing = !global.quiet && !global.json
             let outcome = try job.run(base: baseCopy, local: localCopy, remote: remoteCopy, output: git ? gitFiles[1] : output ?? localCopy) { file in
                 if report != nil || global.json { collected.add(file) }
                 if printing { Self.print(file) }
             }
-            if let report {
+            if let reportOutput {
                 var options = EncodingOptions()
                 options.pretty = true
-                try FileIO.writeAtomically(try JSONCodec().encode(collected.value, options: options), to: report, links: .follow)
+                try JSONCodec().encode(collected.value, options: options).withUnsafeBytes { try reportOutput.write($0) }
+                try reportOutput.commit()
             }
             if global.json { try Console.outputJSON(collected.value) }
             if printing { Console.output(Self.summary(outcome, output: git ? gitFiles[1] : output, dryRun: dryRun)) }

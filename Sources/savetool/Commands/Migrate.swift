@@ -25,9 +25,10 @@ struct Migrate: ParsableCommand {
             --in-place replaces the files, after saving exactly the files that will change in \
             a new bundle beside each argument, <name>-before-migrate-<time>.tar.gz, never \
             over an earlier one (its path printed; --no-backup opts out). --check writes nothing and exits 1 when \
-            any file would be migrated, for CI.
+            any file would be migrated, naming each, for CI.
 
-            The last line: N migrated, N unchanged, N skipped, N failed. --report writes one \
+            The last line: N migrated, N unchanged, N skipped, N failed ("N would be migrated" \
+            with --dry-run or --check; none with -q). --report writes one \
             JSON line per file: file, kind, from, to, status, steps, error, sha256Before, \
             sha256After.
 
@@ -156,8 +157,10 @@ struct Migrate: ParsableCommand {
                 "skipped": .integer(Int64(summary.skipped)), "failed": .integer(Int64(summary.failed)),
             ])
             Console.output(try Console.jsonLine(.dictionary(["summary": counts])))
-        } else {
-            Console.output("\(summary.migrated) migrated, \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
+        } else if !global.quiet {
+            // A run that writes nothing says what it would do: "16 migrated" read as done.
+            let migrated = writes ? "\(summary.migrated) migrated" : "\(summary.migrated) would be migrated"
+            Console.output("\(migrated), \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
         }
         if summary.failed > 0 || (check && summary.migrated > 0) { throw ExitCode(Failure.Code.negative) }
     }
@@ -273,6 +276,10 @@ struct Migrate: ParsableCommand {
             }
             if let problem = result.problem, !global.quiet {
                 Console.error("savetool: \(outcome.file.path): \(result.status.rawValue): \(problem)")
+            }
+            // --check is a lint: each file it fails for is named, as a linter names each line.
+            if check, result.status == .migrated, !global.json {
+                Console.error("savetool: \(outcome.file.path): would be migrated (\(result.kind ?? "?") version \(result.from.map(String.init) ?? "?") to \(result.to.map(String.init) ?? "?"))")
             }
             guard writingLines else { continue }
             var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]

@@ -146,20 +146,30 @@ public final class SlotStore: @unchecked Sendable {
     /// against the same head (its bytes, base and device), parked already, is kept once and
     /// its name returned: a device that syncs again before its conflict is settled, every hour
     /// from cron, would otherwise add a copy each time.
-    public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress) throws -> String {
+    public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress, headSince: Date? = nil) throws -> String {
         let folder = try slotFolder(address)
-        // Names are `p<milliseconds>-…`: by name is by age. The newest few are enough, since
-        // a device's next sync of the same conflict comes before others pile up.
-        let parked = try objects(in: folder).map(\.name).filter { $0.hasPrefix("p") }.sorted().suffix(32)
-        for name in parked.reversed() {
-            guard let earlier = try read(name, in: folder)?.record else { continue }
-            if (earlier.pushed, earlier.base, earlier.device, earlier.mergedWith) == (record.pushed, record.base, record.device, record.mergedWith) { return name }
+        // Without a Device-Id, two devices' equal pushes could not be told from one sent again.
+        if record.device != nil {
+            // Names are `p<milliseconds>-…`: by name is by age. Only pushes parked since the head
+            // was made can have met it, and the newest few are enough: a device's next sync of
+            // the same conflict comes before others pile up.
+            let since = headSince.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
+            let parked = try objects(in: folder).map(\.name).filter { $0.hasPrefix("p") && (Self.parkedAt($0) ?? .max) >= since }.sorted().suffix(32)
+            for name in parked.reversed() {
+                guard let earlier = try read(name, in: folder)?.record else { continue }
+                if (earlier.pushed, earlier.base, earlier.device, earlier.mergedWith) == (record.pushed, record.base, record.device, record.mergedWith) { return name }
+            }
         }
         let name = "p" + String(Int64(record.createdAt.timeIntervalSince1970 * 1000)) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var record = record
         (record.state, record.parked) = (.parked, name)
         try folder.write(Self.object(record, bytes: bytes, slot: address.slotName), to: name, ifAbsent: true)
         return name
+    }
+
+    /// When a parked push was parked, in milliseconds, from its name (`p<milliseconds>-…`).
+    static func parkedAt(_ name: String) -> Int64? {
+        Int64(name.dropFirst().prefix { $0 != "-" })
     }
 
     /// Runs `body` with the slot to itself in this process: pushes to one slot are merged one

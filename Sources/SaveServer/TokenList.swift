@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SaveKit
+import SaveSync
 
 #if canImport(Glibc)
 import Glibc
@@ -85,16 +86,18 @@ public struct TokenList: Sendable {
 
     public static func hash(_ token: String) -> String { Checksum.hex(SHA256.hash(data: Array(token.utf8))) }
 
-    /// A new random token (32 bytes, hexadecimal) and its entry.
     /// Why a space pattern can never match, or `nil`: space names are made of `A-Z a-z 0-9 . _ -`
     /// and `/`, so a pattern with any other character but `*` reaches nothing (a token that
     /// would answer 403 to everything, silently).
     public static func problem(ofPattern pattern: String) -> String? {
-        guard let odd = pattern.unicodeScalars.first(where: { !(("0"..."9").contains($0) || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ".-_/*".unicodeScalars.contains($0)) })
-        else { return pattern.isEmpty ? "an empty pattern, expected a space pattern such as blocks/*" : nil }
-        return "the pattern \"\(pattern)\" has \(odd == " " ? "a space" : "the character \(odd)"), which no space name has (A-Z a-z 0-9 . _ - and /, with * for any)"
+        guard let odd = pattern.utf8.first(where: { !(SlotAddress.isNameByte($0) || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "*")) }) else {
+            return pattern.isEmpty ? "an empty pattern, expected a space pattern such as blocks/*" : nil
+        }
+        let shown = odd == UInt8(ascii: " ") ? "a space" : odd < 0x80 ? "the character \(Character(UnicodeScalar(odd)))" : "a character beyond ASCII"
+        return "the pattern \"\(pattern)\" has \(shown), which no space name has (A-Z a-z 0-9 . _ - and /, with * for any)"
     }
 
+    /// A new random token (32 bytes, hexadecimal) and its entry.
     public static func make(name: String, spaces: [String], access: Access) -> (token: String, entry: Entry) {
         var generator = SystemRandomNumberGenerator()
         let token = "st_" + (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()

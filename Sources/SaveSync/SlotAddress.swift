@@ -59,7 +59,8 @@ public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    static func isNameByte(_ byte: UInt8) -> Bool {
+    /// A byte a segment of a space's or a slot's name may hold.
+    public static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):

@@ -66,7 +66,7 @@ struct Serve: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: ArgumentHelp("Where versions are kept: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"))
+        @Option(help: ArgumentHelp("Where versions are kept: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"), transform: PathArgument.named)
         var store: String
 
         @Option(help: ArgumentHelp("The address to listen on.", valueName: "address"))
@@ -75,13 +75,13 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one (printed).", valueName: "port"))
         var port = 8080
 
-        @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"))
+        @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"), transform: PathArgument.named)
         var tokens: String?
 
-        @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.", valueName: "file"))
+        @Option(help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.", valueName: "file"), transform: PathArgument.named)
         var tlsCert: String?
 
-        @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+        @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"), transform: PathArgument.named)
         var tlsKey: String?
 
         @Option(help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
@@ -93,7 +93,7 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
         var maxConnections = 512
 
-        @Option(help: ArgumentHelp("Once a day, every slot's head into a bundle here: a directory, or s3://bucket/prefix.", valueName: "dir|s3://…"))
+        @Option(help: ArgumentHelp("Once a day, every slot's head into a bundle here: a directory, or s3://bucket/prefix.", valueName: "dir|s3://…"), transform: PathArgument.named)
         var backupRepo: String?
 
         @Option(help: ArgumentHelp("Days of head bundles kept in --backup-repo.", valueName: "days"))
@@ -123,7 +123,7 @@ struct Serve: ParsableCommand {
                     do {
                         _ = try storage.list(prefix: ".savetool-start-check")
                     } catch let error as SaveError where error.category == .busy || error.category == .io {
-                        global.warn("\(error); pushes are answered 503 until the store answers")
+                        global.warn("\(error); requests that need the store are answered 503 until it answers")
                     }
                 } else {
                     var info = stat()
@@ -192,7 +192,7 @@ struct Serve: ParsableCommand {
         @Argument(help: ArgumentHelp("add", valueName: "add"))
         var action: String
 
-        @Option(help: ArgumentHelp("The tokens file; made when missing.", valueName: "file"))
+        @Option(help: ArgumentHelp("The tokens file; made when missing.", valueName: "file"), transform: PathArgument.named)
         var tokens: String
 
         @Option(parsing: .upToNextOption, help: ArgumentHelp("The spaces it reaches, as patterns (* matches anything, / included).", valueName: "pattern"))

@@ -254,7 +254,7 @@ struct StorageTests {
             return error?.category == .busy && error?.description.contains("after 2 tries") == true
         }
         let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 1.5 && waited < 3.5, "\(waited) s")
+        #expect(waited >= 1.5 && waited < 8, "\(waited) s")  // two tries of 1 s, on a busy machine
     }
 
     @Test func locationsAreParsedAndChecked() throws {

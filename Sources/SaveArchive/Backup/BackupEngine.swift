@@ -53,6 +53,7 @@ public struct BackupEngine: Sendable {
     ) throws -> CreateReport {
         precondition(keep >= 1, "keep at least one day")
         try FileIO.requireNonEmpty(source, expected: "the save folder to back up")
+        try FileIO.requireNonEmpty(repository.directory, expected: "the backup repository")
         // The source as tar and restic take it: a link to a directory is followed.
         let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
         try checkSource(sourcePath, given: source)

@@ -21,7 +21,9 @@ struct Export: ParsableCommand {
             sparse files, owners. FIFOs, sockets, devices and links leading out of the folder \
             are left out with a warning; a name import would refuse (a backslash, NFC and NFD \
             twins, not UTF-8) fails the export with its path. The bundle is written under a \
-            temporary name and renamed into place when complete.
+            temporary name and renamed into place when complete; with -o - it goes to \
+            standard output as it is made (as tar -cf -), so a failed export leaves a cut \
+            stream there, and the exit code says so.
 
             Examples:
               savetool export Library/Preferences -o prefs-backup.tar.gz --label "before update"

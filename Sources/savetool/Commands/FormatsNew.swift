@@ -35,7 +35,7 @@ extension Formats {
         @Option(help: ArgumentHelp("The JSON Pointer of the field holding its version.", valueName: "pointer"))
         var versionPath = "/saveVersion"
 
-        @Option(help: ArgumentHelp("Where to write the kind's folder.", valueName: "dir"))
+        @Option(help: ArgumentHelp("Where to write the kind's folder (default: the current one).", valueName: "dir"), transform: PathArgument.named)
         var directory = "."
 
         func validate() throws {

@@ -103,13 +103,25 @@ struct Import: ParsableCommand {
                 } else if bundle == "-" {
                     // Standard input (`… | savetool import - --into dir`, as `tar -xf -`): kept
                     // in a temporary file first, since every byte is checked before any lands.
+                    guard isatty(STDIN_FILENO) == 0 else { throw SaveError(.usage, file: "-", "standard input is a terminal, expected a bundle piped in") }
                     scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
                     local = scratch! + "/standard-input"
                     let output = try AtomicFileOutput(path: local, durable: false)
                     try FileIO.readChunks(of: STDIN_FILENO, path: "standard input") { try output.write($0) }
                     try output.commit()
                 }
-                outcome = try importer.restore(local, into: into, dryRun: dryRun)
+                do {
+                    outcome = try importer.restore(local, into: into, dryRun: dryRun)
+                } catch let error as SaveError where bundle == "-" {
+                    // Named as the user named it, not by the temporary file it was kept in.
+                    var named = error
+                    (named.file, named.message) = (error.file?.replacingOccurrences(of: local, with: "-"), error.message.replacingOccurrences(of: local, with: "-"))
+                    throw named
+                } catch let error as BundleImportError where bundle == "-" {
+                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local + ": ", with: "").replacingOccurrences(of: local, with: "-"), cause: error)
+                } catch let error as ArchiveError where bundle == "-" {
+                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local, with: "-"), cause: error)
+                }
             }
             let count = outcome.summary.fileCount
             for note in outcome.notes { global.warn("\(into): \(note)") }

@@ -32,8 +32,10 @@ struct Sync: ParsableCommand {
             as bad data; 66 the file or folder is missing; 73 a file cannot be written here (a \
             link leading out of the folder, or something else where a pulled save goes); 75 \
             the server could not be reached or failed, after a few tries; 77 the token was \
-            refused, or the server's certificate is not trusted (neither is tried again, and \
-            the rest of a folder is left for the next sync).
+            refused, or the server's certificate is not trusted. A server that cannot be \
+            reached, a refused token or an untrusted certificate leaves the rest of a folder \
+            for the next sync. In a folder, files no slot can hold (a name with a space, a \
+            file that is not JSON or a property list) are left out, each said on its line.
 
             Examples:
               savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token

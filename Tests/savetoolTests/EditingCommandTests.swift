@@ -12,6 +12,22 @@ struct EditingCommandTests {
         return (directory, file.path)
     }
 
+    /// Indices are explained as the command reads them: a read names the indices there are; a
+    /// write also names the ones that append. Removing the whole document is a usage error.
+    @Test func indicesAreExplainedForReadsAndWrites() throws {
+        let (directory, file) = try copy(CLI.tournament)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try Data(#"{"arr": [10, 11, 12, 13]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let read = try CLI.run("get", file, "/arr/01")
+        #expect(read.status == 1 && read.errors == "savetool: \(file):/arr/01: found index '01', expected 0...3\n", "\(read.errors)")
+        let written = try CLI.run("set", file, "/arr/9", "1")
+        #expect(written.status == 1 && written.errors == "savetool: \(file):/arr/9: found index '9', expected 0...4 (4 or '-' appends)\n", "\(written.errors)")
+        #expect(try CLI.run("set", file, "/arr/4", "14").status == 0, "the length appends")
+        let into = try CLI.run("get", file, "/arr/0/x")
+        #expect(into.errors.contains("/arr/0: found an integer, expected a dictionary or an array"), "\(into.errors)")
+        #expect(try CLI.run("remove", file, "").status == 64)
+    }
+
     /// A save reached through a symbolic link is edited where it is, and the link stays: a
     /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
     @Test func writesGoThroughSymbolicLinks() throws {
@@ -124,7 +140,7 @@ struct EditingCommandTests {
         #expect(notJSON.errors.contains("use --string"))
         #expect(try CLI.run("set", file, "/players/9/name", "\"X\"").status == 1)
         #expect(try CLI.run("remove", file, "/nope").status == 1)
-        #expect(try CLI.run("remove", file, "").status == 1)
+        #expect(try CLI.run("remove", file, "").status == 64, "the whole document is no value to remove: a usage error")
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count == 1)
     }

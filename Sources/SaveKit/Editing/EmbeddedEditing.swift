@@ -90,7 +90,7 @@ extension PointerError {
         switch self {
         case .notFound(let pointer): return .notFound(join(pointer))
         case .notAContainer(let pointer, let type): return .notAContainer(join(pointer), type: type)
-        case .badIndex(let pointer, let token, let count): return .badIndex(join(pointer), token: token, count: count)
+        case .badIndex(let pointer, let token, let count, let appending): return .badIndex(join(pointer), token: token, count: count, appending: appending)
         default: return self
         }
     }

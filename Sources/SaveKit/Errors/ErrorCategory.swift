@@ -128,7 +128,7 @@ extension PointerError: CategorizedError {
     /// which the command line reports as its own exit code 1.
     public var category: ErrorCategory {
         switch self {
-        case .notAPointer, .badEscape: .usage
+        case .notAPointer, .badEscape, .cannotRemoveRoot: .usage
         default: .badData
         }
     }

@@ -62,7 +62,8 @@ public enum PointerError: Error, Sendable, Equatable, CustomStringConvertible {
     case badEscape(String)
     case notFound(JSONPointer)
     case notAContainer(JSONPointer, type: String)
-    case badIndex(JSONPointer, token: String, count: Int)
+    /// `appending`: the pointer was to be written, where the array's length or `-` appends.
+    case badIndex(JSONPointer, token: String, count: Int, appending: Bool = false)
     case cannotRemoveRoot
 
     public var description: String {
@@ -74,9 +75,13 @@ public enum PointerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notFound(let pointer):
             "\(pointer.displayText): no such value, expected an existing key or index"
         case .notAContainer(let pointer, let type):
-            "\(pointer.displayText): found a \(type), expected a dictionary or an array to look into"
-        case .badIndex(let pointer, let token, let count):
-            "\(pointer.displayText): found index '\(token)', expected 0...\(max(count - 1, 0))\(count == 0 ? " (the array is empty)" : "") or '-' to append"
+            "\(pointer.displayText): found \(SaveValue.withArticle(type)), expected a dictionary or an array to look into"
+        case .badIndex(let pointer, let token, let count, let appending):
+            if appending {
+                "\(pointer.displayText): found index '\(token)', expected \(count == 0 ? "0" : "0...\(count)") (\(count) or '-' appends)"
+            } else {
+                "\(pointer.displayText): found index '\(token)', expected \(count == 0 ? "none: the array is empty" : "0...\(count - 1)")"
+            }
         case .cannotRemoveRoot:
             "cannot remove the whole document, expected a pointer to a value inside it"
         }

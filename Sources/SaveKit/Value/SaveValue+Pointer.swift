@@ -56,7 +56,7 @@ extension SaveValue {
                     items.append(newValue)
                 } else {
                     guard let index = Self.arrayIndex(last), index <= items.count else {
-                        throw .badIndex(pointer, token: last, count: items.count)
+                        throw .badIndex(pointer, token: last, count: items.count, appending: true)
                     }
                     if index == items.count { items.append(newValue) } else { items[index] = newValue }
                 }

@@ -39,6 +39,8 @@ struct MigrateCommandTests {
         let pending = checked.errors.split(separator: "\n").filter { $0.hasSuffix(")") && $0.contains(": would be migrated (") }
         #expect(!pending.isEmpty && checked.outputText.hasPrefix("\(pending.count) would be migrated, "), "\(checked.outputText)\(checked.errors)")
         #expect(try CLI.run("migrate", samples, "--check", "-q").outputText.isEmpty, "-q prints only errors")
+        let both = try CLI.run("migrate", samples, "--in-place", "--out", out)
+        #expect(both.status == 64 && both.errors.hasPrefix("savetool: --in-place and --out do not go together"), "\(both.errors)")
         #expect(try CLI.run("migrate", out, "--check").status == 0)
         // Nothing to write: --out is never made, and that is no failure.
         let nothing = try CLI.run("migrate", out, "--out", out + "-again")

@@ -79,7 +79,8 @@ struct Migrate: ParsableCommand {
     }
 
     func validate() throws {
-        guard check || dryRun || inPlace != (out != nil) else {
+        guard !(inPlace && out != nil) else { throw ValidationError("--in-place and --out do not go together, expected one of them") }
+        guard check || dryRun || inPlace || out != nil else {
             throw ValidationError("say where the results go: --in-place or --out <dir> (or --dry-run, --check)")
         }
         guard to == "latest" || Int(to).map({ $0 >= 1 }) == true else { throw ValidationError("--to \(to), expected a version number or latest") }

@@ -166,7 +166,7 @@ struct Sync: ParsableCommand {
         case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
         case .created: Console.output("\(outcome.file): pushed as the slot's first version\n")
         case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\n")
-        case .merged: Console.output("\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(outcome.decisions) decisions)\n")
+        case .merged: Console.output("\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"))\n")
         case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
         case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
         case .conflict:

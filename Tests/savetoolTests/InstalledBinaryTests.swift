@@ -29,7 +29,7 @@ struct InstalledBinaryTests {
         let validated = try run("validate", tournament)
         #expect(validated.status == 0, "\(validated.errors)")
         let migrated = try run("migrate", "kape/history", "--dry-run")
-        #expect(migrated.status == 0 && migrated.outputText.contains("6 migrated, 1 unchanged"), "\(migrated.outputText) \(migrated.errors)")
+        #expect(migrated.status == 0 && migrated.outputText.contains("6 would be migrated, 1 unchanged"), "\(migrated.outputText) \(migrated.errors)")
         let backup = try run("backup", "create", "kape", "--repo", "backups")
         #expect(backup.status == 0 && backup.outputText.contains("created: backups/kape-"), "\(backup.errors)")
     }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Runs a program and collects what it printed.
 public struct ProcessResult: Sendable {
@@ -37,6 +40,22 @@ public enum Processes {
         process.waitUntilExit()
         group.wait()
         return ProcessResult(status: process.terminationStatus, output: Array(output.data), errors: String(decoding: errors.data, as: UTF8.self))
+    }
+
+    /// Runs `arguments` (output discarded) and sends it SIGKILL once `delay` seconds have
+    /// passed, if it is still running; returns whether the kill ended it.
+    public static func runKilled(after delay: TimeInterval, _ arguments: [String]) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(delay)
+        while process.isRunning && Date() < deadline { usleep(1_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal
     }
 
     /// A fresh empty directory, removed by the caller with `FileManager.removeItem`.

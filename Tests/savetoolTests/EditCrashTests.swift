@@ -35,17 +35,7 @@ struct EditCrashTests {
         for round in 0..<12 {
             try original.write(to: URL(fileURLWithPath: target))
             let delay = fullRun * (Double(round) + 0.5) / 12
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CLI.executable)
-            process.arguments = ["set", link, "/marker", #""after""#]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(delay)
-            while process.isRunning && Date() < deadline { usleep(1_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            if try Processes.runKilled(after: delay, [CLI.executable, "set", link, "/marker", #""after""#]) { killed += 1 }
 
             let moment = "round \(round) (killed after \(Int(delay * 1000)) ms)"
             #expect(linkTarget() == "../real/save.json", "\(moment): the link was replaced")

@@ -279,17 +279,7 @@ struct TrustMigrateTests {
             // Kill times spread over the run's expected length, which shrinks as files get done.
             let expectedLength = fixedCost + max(fullRun - fixedCost, 0) * Double(unmigrated.count) / Double(pristine.count)
             let delay = expectedLength * (Double(round) + 0.5) / 20
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CLI.executable)
-            process.arguments = ["migrate", tree.path, "--in-place", "-q"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let deadline = Date().addingTimeInterval(delay)
-            while process.isRunning && Date() < deadline { usleep(1_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            if try Processes.runKilled(after: delay, [CLI.executable, "migrate", tree.path, "--in-place", "-q"]) { killed += 1 }
             let before = unmigrated
             unmigrated = try check("round \(round) (killed after \(Int(delay * 1000)) ms)", unmigratedBefore: before)
             if unmigrated == before {

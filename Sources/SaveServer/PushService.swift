@@ -241,7 +241,7 @@ public struct PushService: Sendable {
                 head.record.version, pushed.bytes, pushed, device: device, how: .conflicted, base: baseNumber, mergedWith: head.record.version,
                 decisions: result.decisions)
             parked.state = .parked
-            let name = try store.park(parked, bytes: pushed.bytes, at: address, headSince: head.record.createdAt)
+            let name = try store.park(parked, bytes: pushed.bytes, at: address, headMadeAt: head.record.createdAt)
             return .conflict(head: head.record.version, conflicts: result.conflicts, parked: name)
         }
         let made = record(

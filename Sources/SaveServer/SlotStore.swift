@@ -146,14 +146,14 @@ public final class SlotStore: @unchecked Sendable {
     /// against the same head (its bytes, base and device), parked already, is kept once and
     /// its name returned: a device that syncs again before its conflict is settled, every hour
     /// from cron, would otherwise add a copy each time.
-    public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress, headSince: Date? = nil) throws -> String {
+    public func park(_ record: VersionRecord, bytes: [UInt8], at address: SlotAddress, headMadeAt: Date? = nil) throws -> String {
         let folder = try slotFolder(address)
         // Without a Device-Id, two devices' equal pushes could not be told from one sent again.
         if record.device != nil {
             // Names are `p<milliseconds>-…`: by name is by age. Only pushes parked since the head
             // was made can have met it, and the newest few are enough: a device's next sync of
             // the same conflict comes before others pile up.
-            let since = headSince.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
+            let since = headMadeAt.map { Int64($0.timeIntervalSince1970 * 1000) } ?? 0
             let parked = try objects(in: folder).map(\.name).filter { $0.hasPrefix("p") && (Self.parkedAt($0) ?? .max) >= since }.sorted().suffix(32)
             for name in parked.reversed() {
                 guard let earlier = try read(name, in: folder)?.record else { continue }

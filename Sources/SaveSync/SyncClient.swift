@@ -85,7 +85,8 @@ public final class SyncClient: Sendable {
     /// With `leavingOut`, for the files a folder's walk meets, a file that no slot can hold is
     /// not sent and comes back as ``Outcome/Action/leftOut``: a name no slot can have, or bytes
     /// that are no save document (a readme beside the saves), which the server would refuse on
-    /// every sync. Without it (a file named alone), such a file is an error that says why.
+    /// every sync. A file synced before (`entry` set) is never left out: if it no longer reads,
+    /// that is an error. Without `leavingOut` (a file named alone), such a file is an error too.
     public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow, leavingOut: Bool = false) throws -> Outcome {
         let address: SlotAddress
         do {

@@ -253,6 +253,22 @@ struct MergeTests {
         #expect(result.output == Array(#"{"a": 1}"#.utf8))
     }
 
+    /// A file that only looks like JSON (an .ini beginning `[Graphics]`) is no save document:
+    /// it merges as a whole file, taken when both sides changed it alike, never "bad data"
+    /// that stops the whole folder. (The built-in registry also knew no extension: `didSet`
+    /// does not run in an initialiser.)
+    @Test func aFileThatOnlyLooksLikeJSONMergesWhole() throws {
+        #expect(CodecRegistry.builtIn.codec(forPath: "Documents/a.json")?.id == "json")
+        let ini = "[Graphics]\nvsync=1\n"
+        #expect(CodecRegistry.builtIn.saveDocumentCodec(for: Array(ini.utf8), named: "settings.ini") == nil)
+        #expect(CodecRegistry.builtIn.saveDocumentCodec(for: Array("[1, 2]".utf8), named: "list") != nil, "a guess that decodes")
+        let alike = try Self.merger().merge(
+            base: Self.copy("[Graphics]\nvsync=0\n", "settings.ini"), local: Self.copy(ini, "settings.ini"), remote: Self.copy(ini, "settings.ini"))
+        #expect(alike.conflicts.isEmpty && alike.output == Array(ini.utf8), "\(alike.decisions)")
+        let differ = try Self.merger().merge(base: nil, local: Self.copy(ini, "settings.ini"), remote: Self.copy("[Graphics]\nvsync=2\n", "settings.ini"))
+        #expect(differ.conflicts.count == 1)
+    }
+
     @Test func badInputNamesTheFileAndThePlace() throws {
         #expect {
             try Self.merger().merge(base: nil, local: Self.copy(#"{"a": 1}"#, "l.json"), remote: Self.copy("{\"a\": 1,\n  oops}", "r.json"))

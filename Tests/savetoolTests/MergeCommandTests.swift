@@ -165,8 +165,8 @@ struct MergeCommandTests {
         let answers = root.appendingPathComponent("answers.json").path
         try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coins", "value": "lots"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
         let answered = try CLI.run("merge", "--local", phone, "--remote", tablet, "-o", out, "--answers", answers)
-        #expect(answered.status == 65, "\(answered.outputText)\(answered.errors)")
-        #expect(answered.errors.contains("\(phone): /gameSave/coins: the merged save would not be a valid blocks.defaults version 1: found a string, expected integer"), "\(answered.errors)")
+        #expect(answered.status == 1, "a conflict, left open: \(answered.outputText)\(answered.errors)")
+        #expect(answered.outputText.contains("conflict at /gameSave/coins: the merged save would break blocks.defaults version 1 here: found a string, expected integer"), "\(answered.outputText)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
@@ -214,20 +214,25 @@ struct MergeCommandTests {
         // A bundle merged in place: written again, the one it replaces kept beside it.
         try Data("b\n".utf8).write(to: URL(fileURLWithPath: remote + "/notes.txt"))
         for name in ["base", "local", "remote"] {
-            #expect(try CLI.run("export", root.appendingPathComponent(name).path, "-o", root.appendingPathComponent("\(name).tar.gz").path, "-q").status == 0)
+            let format = name == "local" ? "tar.zst" : "tar.gz"
+            #expect(try CLI.run("export", root.appendingPathComponent(name).path, "-o", root.appendingPathComponent("\(name).\(format)").path, "-q").status == 0)
         }
-        let bundle = root.appendingPathComponent("local.tar.gz").path
+        // A private zstd bundle stays a private zstd bundle.
+        let bundle = root.appendingPathComponent("local.tar.zst").path
+        chmod(bundle, 0o600)
         let before = try Data(contentsOf: URL(fileURLWithPath: bundle))
         let inPlace = try CLI.run("merge", "--local", bundle, "--remote", root.appendingPathComponent("remote.tar.gz").path, "--base", root.appendingPathComponent("base.tar.gz").path, "-o", bundle)
         #expect(inPlace.status == 0, "\(inPlace.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: bundle)).starts(with: [0x28, 0xB5, 0x2F, 0xFD]), "still zstd")
+        #expect(stat(bundle, &info) == 0 && info.st_mode & 0o777 == 0o600)
         let restored = root.appendingPathComponent("restored").path
         #expect(try CLI.run("import", bundle, "--into", restored, "--no-migrate", "-q").status == 0)
         #expect(try String(contentsOfFile: restored + "/config.json", encoding: .utf8) == #"{"a": 2}"#)
-        let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("local.tar.gz-before-merge-") }
+        let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("local.tar.zst-before-merge-") }
         #expect(kept.count == 1, "\(kept)")
         let keptRestored = root.appendingPathComponent("kept").path
-        #expect(try CLI.run("import", root.appendingPathComponent(kept.first ?? "-").path, "--into", keptRestored, "--no-migrate", "-q").status == 0)
-        #expect(try Data(contentsOf: URL(fileURLWithPath: keptRestored + "/local.tar.gz")) == before, "the old bundle, byte for byte")
+        #expect(try CLI.run("import", root.appendingPathComponent(try #require(kept.first)).path, "--into", keptRestored, "--no-migrate", "-q").status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: keptRestored + "/local.tar.zst")) == before, "the old bundle, byte for byte")
     }
 
     /// The walk merges files and folders only. A FIFO or a link in the local folder, where the

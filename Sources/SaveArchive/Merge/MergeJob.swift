@@ -105,16 +105,21 @@ public struct MergeJob: Sendable {
         }
         guard let staging, outcome.conflicts == 0 else { return outcome }
         if toBundle {
-            if bundleInPlace {
-                guard changesLocal else { return outcome }
-                if keepsOriginals {
-                    let folder = FileIO.parentDirectory(of: Self.absolute(output))
-                    outcome.keptOriginals = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
-                }
-            }
             var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
             exporter.label = "merged"
+            // In the format its name says (a .tar.zst stays zstd, a .zip a zip).
+            exporter.format = ArchiveFormat(path: output) ?? .tar(.gzip)
+            var oldMode: mode_t?
+            if bundleInPlace {
+                guard changesLocal else { return outcome }
+                outcome.keptOriginals = try keepOriginal(output)
+                var info = stat()
+                if stat(output, &info) == 0 { oldMode = info.st_mode & 0o7777 }
+                exporter.destinationLinks = .follow  // a link to the bundle stays a link
+            }
             _ = try exporter.export(directory: staging, to: output, replacing: bundleInPlace)
+            // The bundle it replaced was private: so is the merged one.
+            if let oldMode { chmod(try FileIO.destination(of: output, links: .follow), oldMode) }
         } else if inPlace {
             guard !changed.isEmpty else { return outcome }
             // The walk merges files and folders only: a link, FIFO or device where a merged file
@@ -189,11 +194,7 @@ public struct MergeJob: Sendable {
 
     /// Writes a merged file over `output`, keeping what was there first; returns where it is kept.
     private func write(_ bytes: [UInt8], to output: String, modeOf local: String) throws -> String? {
-        var kept: String?
-        if keepsOriginals, FileManager.default.fileExists(atPath: output) {
-            let folder = FileIO.parentDirectory(of: Self.absolute(output))
-            kept = try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
-        }
+        let kept = try FileManager.default.fileExists(atPath: output) ? keepOriginal(output) : nil
         // A new output gets the local copy's permissions: a private save stays private.
         var localInfo = stat()
         let mode = stat(local, &localInfo) == 0 ? localInfo.st_mode & 0o7777 : nil
@@ -201,6 +202,14 @@ public struct MergeJob: Sendable {
             throw SaveError(error.category, file: output, error.description, cause: error)
         }
         return kept
+    }
+
+    /// Keeps the file about to be replaced in a bundle beside it (unless ``keepsOriginals`` is
+    /// off, as for git, which keeps its own); returns the bundle's path.
+    private func keepOriginal(_ output: String) throws -> String? {
+        guard keepsOriginals else { return nil }
+        let folder = FileIO.parentDirectory(of: Self.absolute(output))
+        return try OriginalsKeeper(createdBy: createdBy, purpose: "merge").keep([Self.name(of: output)], under: folder, in: folder, name: Self.name(of: output))
     }
 
     // MARK: - Paths

@@ -20,6 +20,8 @@ public struct CodecRegistry: Sendable {
 
     public init(_ codecs: [any SaveCodec] = []) {
         for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }
+        // `didSet` does not run in an initialiser: without this, `.builtIn` knew no extension.
+        extensions = Self.extensions(of: self.codecs)
     }
 
     private static func extensions(of codecs: [any SaveCodec]) -> [(suffix: String, codec: any SaveCodec)] {
@@ -89,9 +91,13 @@ extension CodecRegistry {
     public static let notASaveDocument = "not a save document, expected JSON or a property list"
 
     /// The codec of a save document: one that knows the bytes, or else the name, and is not an
-    /// archive (a slot holds one save, never a bundle); `nil` when none fits.
+    /// archive (a slot holds one save, never a bundle); `nil` when none fits. Where the name
+    /// says nothing, the first bytes are a guess (`[Graphics]` begins an .ini file, not JSON):
+    /// the document must then also decode.
     public func saveDocumentCodec(for bytes: [UInt8], named name: String) -> (any SaveCodec)? {
-        guard let codec = codec(sniffing: bytes) ?? codec(forPath: name), !codec.traits.contains(.archive) else { return nil }
+        let byName = codec(forPath: name)
+        guard let codec = codec(sniffing: bytes) ?? byName, !codec.traits.contains(.archive) else { return nil }
+        if byName == nil, (try? codec.decode(bytes)) == nil { return nil }
         return codec
     }
 }

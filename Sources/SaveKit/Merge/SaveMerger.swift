@@ -59,9 +59,9 @@ public struct SaveMerger: Sendable {
             if base.bytes == local.bytes { return whole(.remote, base: base, local: local, remote: remote, why: "changed on the remote side only") }
             if base.bytes == remote.bytes { return whole(.local, base: base, local: local, remote: remote, why: "changed on the local side only") }
         }
-        // A file no codec reads (a text file beside the saves) merges as a whole file, as one no
-        // kind claims does.
-        let readable = { (copy: Copy) in (try? registry.detect(bytes: copy.bytes, path: copy.path ?? copy.name)) != nil }
+        // A file that is no save document (a text file beside the saves, a bundle) merges as a
+        // whole file, as one no kind claims does.
+        let readable = { (copy: Copy) in registry.saveDocumentCodec(for: copy.bytes, named: copy.path ?? copy.name) != nil }
         guard readable(local), readable(remote) else { return try unrecognised(base: base, local: local, remote: remote) }
         let (localCodec, localValue) = try decode(local)
         let (_, remoteValue) = try decode(remote)
@@ -81,10 +81,12 @@ public struct SaveMerger: Sendable {
         }
         let (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
+        // Two valid copies can still merge into a save its app cannot read (a counter's sum past
+        // its schema's maximum, an answer's value): a conflict at that place, never written, so
+        // that it is answered, or parked by a server, rather than refused on every try.
         if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
-            throw SaveError(
-                .badData, file: local.name, location: violation.at.displayText,
-                "the merged save would not be a valid \(kind.name) version \(kind.currentVersion): \(violation.message) (a value an answer or a rule gave); nothing written")
+            let why = "the merged save would break \(kind.name) version \(kind.currentVersion) here: \(violation.message)"
+            return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
         }
         var options = EncodingOptions()
         options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.bytes.contains(0x0A) : true

@@ -112,15 +112,10 @@ struct Import: ParsableCommand {
                 }
                 do {
                     outcome = try importer.restore(local, into: into, dryRun: dryRun)
-                } catch let error as SaveError where bundle == "-" {
-                    // Named as the user named it, not by the temporary file it was kept in.
-                    var named = error
-                    (named.file, named.message) = (error.file?.replacingOccurrences(of: local, with: "-"), error.message.replacingOccurrences(of: local, with: "-"))
-                    throw named
-                } catch let error as BundleImportError where bundle == "-" {
-                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local + ": ", with: "").replacingOccurrences(of: local, with: "-"), cause: error)
-                } catch let error as ArchiveError where bundle == "-" {
-                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local, with: "-"), cause: error)
+                } catch let error as any CategorizedError where bundle == "-" && Self.names(error, local) {
+                    // About the bundle: named as the user named it, not by the temporary file
+                    // it was kept in. (Errors about --into keep their own paths.)
+                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local + ": ", with: "").replacingOccurrences(of: local, with: "-"), hint: error.hint, cause: error)
                 }
             }
             let count = outcome.summary.fileCount
@@ -159,6 +154,16 @@ struct Import: ParsableCommand {
                     if let previous = outcome.previousContents { Console.output("previous contents saved in \(previous)\n") }
                 }
             }
+        }
+    }
+
+    /// Whether `error` is about the file `path` (the bundle), not about the destination.
+    private static func names(_ error: any Error, _ path: String) -> Bool {
+        switch error {
+        case let error as ArchiveError: error.archive == path
+        case let error as BundleImportError: error.path == path
+        case let error as SaveError: error.file == path || error.message.contains(path)
+        default: false
         }
     }
 }

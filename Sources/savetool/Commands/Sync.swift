@@ -35,7 +35,8 @@ struct Sync: ParsableCommand {
             refused, or the server's certificate is not trusted. A server that cannot be \
             reached, a refused token or an untrusted certificate leaves the rest of a folder \
             for the next sync. In a folder, files no slot can hold (a name with a space, a \
-            file that is not JSON or a property list) are left out, each said on its line.
+            file that is not JSON or a property list) are left out, each said on its line; \
+            a file synced before is never left out.
 
             Examples:
               savetool sync Documents --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token

@@ -208,6 +208,7 @@ struct Serve: ParsableCommand {
             guard action == "add" else { throw ValidationError("unknown action '\(action)', expected add") }
             guard !spaces.isEmpty else { throw ValidationError("missing --spaces, expected the spaces the token reaches") }
             if let problem = spaces.lazy.compactMap(TokenList.problem(ofPattern:)).first { throw ValidationError("--spaces: \(problem)") }
+            if name?.isEmpty == true { throw ValidationError("--name '', expected a name for people to tell the token by") }
         }
 
         func run() throws {

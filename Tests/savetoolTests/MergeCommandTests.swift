@@ -98,6 +98,12 @@ struct MergeCommandTests {
         #expect(stopped.outputText.contains("conflict at /gameSave/coins: a counter changed on both sides, but without a base the two changes cannot be added (local 70, remote 25)"))
         #expect(stopped.errors.contains("1 conflict left, nothing written; settle them with --answers"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
+        // The report of an open conflict gives both sides and no result (the local value only
+        // stands in for one).
+        let reportPath = root.appendingPathComponent("report.json").path
+        _ = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--dry-run", "--report", reportPath)
+        let open = try Codecs.value(String(contentsOfFile: reportPath, encoding: .utf8))["decisions"]?.arrayValue?.first { $0["conflict"] == true }
+        #expect(open?["local"] == 70 && open?["remote"] == 25 && open?["result"] == nil, "\(String(describing: open))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: phone.file("Library/Preferences")) == ["com.example.blocks.plist"])
 
         // An answer whose pointer matches no conflict is named, not silently dropped.

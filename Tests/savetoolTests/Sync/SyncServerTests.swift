@@ -42,6 +42,7 @@ struct SyncServerTests {
         let refusals: [([String], String)] = [
             (["--spaces", "kape/*", "--name", "qa"], "savetool: \(tokens): a token named \"qa\" is there already, expected a name of its own\n"),
             (["--spaces", "bad space"], "savetool: --spaces: the pattern \"bad space\" has a space, which no space name has (A-Z a-z 0-9 . _ - and /, with * for any) (see savetool serve token --help)\n"),
+            (["--spaces", "kape/*", "--name", ""], "savetool: --name '', expected a name for people to tell the token by (see savetool serve token --help)\n"),
             (["--spaces", "kape/*", "--access", "root"], "savetool: The value 'root' is invalid for '--access <access>'. Please provide one of 'read', 'write' or 'admin'. (see savetool serve token --help)\n"),
         ]
         for (arguments, message) in refusals {

@@ -202,6 +202,16 @@ struct MergeCommandTests {
         try Data("c\n".utf8).write(to: URL(fileURLWithPath: remote + "/notes.txt"))
         let differ = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged2").path)
         #expect(differ.status == 1, "a whole-file conflict: \(differ.errors)")
+        // A value given for a whole file settles nothing, and says so; taking a side does.
+        let answers = root.appendingPathComponent("answers.json").path
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"file": "notes.txt", "path": "", "value": {"a": 1}}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let misfit = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged3").path, "--answers", answers)
+        #expect(misfit.status == 1, "\(misfit.errors)")
+        #expect(misfit.errors.contains("\(answers):/answers/0: a value for the whole file in notes.txt, expected \"take\": \"local\" or \"remote\""), "\(misfit.errors)")
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"file": "notes.txt", "path": "", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let taken = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged4").path, "--answers", answers)
+        #expect(taken.status == 0, "\(taken.errors)")
+        #expect(try String(contentsOfFile: root.appendingPathComponent("merged4/notes.txt").path, encoding: .utf8) == "c\n")
 
         // Permissions, and a report that cannot be written.
         let phone = root.appendingPathComponent("phone.json").path, tablet = root.appendingPathComponent("tablet.json").path

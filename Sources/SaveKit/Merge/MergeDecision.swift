@@ -37,6 +37,10 @@ public struct MergeConflict: Sendable {
     public var remote: SaveValue?
     /// Why no policy decided, for people: "changed on both sides and the rule is ask".
     public var reason: String
+
+    /// A conflict about a whole file (two files no kind reads that differ, or one removed and
+    /// changed): settled only by taking a side, never by a value given.
+    public var isWholeFile: Bool { path.tokens.isEmpty && base == nil && local == nil && remote == nil }
 }
 
 /// How a conflict is settled: one side's value (absent if that side has none), or a value given.

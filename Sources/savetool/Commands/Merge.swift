@@ -107,11 +107,17 @@ struct Merge: ParsableCommand {
             }
             let asks = given == nil && prefer == nil && !git && !global.json && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
             let prefer = self.prefer
-            let used = UsedAnswers()
+            let used = UsedAnswers(), misfits = UsedAnswers()
             let resolve: @Sendable (String, MergeConflict) -> (resolution: ConflictResolution, by: String)? = { file, conflict in
                 if let given, let index = given.answerIndex(file: file, path: conflict.path) {
-                    used.insert(index)
-                    return (given.answers[index].resolution, "an answer")
+                    // A whole file is taken from a side, never given as a value: such an answer
+                    // settles nothing, and is said to.
+                    if conflict.isWholeFile, case .value = given.answers[index].resolution {
+                        misfits.insert(index)
+                    } else {
+                        used.insert(index)
+                        return (given.answers[index].resolution, "an answer")
+                    }
                 }
                 if let prefer { return (.take(prefer == .local ? .local : .remote), "--prefer \(prefer.rawValue)") }
                 return asks ? Self.ask(file: file, conflict) : nil
@@ -145,6 +151,10 @@ struct Merge: ParsableCommand {
             if let given, let answers, !global.quiet {
                 for (index, answer) in given.answers.enumerated() where !used.contains(index) {
                     let file = answer.file.map { " in \($0)" } ?? ""
+                    if misfits.contains(index) {
+                        Console.error("savetool: \(answers):/answers/\(index): a value for the whole file\(file), expected \"take\": \"local\" or \"remote\" (a whole file is taken from a side); this answer settled nothing")
+                        continue
+                    }
                     Console.error("savetool: \(answers):/answers/\(index): no conflict at \(answer.path.displayText)\(file), expected a conflict's pointer as --report lists it; this answer settled nothing")
                 }
             }

@@ -62,9 +62,11 @@ public struct RemoteRepository: Sendable {
 
     /// The marked backups, newest first; `name` limits them to one source. A backup whose
     /// marker does not describe it as it is comes with its ``Backup/damage``: it is a backup
-    /// that went bad, not "no backup".
-    public func backups(named name: String? = nil) throws -> [Backup] {
+    /// that went bad, not "no backup". With `requiringRepository`, a prefix where nothing at all
+    /// is stored throws as ``checkExists()`` does, from the same listing.
+    public func backups(named name: String? = nil, requiringRepository: Bool = false) throws -> [Backup] {
         let objects = try storage.list()
+        if requiringRepository && objects.isEmpty { throw noRepository }
         let markers = Set(objects.map(\.name).filter { $0.hasSuffix(Self.markerSuffix) })
         var backups: [Backup] = []
         for object in objects where markers.contains(object.name + Self.markerSuffix) {
@@ -105,7 +107,11 @@ public struct RemoteRepository: Sendable {
     /// fails (66), as for a folder that does not exist, so that a cron job's typo is seen.
     public func checkExists() throws {
         guard try storage.list().isEmpty else { return }
-        throw SaveError(.notFound, file: storage.location, "nothing is stored under this prefix, expected a backup repository that backup create wrote to")
+        throw noRepository
+    }
+
+    private var noRepository: SaveError {
+        SaveError(.notFound, file: storage.location, "nothing is stored under this prefix, expected a backup repository that backup create wrote to")
     }
 
     /// A replacement on its way up: `.pending-` and a backup's name.

@@ -23,8 +23,7 @@ struct BackupList: ParsableCommand {
         try Failure.reporting {
             if let remote = try options.remote(warningThrough: global) {
                 // Marked backups, as their markers describe them; `backup verify` downloads and checks them.
-                try remote.checkExists()
-                let backups = try remote.backups()
+                let backups = try remote.backups(requiringRepository: true)
                 if global.json {
                     try Console.outputJSON(.array(backups.map { backup in
                         [

@@ -28,10 +28,7 @@ struct BackupVerify: ParsableCommand {
         let checks: [(place: String, verify: () throws -> BundleSummary)]
         if var remote = try Failure.reporting({ try options.remote(warningThrough: global) }) {
             remote.progress = bar.update
-            let all = try Failure.reporting {
-                try remote.checkExists()
-                return try remote.backups()
-            }
+            let all = try Failure.reporting { try remote.backups(requiringRepository: true) }
             // A backup named by its object, or by its whole s3:// path as list --json prints it.
             let named = backups.map { String($0.split(separator: "/").last ?? "") }
             if let unknown = named.first(where: { name in !all.contains { $0.object == name } }) {

@@ -107,6 +107,8 @@ public final class HTTPConnections: @unchecked Sendable {
     public struct TimedOut: Error, CustomStringConvertible {
         public var reason: String
         public var description: String { reason }
+        /// How many such tries a client makes before it gives up, whatever its other tries.
+        public static let triesBeforeGivingUp = 2
     }
 
     /// The server's certificate is not trusted: no use trying again until someone changes what

@@ -52,10 +52,10 @@ public final class S3Client: Sendable {
             case .failure(let error as HTTPConnections.Untrusted):
                 throw SaveError(.permissionDenied, file: "s3://\(bucket)", "the object store is not trusted: \(error.reason), expected a certificate from a trusted CA")
             case .failure(let error as HTTPConnections.TimedOut):
-                // Each such try waits the whole timeout: two are enough to tell a silent store.
+                // Each such try waits the whole timeout: a few are enough to tell a silent store.
                 lastProblem = error.reason
                 timeouts += 1
-                if timeouts == 2 { break trying }
+                if timeouts == HTTPConnections.TimedOut.triesBeforeGivingUp { break trying }
             case .failure(let error):
                 lastProblem = "\(error)"
             }

@@ -276,11 +276,11 @@ public final class SyncClient: Sendable {
                     .permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate that the trusted ones vouch for",
                     hint: error.withOwnCertificates ? nil : .trustTheCertificate)
             case .failure(let error as HTTPConnections.TimedOut):
-                // Each such try waits the whole timeout: two are enough to tell a silent server.
+                // Each such try waits the whole timeout: a few are enough to tell a silent server.
                 problem = "no answer from \(server): \(error.reason)"
                 unreachable = true
                 timeouts += 1
-                if timeouts == 2 { break trying }
+                if timeouts == HTTPConnections.TimedOut.triesBeforeGivingUp { break trying }
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 unreachable = true

@@ -22,10 +22,8 @@ public final class ArchiveWriter {
         try self.init(output: ArchiveOutput(descriptor: descriptor), name: name, format: format, level: level)
     }
 
-    /// Writes to `output`; `name` is for messages. With `endsArchive` false (tar only), the
-    /// end-of-archive blocks are left out, so that the archive goes on in what is written after
-    /// it: the compressed streams of two tar archives, one without its end, read as one archive.
-    public init(output: ArchiveOutput, name: String, format: ArchiveFormat, level: Int? = nil, endsArchive: Bool = true) throws(ArchiveError) {
+    /// Writes to `output`; `name` is for messages.
+    public init(output: ArchiveOutput, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
         self.name = name
         self.output = output
         guard let archive = archive_write_new(), let entry = archive_entry_new() else {
@@ -58,8 +56,8 @@ public final class ArchiveWriter {
         // One block size for tar: the last block is not padded to 10 KiB.
         if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
         if status == ARCHIVE_OK {
-            if pipeline != nil || !endsArchive {
-                stream = TarStream(pipeline: pipeline, output: output, holdingEnd: !endsArchive)
+            if let pipeline {
+                stream = TarStream(pipeline: pipeline)
                 status = archive_write_open2(archive, Unmanaged.passUnretained(stream!).toOpaque(), nil, { _, context, buffer, length in
                     let stream = Unmanaged<TarStream>.fromOpaque(context!).takeUnretainedValue()
                     guard let buffer, stream.send(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
@@ -100,40 +98,13 @@ public final class ArchiveWriter {
         }
     }
 
-    /// Where the tar writer's bytes go, when not straight to the output: the compressor's
-    /// queue, and with `holdingEnd`, all but the last 1024 bytes seen, which at the close are
-    /// the end-of-archive blocks.
+    /// Where the tar writer's bytes go when it compresses: the compressor's queue.
     private final class TarStream {
-        let pipeline: CompressionPipeline?
-        let output: ArchiveOutput
-        var held: [UInt8]?
+        let pipeline: CompressionPipeline
 
-        init(pipeline: CompressionPipeline?, output: ArchiveOutput, holdingEnd: Bool) {
-            (self.pipeline, self.output, held) = (pipeline, output, holdingEnd ? [] : nil)
-        }
+        init(pipeline: CompressionPipeline) { self.pipeline = pipeline }
 
-        static let endLength = 1024
-
-        func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
-            guard held != nil else { return forward(bytes) }
-            held!.append(contentsOf: bytes)
-            let ready = held!.count - Self.endLength
-            guard ready > 0 else { return true }
-            let sent = held!.withUnsafeBytes { forward(UnsafeRawBufferPointer(rebasing: $0.prefix(ready))) }
-            held!.removeFirst(ready)
-            return sent
-        }
-
-        private func forward(_ bytes: UnsafeRawBufferPointer) -> Bool {
-            if let pipeline { return pipeline.push(bytes) }
-            return output.write(bytes) == bytes.count
-        }
-
-        /// Whether what was held back is exactly the end-of-archive blocks.
-        var heldEndOfArchive: Bool {
-            guard let held else { return true }
-            return held.count == Self.endLength && held.allSatisfy { $0 == 0 }
-        }
+        func send(_ bytes: UnsafeRawBufferPointer) -> Bool { pipeline.push(bytes) }
     }
 
     deinit {
@@ -152,6 +123,14 @@ public final class ArchiveWriter {
     /// Starts an entry; a file's data follows with ``write(_:)``.
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
         try finishEntry()
+        let declared = try Self.describe(info, in: entry, archive: name)
+        let status = UTF8Locale.run { archive_write_header(archive, entry) }
+        guard status == ARCHIVE_OK else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
+        current = (info.path, declared, 0)
+    }
+
+    /// Sets `entry` to `info`; returns the size its header declares.
+    private static func describe(_ info: ArchiveEntryInfo, in entry: OpaquePointer, archive name: String) throws(ArchiveError) -> Int64 {
         archive_entry_clear(entry)
         archive_entry_set_pathname_utf8(entry, info.path)
         archive_entry_set_perm(entry, mode_t(info.permissions))
@@ -184,9 +163,39 @@ public final class ArchiveWriter {
         case .special(let description):
             throw .malformed(archive: name, entry: info.path, message: "a \(description) cannot be written, expected a file, directory or link")
         }
-        let status = UTF8Locale.run { archive_write_header(archive, entry) }
-        guard status == ARCHIVE_OK else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
-        current = (info.path, declared, 0)
+        return declared
+    }
+
+    /// The bytes of the tar header that ``begin(_:)`` writes for `info`, alone: the start of
+    /// an entry whose data goes in a stream of its own (``TarEntryStream``).
+    static func tarHeader(for info: ArchiveEntryInfo, archive name: String) throws(ArchiveError) -> [UInt8] {
+        final class Captured { var bytes: [UInt8] = [] }
+        guard let archive = archive_write_new(), let entry = archive_entry_new() else {
+            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+        }
+        defer {
+            // Failed on purpose: no padding for the data, no end of archive.
+            archive_write_fail(archive)
+            archive_write_free(archive)
+            archive_entry_free(entry)
+        }
+        let captured = Captured()
+        var status = archive_write_set_format_pax_restricted(archive)
+        // Unblocked: each header record reaches the callback as it is made.
+        if status == ARCHIVE_OK { status = archive_write_set_bytes_per_block(archive, 0) }
+        if status == ARCHIVE_OK {
+            status = archive_write_open2(archive, Unmanaged.passUnretained(captured).toOpaque(), nil, { _, context, buffer, length in
+                guard let buffer else { return -1 }
+                Unmanaged<Captured>.fromOpaque(context!).takeUnretainedValue().bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+                return length
+            }, nil, nil)
+        }
+        guard status == ARCHIVE_OK else { throw .cannotCreate(archive: name, message: ArchiveReader.message(archive)) }
+        _ = try describe(info, in: entry, archive: name)
+        guard UTF8Locale.run({ archive_write_header(archive, entry) }) == ARCHIVE_OK else {
+            throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive))
+        }
+        return withExtendedLifetime(captured) { captured.bytes }
     }
 
     /// Appends to the current file entry.
@@ -232,10 +241,6 @@ public final class ArchiveWriter {
             let message = failureMessage()
             try? pipeline?.finish()
             throw .ioFailure(archive: name, message: message)
-        }
-        guard stream?.heldEndOfArchive ?? true else {
-            try? pipeline?.finish()
-            throw .ioFailure(archive: name, message: "libarchive ended the archive in a way savetool does not know, expected two empty blocks")
         }
         do {
             try pipeline?.finish()

@@ -119,8 +119,8 @@ struct BundleExportTests {
         #expect(warnings.lines.contains { $0.hasPrefix(tree.appendingPathComponent("Documents/out").path + ": a symbolic link to the absolute path /etc/passwd") })
     }
 
-    /// A tar bundle is written in one pass: its manifest compressed on its own, then the files
-    /// compressed as they were read. GNU tar and bsdtar read it as one archive and extract every
+    /// A tar bundle is written in one pass: its manifest's header and its data each compressed
+    /// on its own, then the files compressed as they were read. GNU tar and bsdtar read it as one archive and extract every
     /// file as it was; nothing is left beside the bundle.
     @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none)])
     func otherToolsExtractATarBundle(_ format: ArchiveFormat) throws {
@@ -190,7 +190,7 @@ extension BundleExportTests {
     }
 
     /// Written in one pass or in two (an upload, a backup compared first), a tar bundle of the
-    /// same files is the same bytes: the manifest's stream, then the files'.
+    /// same files is the same bytes: the manifest's header and data streams, then the files'.
     @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none)])
     func oneAndTwoPassesGiveTheSameBytes(_ format: ArchiveFormat) throws {
         let tree = try makeTree()

@@ -1,4 +1,5 @@
 import Foundation
+import SaveKit
 import TestSupport
 import Testing
 
@@ -128,6 +129,26 @@ struct PluginTests {
             (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))).map { String(decoding: $0.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self) }
         }
         #expect(!commands.contains { $0.contains(child) }, "what the plugin started is stopped too")
+    }
+
+    /// Plugins are looked for in every folder of PATH, once per folder: a folder named twice,
+    /// or again through a link (`/bin` and `/usr/bin` on a merged-/usr system), is listed once,
+    /// and the first plugin of a name is the one used.
+    @Test func aFolderNamedTwiceOnPathIsListedOnce() throws {
+        let plugins = try install(Self.plugin, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let other = try install(Self.plugin, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: other) }
+        for name in ["savetool-codec-", "savetool-codec", "not-savetool-codec-kv"] {
+            try Data("#!/bin/sh\nexit 1\n".utf8).write(to: plugins.appendingPathComponent(name))
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: plugins.appendingPathComponent(name).path)
+        }
+        let link = other.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: plugins.path)
+        #expect(ExternalCodec.discover(in: [plugins.path, link.path, plugins.path + "/", other.path])
+            == [plugins.path + "/savetool-codec-kv"])
+        #expect(ExternalCodec.discover(in: [other.path + "/missing", link.path, plugins.path])
+            == [link.path + "/savetool-codec-kv"])
     }
 
     @Test func aBrokenPluginIsReportedAndSkipped() throws {

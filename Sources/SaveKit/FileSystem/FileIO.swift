@@ -272,6 +272,31 @@ public enum FileIO {
         return entries
     }
 
+    /// The names in a directory that start with `prefix`, as bytes. Other names are skipped
+    /// inside the `readdir` loop, without a copy: every command looks for plugins this way in
+    /// each folder of `PATH`, and a folder like /usr/bin holds thousands of names.
+    public static func names(in directory: String, startingWith prefix: [UInt8]) throws(FileError) -> [[UInt8]] {
+        guard let stream = opendir(directory) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
+        defer { closedir(stream) }
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                guard raw.count > prefix.count, memcmp(raw.baseAddress!, prefix, prefix.count) == 0,
+                      raw[prefix.count] != 0 else { return }
+                names.append(Array(raw.prefix { $0 != 0 }))
+            }
+        }
+        return names
+    }
+
+    /// The device and inode of what `path` names, following links: two paths with the same
+    /// identity are one folder (on a merged-/usr system, `/bin` is `/usr/bin`).
+    public static func identity(of path: String) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
     /// Refuses an empty path as a usage error. `URL` and the system calls read `""` as the
     /// current folder, and an empty path is most often a shell variable that was never set:
     /// a restore "into" it would replace the folder the user stands in.

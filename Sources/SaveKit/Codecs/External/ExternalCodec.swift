@@ -107,16 +107,17 @@ public struct ExternalCodec: SaveCodec {
     /// Finds `savetool-codec-*` executables in `directories`, first found first.
     public static func discover(in directories: [String]) -> [String] {
         var seen = Set<String>()
+        var listed: [(device: UInt64, inode: UInt64)] = []
         var found: [String] = []
-        // Every command runs this over PATH: names are matched as bytes, and only a plugin's
-        // becomes a String (a directory like /usr/bin holds thousands of names).
         let prefixBytes = Array(prefix.utf8)
         for directory in directories {
-            guard let entries = try? FileIO.entries(in: directory) else { continue }
-            let names = entries.compactMap { entry -> String? in
-                guard entry.bytes.count > prefixBytes.count, entry.bytes.starts(with: prefixBytes) else { return nil }
-                return String(validating: entry.bytes, as: UTF8.self)
-            }
+            // A folder named twice on PATH (`/bin` and `/usr/bin` on a merged-/usr system, or
+            // one folder added twice) is listed once: a later copy could add nothing.
+            guard let identity = FileIO.identity(of: directory),
+                  !listed.contains(where: { $0 == identity }) else { continue }
+            listed.append(identity)
+            guard let entries = try? FileIO.names(in: directory, startingWith: prefixBytes) else { continue }
+            let names = entries.compactMap { String(validating: $0, as: UTF8.self) }
             for name in names.sorted() where !seen.contains(name) {
                 let path = directory + "/" + name
                 guard FileManager.default.isExecutableFile(atPath: path) else { continue }

@@ -55,8 +55,19 @@ public enum Failure {
     }
 
     /// A warning of ``ValueLowering``, with the option that made the change.
-    public static func warning(_ change: (text: String, hint: ErrorHint)) -> String {
-        "\(change.text) (\(words(for: change.hint)))"
+    public static func warning(_ change: (text: String, hint: ErrorHint?)) -> String {
+        change.text + (offered(change.hint).map { " (\(words(for: $0)))" } ?? "")
+    }
+
+    /// The hints whose flags only `convert` takes (`--null`, `--round-dates`, `--plain`).
+    static let conversionHints: Set<ErrorHint> = [.dropNulls, .roundDates, .keepTypes]
+    /// Whether the command that runs takes the flags of ``conversionHints``: `convert` says so.
+    /// Other commands leave those hints out rather than name a flag they do not take.
+    nonisolated(unsafe) public static var offersConversionChoices = false
+
+    static func offered(_ hint: ErrorHint?) -> ErrorHint? {
+        guard let hint, offersConversionChoices || !conversionHints.contains(hint) else { return nil }
+        return hint
     }
 
     /// Runs `body`; on error prints its message (naming `file`) and exits with its code.
@@ -82,7 +93,7 @@ public enum Failure {
         case let error as PointerError where error.category == .badData:
             return (prefix + "\(error)", Code.negative)  // a path that leads nowhere: a negative answer
         case let error as any CategorizedError:
-            let text = message(error, prefix: prefix) + (error.hint.map { "; " + words(for: $0) } ?? "")
+            let text = message(error, prefix: prefix) + (offered(error.hint).map { "; " + words(for: $0) } ?? "")
             return (text, exitCode(error.category))
         default:
             return (prefix + " \(error)", Code.software)

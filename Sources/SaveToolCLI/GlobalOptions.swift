@@ -77,7 +77,7 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         // Once per run: plugins describe themselves once, and each problem is told once.
         RegistryOnce.shared.registry(for: pluginDirectories) {
             var (registry, problems) = CodecRegistry.withPlugins(directories: pluginDirectories)
-            for problem in problems { warn("ignoring plugin \(problem)") }
+            for problem in problems { warn(problem) }
             for codec in ArchiveCodec.all {
                 do { try registry.register(codec) } catch { warn("\(error)") }
             }

@@ -59,6 +59,9 @@ struct ErrorPathTests {
              status: 64, message: "no save kind 'nope'"),
         Case(name: "migrate of a missing path", arguments: ["migrate", "saves", "missing-saves", "--in-place"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 66, message: "^savetool: missing-saves: cannot read"),
+        // An endless input: stopped at the limit, not when memory runs out.
+        Case(name: "inspect of an endless device", arguments: ["inspect", "/dev/zero", "--from", "json"],
+             status: 65, message: "^savetool: /dev/zero: more than 1 GiB and still going, expected a save document"),
         Case(name: "inspect of a missing file", arguments: ["inspect", "missing.json"],
              status: 66, message: "^savetool: missing\\.json: cannot read"),
         Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
@@ -110,7 +113,7 @@ struct ErrorPathTests {
     ]
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 24)
+        #expect(Self.cases.count == 25)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

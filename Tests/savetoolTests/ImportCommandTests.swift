@@ -97,6 +97,24 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("real-before-import-") })
     }
 
+    /// What the destination held is saved in a bundle first; a FIFO, which no bundle holds,
+    /// is not kept, and the import says so rather than remove it silently.
+    @Test func whatTheSavedContentsCannotHoldIsNamed() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
+        let folder = directory.appendingPathComponent("D")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try Data("old\n".utf8).write(to: folder.appendingPathComponent("old.txt"))
+        #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
+        let landed = try CLI.run("import", bundle, "--into", folder.path, "--no-migrate")
+        #expect(landed.status == 0, "\(landed.errors)")
+        #expect(landed.errors.contains(
+            "\(folder.path)/pipe: a FIFO, left out (a bundle holds files, folders and links); the import removed it, and the bundle of what the folder held does not have it"),
+            "\(landed.errors)")
+    }
+
     /// A holder whose own version stays says which embedded save was migrated, not "1 to 1".
     @Test func anEmbeddedMigrationIsNamed() throws {
         let directory = try Processes.temporaryDirectory()

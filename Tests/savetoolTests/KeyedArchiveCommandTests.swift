@@ -80,6 +80,31 @@ struct KeyedArchiveCommandTests {
         #expect(after["launchCount"] == 12)
     }
 
+    /// An archive's dates are `NSDate` objects whose time is a real, which an XML plist holds
+    /// to the fraction: an archive in XML with a fraction of a second in a date is edited like
+    /// any other, the date kept, and no flag of another command is suggested.
+    @Test func anXMLArchiveWithAFractionOfASecondInADateIsEdited() throws {
+        let directory = try Processes.temporaryDirectory("keyed-xml")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let view = directory.appendingPathComponent("view.json").path
+        try Data(#"{"root": {"$class": "Player", "level": 7, "born": {"$date": "2025-11-28T05:20:00.5Z"}}}"#.utf8).write(to: URL(fileURLWithPath: view))
+        let archive = directory.appendingPathComponent("player.archive").path
+        #expect(try CLI.run("convert", view, "--to", "keyed", "-o", archive).status == 0)
+        let xml = directory.appendingPathComponent("player-xml.plist").path
+        #expect(try CLI.run("convert", archive, "--raw-archive", "--to", "plist", "-o", xml).status == 0)
+        let edited = try CLI.run("set", xml, "/root/level", "8")
+        #expect(edited.status == 0 && edited.errors.isEmpty, "\(edited.errors)")
+        #expect(try CLI.run("get", xml, "/root/born").outputText == #"{"$date": "2025-11-28T05:20:00.5Z"}"# + "\n")
+        #expect(try CLI.run("get", xml, "/root/level").outputText == "8\n")
+        #expect(try String(contentsOfFile: xml, encoding: .utf8).hasPrefix("<?xml"), "still an XML plist")
+        // A plain XML plist holds whole seconds: refused, with no flag that `set` does not take.
+        let plain = directory.appendingPathComponent("plain.plist").path
+        #expect(try CLI.run("convert", "-", "--from", "json", "-o", plain, input: Array(#"{"a": 1}"#.utf8)).status == 0)
+        let refused = try CLI.run("set", plain, "/when", #"{"$date": "2025-11-28T05:20:00.5Z"}"#)
+        #expect(refused.status == 65 && refused.errors.contains("XML plist dates hold no fraction"), "\(refused.errors)")
+        #expect(!refused.errors.contains("--round-dates"), "\(refused.errors)")
+    }
+
     @Test func aValueOfAnotherTypeIsRefusedUnlessRetype() throws {
         let directory = try Self.folder()
         defer { try? FileManager.default.removeItem(at: directory) }

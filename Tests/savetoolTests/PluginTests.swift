@@ -65,7 +65,7 @@ struct PluginTests {
         try Data("# kv\nname=Ana\n".utf8).write(to: file)
         let lowered = try CLI.run("set", file.path, "/when", #"{"$date": "2026-11-21T08:00:00Z"}"#, "--plugins", plugins.path)
         #expect(lowered.status == 0, "\(lowered.errors)")
-        #expect(lowered.errors.contains(file.path + ": plain JSON: 1 date"), "\(lowered.errors)")
+        #expect(lowered.errors.contains(file.path + ": 1 date, data or uid value written as string or integer: kv holds no such type\n"), "\(lowered.errors)")
         #expect(try String(contentsOf: file, encoding: .utf8) == "# kv\nname=Ana\nwhen=2026-11-21T08:00:00Z\n")
         #expect(try CLI.run("set", file.path, "/level", "3", "--string", "--plugins", plugins.path).status == 0)
         // An unknown type name in "holds" is the plugin's mistake, reported.
@@ -131,6 +131,19 @@ struct PluginTests {
         #expect(!commands.contains { $0.contains(child) }, "what the plugin started is stopped too")
     }
 
+    /// A plugin that answers and exits, leaving a process of its own running (its streams
+    /// elsewhere), is answered at once: the process left behind does not hide the exit.
+    @Test func aPluginThatLeavesAProcessRunningIsNotTakenForAHangingOne() throws {
+        let leaving = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"left\",\"extensions\":[\"left\"],\"decode\":true}'; "
+            + "else cat >/dev/null; echo '{\"ok\": 1}'; (sleep 4 >/dev/null 2>&1 </dev/null) & exit 0; fi\n"
+        let plugins = try install(leaving, name: "savetool-codec-left")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["SAVETOOL_PLUGIN_TIMEOUT"] = "2"
+        let result = try CLI.run("convert", "-", "--from", "left", "--plugins", plugins.path, "--compact", input: [0x61], environment: environment)
+        #expect(result.status == 0 && result.outputText == #"{"ok":1}"# + "\n", "\(result.errors)")
+    }
+
     /// Plugins are looked for in every folder of PATH, once per folder: a folder named twice,
     /// or again through a link (`/bin` and `/usr/bin` on a merged-/usr system), is listed once,
     /// and the first plugin of a name is the one used.
@@ -149,6 +162,41 @@ struct PluginTests {
             == [plugins.path + "/savetool-codec-kv"])
         #expect(ExternalCodec.discover(in: [other.path + "/missing", link.path, plugins.path])
             == [link.path + "/savetool-codec-kv"])
+    }
+
+    /// A description with a field of the wrong type is refused with what was expected, not read
+    /// as something else ("decode": "yes" as false); a folder named like a plugin is no plugin;
+    /// a timeout that is no number of seconds is said to be ignored.
+    @Test func aMistypedDescriptionIsReportedAndSkipped() throws {
+        let plugins = try install(Self.plugin, name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let described = [
+            "savetool-codec-types": #"{"id":"types","extensions":"ty","decode":true}"#,
+            "savetool-codec-yes": #"{"id":"yes","decode":"yes"}"#,
+            "savetool-codec-magic": #"{"id":"magic","magic":["!!notbase64"],"decode":true}"#,
+            "savetool-codec-wrongid": #"{"id":"other","decode":true}"#,
+            "savetool-codec-list": #"["id"]"#,
+        ]
+        for (name, description) in described {
+            let path = plugins.appendingPathComponent(name)
+            try Data("#!/bin/sh\necho '\(description)'\n".utf8).write(to: path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path.path)
+        }
+        try FileManager.default.createDirectory(at: plugins.appendingPathComponent("savetool-codec-folder"), withIntermediateDirectories: false)
+        var environment = ProcessInfo.processInfo.environment
+        environment["SAVETOOL_PLUGIN_TIMEOUT"] = "abc"
+        let listed = try CLI.run("formats", "--plugins", plugins.path, environment: environment)
+        #expect(listed.status == 0)
+        let warnings = listed.errors.split(separator: "\n").map(String.init)
+        let path = { (name: String) in plugins.appendingPathComponent(name).path }
+        #expect(Set(warnings) == [
+            "savetool: warning: SAVETOOL_PLUGIN_TIMEOUT is 'abc', expected a number of seconds above 0; plugins get 10 s",
+            #"savetool: warning: ignoring plugin \#(path("savetool-codec-list")): plugin savetool-codec-list: describe printed an array, expected an object {"id", "extensions", "magic", "decode", "encode"}"#,
+            #"savetool: warning: ignoring plugin \#(path("savetool-codec-magic")): plugin savetool-codec-magic: describe lists "!!notbase64" in "magic", expected the base64 of a file's first bytes"#,
+            #"savetool: warning: ignoring plugin \#(path("savetool-codec-types")): plugin savetool-codec-types: describe gave "extensions" as a string, expected an array of extensions such as ["zjson"]"#,
+            #"savetool: warning: ignoring plugin \#(path("savetool-codec-wrongid")): plugin savetool-codec-wrongid: describe gave the id "other", expected "wrongid" as in its file name"#,
+            #"savetool: warning: ignoring plugin \#(path("savetool-codec-yes")): plugin savetool-codec-yes: describe gave "decode" as a string, expected true or false"#,
+        ], "\(warnings)")
     }
 
     @Test func aBrokenPluginIsReportedAndSkipped() throws {

@@ -132,7 +132,9 @@ public struct BundleImporter {
         var existing = stat()
         chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
-        outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory)
+        let leftOut = LeftOut()
+        outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory, leftOut: leftOut)
+        outcome.notes = leftOut.lines.map { "\($0); the import removed it, and the bundle of what the folder held does not have it" } + outcome.notes
         try swap(staging, into: destination)
         swapped = true
         return outcome
@@ -605,14 +607,23 @@ public struct BundleImporter {
 
     /// Saves what the destination holds as a bundle first (``OriginalsKeeper``), so that an
     /// import never loses data; `nil` when it holds nothing.
-    private func saveCurrentContents(of destination: String, in directory: String) throws -> String? {
+    private func saveCurrentContents(of destination: String, in directory: String, leftOut: LeftOut) throws -> String? {
         var info = stat()
         guard lstat(destination, &info) == 0 else { return nil }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw BundleImportError.io(path: destination, reason: "not a directory, expected the save directory to restore into")
         }
-        let keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
+        var keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
+        keeper.warn = { leftOut.add($0) }
         return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
+    }
+
+    /// What saving the destination's contents left out, as the exporter said it.
+    private final class LeftOut: @unchecked Sendable {
+        private let lock = NSLock()
+        private var found: [String] = []
+        func add(_ line: String) { lock.withLock { found.append(line) } }
+        var lines: [String] { lock.withLock { found } }
     }
 
     /// Puts the staged directory in the destination's place in one atomic step.

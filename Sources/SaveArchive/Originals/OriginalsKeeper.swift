@@ -18,6 +18,9 @@ public struct OriginalsKeeper: Sendable {
     /// What is about to happen, in the bundle's name and label: `migrate`, `import`, `merge`.
     public var purpose: String
     public var now: @Sendable () -> Date = { Date() }
+    /// Told of what the bundle cannot hold and leaves out (a FIFO, a socket, a device): the
+    /// command that replaces the files then says it.
+    public var warn: @Sendable (String) -> Void = { _ in }
 
     public init(createdBy: String, purpose: String) {
         self.createdBy = createdBy
@@ -37,6 +40,7 @@ public struct OriginalsKeeper: Sendable {
             .replacingOccurrences(of: ":", with: "")
         var exporter = BundleExporter(createdAt: moment, createdBy: createdBy)
         exporter.label = "before \(purpose)"
+        exporter.warn = warn
         for attempt in 1...1000 {
             let suffix = attempt == 1 ? "" : "-\(attempt)"
             let bundle = "\(directory)/\(name)-before-\(purpose)-\(stamp)\(suffix).tar.gz"

@@ -12,21 +12,29 @@ public enum ValueLowering {
         public var truncatedDates = 0
         /// Plain JSON: dates, data and uids written as strings and integers.
         public var retypedValues = 0
+        /// Dates, data and uids written as strings and integers because the codec (a plugin's)
+        /// holds no such type, whatever the options; and that codec.
+        public var retypedForCodec = 0
+        public var codecID = ""
 
         public init() {}
 
-        public var isEmpty: Bool { droppedNulls == 0 && truncatedDates == 0 && retypedValues == 0 }
+        public var isEmpty: Bool { droppedNulls == 0 && truncatedDates == 0 && retypedValues == 0 && retypedForCodec == 0 }
 
         /// One sentence per kind of change, for stderr, each with the hint of the choice that
-        /// made it (a front end names its option).
-        public var warnings: [(text: String, hint: ErrorHint)] {
-            var lines: [(String, ErrorHint)] = []
+        /// made it, if a choice did (a front end names its option).
+        public var warnings: [(text: String, hint: ErrorHint?)] {
+            var lines: [(String, ErrorHint?)] = []
             if droppedNulls > 0 { lines.append(("dropped \(droppedNulls) null value\(droppedNulls == 1 ? "" : "s")", .dropNulls)) }
             if truncatedDates > 0 {
                 lines.append(("rounded \(truncatedDates) date\(truncatedDates == 1 ? "" : "s") down to whole seconds", .roundDates))
             }
             if retypedValues > 0 {
                 lines.append(("plain JSON: \(retypedValues) date, data or uid value\(retypedValues == 1 ? "" : "s") written as string or integer", .keepTypes))
+            }
+            if retypedForCodec > 0 {
+                let values = "\(retypedForCodec) date, data or uid value\(retypedForCodec == 1 ? "" : "s")"
+                lines.append(("\(values) written as string or integer: \(codecID) holds no such type", nil))
             }
             return lines
         }
@@ -52,6 +60,8 @@ public enum ValueLowering {
         report.droppedNulls += sink.report.droppedNulls
         report.truncatedDates += sink.report.truncatedDates
         report.retypedValues += sink.report.retypedValues
+        report.retypedForCodec += sink.report.retypedForCodec
+        report.codecID = codecID
         return sink.downstream.result ?? .null
     }
 
@@ -143,29 +153,30 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
             pendingKey = nil
             return
         case .real(let number):
-            throw unrepresentable("the real \(number)", "a finite number (typed JSON keeps NaN and infinities)")
+            throw unrepresentable("the real \(number)", "a finite number (\(reason("holds no NaN or infinity", json: "typed JSON keeps NaN and infinities")))")
         case .date(let date):
             if !capabilities.contains(.date) {
-                report.retypedValues += 1
+                retyped()
                 try forward(.string(RFC3339.format(date)))
                 return
             }
             guard options.subsecondDatePolicy == .truncate else {
                 throw unrepresentable(
                     "the date \(RFC3339.format(date)) with a fraction of a second",
-                    "whole seconds (XML plist dates hold no fraction; bplist and typed JSON keep it)")
+                    "whole seconds (\(reason("dates hold no fraction of a second", plist: "XML plist dates hold no fraction; bplist and typed JSON keep it")))")
             }
             report.truncatedDates += 1
             try forward(.date(Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate.rounded(.down))))
         case .data(let bytes):
-            report.retypedValues += 1
+            retyped()
             try forward(.string(bytes.base64EncodedString()))
         case .uid(let number):
-            report.retypedValues += 1
+            retyped()
             try forward(.int(number))
         case .string:
             throw unrepresentable(
-                "a string with a control character", "text without C0 control characters (XML 1.0 cannot hold them; bplist and JSON can)")
+                "a string with a control character",
+                "text without C0 control characters (\(reason("cannot hold them", plist: "XML 1.0 cannot hold them; bplist and JSON can")))")
         default:
             try forward(scalar)
         }
@@ -205,6 +216,19 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
                 && text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })
         default: return false
         }
+    }
+
+    /// A type written as text or a number: for plain JSON, or because the codec holds no such type.
+    private mutating func retyped() {
+        if options.plainJSON { report.retypedValues += 1 } else { report.retypedForCodec += 1 }
+    }
+
+    /// Why a value does not fit: the built-in codec's own reason, or what `codecID` (a plugin)
+    /// said of itself.
+    private func reason(_ general: String, plist: String? = nil, json: String? = nil) -> String {
+        if let plist, codecID == XMLPlistCodec().id { return plist }
+        if let json, codecID == JSONCodec().id { return json }
+        return "\(codecID) \(general)"
     }
 
     private func unrepresentable(_ found: String, _ expected: String) -> CodecError {

@@ -26,7 +26,7 @@ public enum ErrorCategory: Sendable, Equatable, CaseIterable {
 
 /// Something a user can do about an error. Libraries say what it means; only a front end
 /// turns it into words such as a flag name.
-public enum ErrorHint: Sendable, Equatable {
+public enum ErrorHint: Sendable, Hashable {
     /// Accept a key repeated in one dictionary, keeping the last value.
     case keepLastDuplicateKey
     /// Say which codec the input is in.
@@ -52,7 +52,7 @@ public enum ErrorHint: Sendable, Equatable {
     case trustTheCertificate
 
     /// The limits `import` applies to a bundle.
-    public enum ImportLimit: Sendable, Equatable {
+    public enum ImportLimit: Sendable, Hashable {
         case totalBytes, entries, compressionRatio
     }
 }
@@ -119,6 +119,7 @@ extension FileError: CategorizedError {
         case .unreadable: .notFound
         case .cannotCreate: .cannotCreate
         case .ioFailure: .io
+        case .tooLarge: .badData
         }
     }
 }

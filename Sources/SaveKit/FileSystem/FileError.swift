@@ -12,10 +12,13 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     /// Reading or writing failed part way, a full disk included (exit 74).
     case ioFailure(path: String, operation: String, reason: String)
+    /// An input of no known size (a pipe, a device, standard input) went on past what a save
+    /// document may be (exit 65): `/dev/zero` given by mistake stops here, not when memory ends.
+    case tooLarge(path: String, limit: Int)
 
     public var path: String {
         switch self {
-        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _, _): path
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _, _), .tooLarge(let path, _): path
         }
     }
 
@@ -24,6 +27,8 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unreadable(_, let reason): "cannot read: \(reason)"
         case .cannotCreate(_, let reason): "cannot create: \(reason)"
         case .ioFailure(_, let operation, let reason): "\(operation) failed: \(reason)"
+        case .tooLarge(_, let limit):
+            "more than \(limit >> 30) GiB and still going, expected a save document (a pipe, a device or standard input is read up to \(limit >> 30) GiB)"
         }
     }
 

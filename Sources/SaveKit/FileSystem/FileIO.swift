@@ -14,6 +14,11 @@ private let systemWrite = Darwin.write
 /// are then renamed over the destination: a crash or a full disk leaves either the old file or
 /// the new one, never half of one.
 public enum FileIO {
+    /// The most read from an input whose size is not known first (a pipe, a device, standard
+    /// input). A regular file is read whatever its size: it has one, and it is read into an
+    /// array of exactly that size.
+    public static let unsizedInputLimit = 1 << 30
+
     /// The whole contents of a regular file; `-` reads standard input.
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
         try readFile(path).bytes
@@ -56,11 +61,11 @@ public enum FileIO {
             return (contents, mode)
         }
         var contents: [UInt8] = []
-        try readRest(descriptor, path: path, into: &contents)
+        try readRest(descriptor, path: path, into: &contents, limit: unsizedInputLimit)
         return (contents, mode)
     }
 
-    private static func readRest(_ descriptor: Int32, path: String, into contents: inout [UInt8]) throws(FileError) {
+    private static func readRest(_ descriptor: Int32, path: String, into contents: inout [UInt8], limit: Int = .max) throws(FileError) {
         // Almost always the file has not grown: one small read on the stack says so, where a
         // 64 KiB buffer made for every file of a batch was a malloc and a memset each.
         var probe: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
@@ -82,6 +87,7 @@ public enum FileIO {
                 if errno == EINTR { continue }
                 throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(errno))
             }
+            guard contents.count + count <= limit else { throw .tooLarge(path: path, limit: limit) }
             contents.append(contentsOf: chunk[..<count])
         }
     }
@@ -287,6 +293,13 @@ public enum FileIO {
             }
         }
         return names
+    }
+
+    /// Whether `path` leads to a regular file this process may run (a folder's search bit is
+    /// not an executable's).
+    public static func isExecutableFile(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG && access(path, X_OK) == 0
     }
 
     /// The device and inode of what `path` names, following links: two paths with the same

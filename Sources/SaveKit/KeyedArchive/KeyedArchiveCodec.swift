@@ -13,8 +13,10 @@ public struct KeyedArchiveCodec: SaveCodec {
     public let summary = "NSKeyedArchiver archives, read and written as the objects they hold"
     /// None: an archive's name says only that it is a plist; its content says it is an archive.
     public let fileExtensions: [String] = []
-    /// What the container holds, but uids: a view has none (and it holds null, as `$null`).
-    public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union(.null) }
+    /// What the container holds, but uids: a view has none. It holds null, as `$null`, and any
+    /// date, as an `NSDate` whose `NS.time` is a real (an XML plist's own dates hold whole
+    /// seconds, its reals do not).
+    public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union([.null, .date, .subsecondDate]) }
     /// The archive this codec writes back over, if it was read from one.
     public var original: KeyedArchive?
     /// The property list codec the archive is written in: the one it was read with.

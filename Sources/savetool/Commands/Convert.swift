@@ -55,6 +55,7 @@ struct Convert: ParsableCommand {
     var compact = false
 
     func run() throws {
+        Failure.offersConversionChoices = true
         let registry = reading.registry(from: global)
         var loaded = try Failure.reporting(file: input) { try InputBytes.read(input, entry: reading.entry) }
         try Failure.reporting(file: loaded.displayName) {

@@ -31,8 +31,16 @@ public struct ExternalCodec: SaveCodec {
     public static let describeTimeout: TimeInterval = 3
 
     /// How long a plugin may run: `SAVETOOL_PLUGIN_TIMEOUT` seconds, else 10.
-    public static var defaultTimeout: TimeInterval {
-        ProcessInfo.processInfo.environment["SAVETOOL_PLUGIN_TIMEOUT"].flatMap(TimeInterval.init) ?? 10
+    public static var defaultTimeout: TimeInterval { timeoutSetting.seconds }
+
+    /// `SAVETOOL_PLUGIN_TIMEOUT`, and what is wrong with it if it is not a number of seconds
+    /// above 0 (the 10 seconds then stand).
+    static var timeoutSetting: (seconds: TimeInterval, problem: String?) {
+        guard let text = ProcessInfo.processInfo.environment["SAVETOOL_PLUGIN_TIMEOUT"] else { return (10, nil) }
+        guard let seconds = TimeInterval(text), seconds.isFinite, seconds > 0 else {
+            return (10, "SAVETOOL_PLUGIN_TIMEOUT is '\(text)', expected a number of seconds above 0; plugins get 10 s")
+        }
+        return (seconds, nil)
     }
 
     /// Asks the executable to describe itself.
@@ -46,17 +54,42 @@ public struct ExternalCodec: SaveCodec {
         } catch {
             throw .plugin(id: expectedID, message: "describe printed something that is not JSON (\(error)), expected {\"id\", \"extensions\", \"magic\", \"decode\", \"encode\"}")
         }
-        guard let id = description["id"]?.stringValue, id == expectedID else {
-            throw .plugin(id: expectedID, message: "describe gave the id \(description["id"].map { "\($0)" } ?? "nothing"), expected \"\(expectedID)\" as in its file name")
+        guard description.dictionaryValue != nil else {
+            throw .plugin(id: expectedID, message: "describe printed \(description.typeNameWithArticle), expected an object {\"id\", \"extensions\", \"magic\", \"decode\", \"encode\"}")
+        }
+        // Every field is checked: a plugin whose description is mistyped is told so now, not
+        // misquoted later (a "decode": "yes" read as false).
+        func field<T>(_ name: String, _ expected: String, _ read: (SaveValue) -> T?) throws(CodecError) -> T? {
+            guard let value = description[name] else { return nil }
+            guard let read = read(value) else {
+                throw .plugin(id: expectedID, message: "describe gave \"\(name)\" as \(value.typeNameWithArticle), expected \(expected)")
+            }
+            return read
+        }
+        let id = try field("id", "a string", \.stringValue)
+        guard let id, id == expectedID else {
+            let given = id.map { "the id \"\($0)\"" } ?? "no id"
+            throw .plugin(id: expectedID, message: "describe gave \(given), expected \"\(expectedID)\" as in its file name")
+        }
+        let strings = { (value: SaveValue) -> [String]? in
+            value.arrayValue.flatMap { items in items.allSatisfy { $0.stringValue != nil } ? items.compactMap(\.stringValue) : nil }
         }
         self.id = id
         self.executable = executable
         self.timeout = timeout
-        self.fileExtensions = description["extensions"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        self.magic = description["magic"]?.arrayValue?.compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) }.map { Array($0) } } ?? []
-        self.canDecode = description["decode"].map { $0 == .bool(true) } ?? false
-        self.canEncode = description["encode"].map { $0 == .bool(true) } ?? false
-        self.summary = description["summary"]?.stringValue ?? "plugin"
+        self.fileExtensions = try field("extensions", "an array of extensions such as [\"zjson\"]", strings) ?? []
+        self.magic = try field("magic", "an array of base64 strings", strings).map { prefixes throws(CodecError) in
+            try prefixes.map { text throws(CodecError) in
+                guard let bytes = Data(base64Encoded: text), !bytes.isEmpty else {
+                    throw .plugin(id: id, message: "describe lists \"\(text)\" in \"magic\", expected the base64 of a file's first bytes")
+                }
+                return Array(bytes)
+            }
+        } ?? []
+        let bool = { (value: SaveValue) -> Bool? in if case .bool(let flag) = value { flag } else { nil } }
+        self.canDecode = try field("decode", "true or false", bool) ?? false
+        self.canEncode = try field("encode", "true or false", bool) ?? false
+        self.summary = try field("summary", "a string", \.stringValue) ?? "plugin"
         self.capabilities = try Self.capabilities(description["holds"], id: id)
     }
 
@@ -120,7 +153,7 @@ public struct ExternalCodec: SaveCodec {
             let names = entries.compactMap { String(validating: $0, as: UTF8.self) }
             for name in names.sorted() where !seen.contains(name) {
                 let path = directory + "/" + name
-                guard FileManager.default.isExecutableFile(atPath: path) else { continue }
+                guard FileIO.isExecutableFile(path) else { continue }
                 seen.insert(name)
                 found.append(path)
             }
@@ -171,7 +204,7 @@ public struct ExternalCodec: SaveCodec {
         #else
         let leadsGroup = getpgid(pid) == pid
         #endif
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
+        guard let exit = waitForExit(of: process, finished: finished, within: timeout) else {
             if leadsGroup { kill(-pid, SIGKILL) }
             kill(pid, SIGKILL)
             throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
@@ -183,12 +216,40 @@ public struct ExternalCodec: SaveCodec {
                 throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
             }
         }
-        guard process.terminationStatus == 0, process.terminationReason == .exit else {
+        guard exit.status == 0, exit.exited else {
             let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .plugin(id: id, message: "\(argument) failed (exit \(process.terminationStatus))\(message.isEmpty ? "" : ": " + message)")
+            let how = exit.exited ? "exit \(exit.status)" : "signal \(exit.status)"
+            throw .plugin(id: id, message: "\(argument) failed (\(how))\(message.isEmpty ? "" : ": " + message)")
         }
         return Array(collected.output)
     }
+
+    /// Waits up to `timeout` for the plugin to exit; its status, or nil if it is still running.
+    ///
+    /// Foundation learns of the exit (`finished`) through a socket that the plugin inherits, and
+    /// so does anything the plugin starts: a process it leaves running hides its exit
+    /// (swift-corelibs-foundation issue 4795). The exit is therefore also asked of the system,
+    /// without reaping the plugin (`WNOWAIT`), so that Foundation still can.
+    private static func waitForExit(of process: Process, finished: DispatchSemaphore, within timeout: TimeInterval) -> (status: Int32, exited: Bool)? {
+        let pid = process.processIdentifier
+        let deadline = DispatchTime.now() + timeout
+        var pause = 1.0 / 1000
+        while true {
+            if finished.wait(timeout: .now() + pause) == .success { return (process.terminationStatus, process.terminationReason == .exit) }
+            var info = siginfo_t()
+            if waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 {
+                #if os(Linux)
+                let (exitedPID, status) = (info._sifields._sigchld.si_pid, info._sifields._sigchld.si_status)
+                #else
+                let (exitedPID, status) = (info.si_pid, info.si_status)
+                #endif
+                if exitedPID == pid { return (status, Int(info.si_code) == Int(CLD_EXITED)) }
+            }
+            if DispatchTime.now() >= deadline { return nil }
+            pause = min(pause * 2, 20.0 / 1000)
+        }
+    }
+
 }
 
 /// The plugins' descriptions, gathered from the threads that asked for them.
@@ -201,7 +262,8 @@ private final class DescribedPlugins: @unchecked Sendable {
 
 extension CodecRegistry {
     /// The built-in codecs followed by the plugins found in `pluginDirectories` and then on `PATH`.
-    /// A plugin that fails to describe itself is reported in `problems` and left out.
+    /// A plugin that fails to describe itself is reported in `problems` (one sentence each, for
+    /// a warning) and left out.
     public static func withPlugins(
         directories pluginDirectories: [String], searchPath: Bool = true
     ) -> (registry: CodecRegistry, problems: [String]) {
@@ -214,6 +276,7 @@ extension CodecRegistry {
         // Every plugin describes itself at once, each within a short time: a plugin that hangs
         // costs a command that long once, however many there are.
         let executables = ExternalCodec.discover(in: directories)
+        if !executables.isEmpty, let problem = ExternalCodec.timeoutSetting.problem { problems.append(problem) }
         let described = DescribedPlugins(count: executables.count)
         // A thread each (not a pool sized to the cores): each mostly waits for its process.
         let group = DispatchGroup()
@@ -234,7 +297,7 @@ extension CodecRegistry {
             do {
                 try registry.register(try result!.get())
             } catch {
-                problems.append("\(executable): \(error)")
+                problems.append("ignoring plugin \(executable): \(error)")
             }
         }
         return (registry, problems)

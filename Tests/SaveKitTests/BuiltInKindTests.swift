@@ -125,7 +125,7 @@ struct BuiltInKindTests {
             {"player_id": "x", "player_name": "x", "gold": 1, "level": 1, "xp": 0, "reputation": {"Mokra": 140}, "cooldowns": {}}
             """#)
         guard case .invalid("kingdom.player", 1, let violations) = outcome else { Issue.record("\(outcome)"); return }
-        #expect(violations.map(\.description) == ["/reputation/Mokra: 140.0 is above the maximum 100.0"])
+        #expect(violations.map(\.description) == ["/reputation/Mokra: 140 is above the maximum 100"])
     }
 
     @Test func kingdomStateOneToTwo() throws {

@@ -18,8 +18,10 @@ public final class Schema: Sendable {
     /// A schema for every dictionary value not named in `properties`.
     let otherProperties: Schema?
     let allowed: [SaveValue]?
-    let minimum: Double?
-    let maximum: Double?
+    /// Bounds as written: an integer bound is compared with an integer exactly, not as a real
+    /// (9007199254740993 is above the maximum 9007199254740992).
+    let minimum: SaveValue?
+    let maximum: SaveValue?
 
     /// One way a value does not fit its schema.
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
@@ -57,8 +59,13 @@ public final class Schema: Sendable {
         }
         required = entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
         allowed = entries["enum"]?.arrayValue
-        minimum = entries["minimum"]?.numberValue
-        maximum = entries["maximum"]?.numberValue
+        for bound in ["minimum", "maximum"] {
+            if let value = entries[bound], value.numberValue == nil {
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + [bound]), message: "found \(value.typeNameWithArticle), expected a number")
+            }
+        }
+        minimum = entries["minimum"]
+        maximum = entries["maximum"]
     }
 
     /// Every violation, each with the pointer of its value.
@@ -79,10 +86,15 @@ public final class Schema: Sendable {
             report("found \(value.typeNameWithArticle), expected \(typeNames.joined(separator: " or "))")
             return
         }
-        if let allowed, !allowed.contains(value) { report("a value outside the allowed ones") }
-        if minimum != nil || maximum != nil, let numeric = value.numberValue {
-            if let minimum, numeric < minimum { report("\(numeric) is below the minimum \(minimum)") }
-            if let maximum, numeric > maximum { report("\(numeric) is above the maximum \(maximum)") }
+        if let allowed, !allowed.contains(value) {
+            let listed = allowed.prefix(10).map(Self.text).joined(separator: ", ") + (allowed.count > 10 ? ", …" : "")
+            report("found \(Self.text(value)), expected one of \(listed)")
+        }
+        if let minimum, let order = Self.compareNumbers(value, minimum), order < 0 {
+            report("\(Self.text(value)) is below the minimum \(Self.text(minimum))")
+        }
+        if let maximum, let order = Self.compareNumbers(value, maximum), order > 0 {
+            report("\(Self.text(value)) is above the maximum \(Self.text(maximum))")
         }
         switch value {
         case .dictionary(let entries):
@@ -109,6 +121,45 @@ public final class Schema: Sendable {
             }
         default:
             break
+        }
+    }
+
+    /// A value as typed JSON on one line, for messages.
+    static func text(_ value: SaveValue) -> String {
+        var options = EncodingOptions()
+        options.pretty = false
+        guard var bytes = try? JSONCodec().encode(value, options: options) else { return value.typeNameWithArticle }
+        if bytes.last == 0x0A { bytes.removeLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// -1, 0 or 1 as the number `a` is below, equal to or above `b`, exactly: integers are
+    /// compared as integers, and an integer with a real without rounding either. `nil` when
+    /// either is no number, or NaN.
+    static func compareNumbers(_ a: SaveValue, _ b: SaveValue) -> Int? {
+        func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : (x > y ? 1 : 0) }
+        switch (a, b) {
+        case (.integer(let x), .integer(let y)): return order(x, y)
+        case (.unsignedInteger(let x), .unsignedInteger(let y)): return order(x, y)
+        case (.unsignedInteger, .integer): return 1  // past Int64.max
+        case (.integer, .unsignedInteger): return -1
+        case (.real(let x), .real(let y)): return x.isNaN || y.isNaN ? nil : order(x, y)
+        case (.real, .integer), (.real, .unsignedInteger): return compareNumbers(b, a).map { -$0 }
+        case (.integer(let x), .real(let y)):
+            guard !y.isNaN else { return nil }
+            if y >= 0x1p63 { return -1 }
+            if y < -0x1p63 { return 1 }
+            let whole = y.rounded(.towardZero)  // within Int64 here, so exact
+            if x != Int64(whole) { return order(x, Int64(whole)) }
+            return order(0, y - whole)
+        case (.unsignedInteger(let x), .real(let y)):
+            guard !y.isNaN else { return nil }
+            if y >= 0x1p64 { return -1 }
+            if y < 0x1p63 { return 1 }
+            let whole = y.rounded(.towardZero)
+            if x != UInt64(whole) { return order(x, UInt64(whole)) }
+            return order(0, y - whole)
+        default: return nil
         }
     }
 

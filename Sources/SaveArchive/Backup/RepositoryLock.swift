@@ -9,6 +9,10 @@ import Darwin
 
 /// The repository's `.savetool-lock`, held with `flock`: the kernel releases it when the
 /// holder exits, however it exits, so a lock left by a killed savetool never blocks.
+///
+/// Commands that change the repository (`create`, `prune`) hold it alone; commands that only
+/// read it (`list`, `verify`) share it with each other, so that none of them reads a backup
+/// that retention is deleting.
 public final class RepositoryLock {
     private let descriptor: Int32
 
@@ -32,18 +36,35 @@ public final class RepositoryLock {
     }
 
     /// Takes the lock of `repository`, waiting up to `wait` seconds for another holder.
-    public init(repository: String, wait: TimeInterval = 3) throws(Failure) {
+    public convenience init(repository: String, wait: TimeInterval = 3) throws(Failure) {
         let path = repository + "/.savetool-lock"
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: FileError.reason(errno)) }
+        try self.init(descriptor: descriptor, path: path, operation: LOCK_EX, wait: wait)
+    }
+
+    /// Shares the lock of `repository` with other readers, waiting up to `wait` seconds for a
+    /// writer. `nil` where no lock can be opened, a repository on read-only media: nothing
+    /// writes there either.
+    public static func forReading(repository: String, wait: TimeInterval = 3) throws(Failure) -> RepositoryLock? {
+        let path = repository + "/.savetool-lock"
+        var descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 && errno == ENOENT { descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        guard descriptor >= 0 else { return nil }
+        return try RepositoryLock(descriptor: descriptor, path: path, operation: LOCK_SH, wait: wait)
+    }
+
+    /// Owns `descriptor` from here: closes it if the lock is not had.
+    private init(descriptor: Int32, path: String, operation: Int32, wait: TimeInterval) throws(Failure) {
         let deadline = Date().addingTimeInterval(wait)
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+        while flock(descriptor, operation | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else {
                 close(descriptor)
                 throw .busy(path: path, waited: wait)
             }
             usleep(50_000)
         }
+        self.descriptor = descriptor
     }
 
     deinit {

@@ -47,6 +47,9 @@ struct BackupList: ParsableCommand {
                 return
             }
             let engine = options.engine()
+            try Failure.reporting { try options.repository.checkExists() }
+            let lock = try Failure.reporting { try engine.lockForReading() }
+            defer { withExtendedLifetime(lock) {} }
             var rows: [SaveValue] = []
             var lines: [String] = []
             var failed = 0
@@ -60,7 +63,7 @@ struct BackupList: ParsableCommand {
                     "name": .string(backup.name), "date": .string(backup.day.description), "path": .string(backup.path),
                     "size": .integer(size), "files": files.map { .int(UInt64($0)) } ?? .null, "verified": .bool(files != nil),
                 ])
-                lines.append("\(backup.day)  \(backup.name)  \(size) bytes  \(files.map { "\($0) files" } ?? "?")  \(status)")
+                lines.append("\(backup.day)  \(backup.name)  \(size) bytes  \(files.map { "\($0) file\($0 == 1 ? "" : "s")" } ?? "?")  \(status)")
             }
             if global.json {
                 try Console.outputJSON(.array(rows))

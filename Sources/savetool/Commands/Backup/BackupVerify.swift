@@ -26,6 +26,8 @@ struct BackupVerify: ParsableCommand {
         let bar = ProgressBar("verifying", global: global)
         // Each backup to check: its name as printed, and how to check it (in a folder, or on S3).
         let checks: [(place: String, verify: () throws -> BundleSummary)]
+        var lock: RepositoryLock?
+        defer { withExtendedLifetime(lock) {} }
         if var remote = try Failure.reporting({ try options.remote(warningThrough: global) }) {
             remote.progress = bar.update
             let all = try Failure.reporting { try remote.backups(requiringRepository: true) }
@@ -42,6 +44,7 @@ struct BackupVerify: ParsableCommand {
             var engine = options.engine()
             engine.progress = bar.update
             try Failure.reporting { try options.repository.checkExists() }
+            lock = try Failure.reporting { try engine.lockForReading() }
             let paths = backups.isEmpty
                 ? try Failure.reporting { try options.repository.backups().map(\.path) }
                 : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
@@ -59,7 +62,7 @@ struct BackupVerify: ParsableCommand {
                     return try check.verify()
                 }
                 results.append(["path": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
-                if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) files)\n") }
+                if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s"))\n") }
             } catch let exit as ExitCode {
                 results.append(["path": .string(check.place), "ok": false, "exitCode": .integer(Int64(exit.rawValue))])
                 firstFailure = firstFailure ?? exit  // the message naming the file and entry is already on stderr

@@ -102,10 +102,18 @@ public struct GlobalOptions: ParsableArguments, Sendable {
         for kind in kinds {
             let named = (kind.codec.map { [(JSONPointer(tokens: ["codec"]), $0)] } ?? [])
                 + kind.embedded.map { (JSONPointer(tokens: ["embedded", $0.key.description, "codec"]), $0.value.codec) }
+            let file = (kind.origin == "built-in" ? "built-in/\(kind.name)" : kind.origin) + "/kind.json"
             for (pointer, codec) in named where registry.codec(id: codec) == nil {
                 throw KindLoader.LoadError(
-                    file: (kind.origin == "built-in" ? "built-in/\(kind.name)" : kind.origin) + "/kind.json", at: pointer,
+                    file: file, at: pointer,
                     message: "no codec \"\(codec)\", expected one of \(registry.codecs.map(\.id).joined(separator: ", ")) (or a plugin's id, with --plugins)")
+            }
+            // And an embedded document's kind one there is, or every document would be blamed for it.
+            for (pointer, embedded) in kind.embedded {
+                guard let name = embedded.kind, !kinds.contains(where: { $0.name == name }) else { continue }
+                throw KindLoader.LoadError(
+                    file: file, at: JSONPointer(tokens: ["embedded", pointer.description, "kind"]),
+                    message: "no save kind \"\(name)\", expected one of \(kinds.map(\.name).sorted().joined(separator: ", "))")
             }
         }
         return kinds

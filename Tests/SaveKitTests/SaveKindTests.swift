@@ -117,8 +117,29 @@ struct SaveKindTests {
         let root = try Processes.temporaryDirectory("kinds")
         defer { try? FileManager.default.removeItem(at: root) }
         let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 0}}"#)
-        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["version", "current"]), message: "missing, expected the current version (an integer from 1)")) {
+        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["version", "current"]), message: "found 0, expected the current version (an integer from 1)")) {
             try KindLoader.load(folder: folder.path)
+        }
+        // Not JSON: the parser's line and column are the place.
+        let broken = try Self.writeKind(into: root, kindJSON: "{\"format\": \"savetool.kind/1\",\n}")
+        #expect(throws: KindLoader.LoadError.self) { try KindLoader.load(folder: broken.path) }
+        do { _ = try KindLoader.load(folder: broken.path) } catch { #expect("\(error)".hasPrefix(broken.path + "/kind.json:2:1: "), "\(error)") }
+    }
+
+    /// Two folders that declare one kind: which would count depends on folder names, which mean
+    /// nothing, so the second is refused, naming the first.
+    @Test func twoFoldersDeclaringOneKindAreRefused() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for folder in ["x", "y"] {
+            let url = root.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try Data(#"{"format": "savetool.kind/1", "kind": "same.k", "version": {"current": 1}}"#.utf8).write(to: url.appendingPathComponent("kind.json"))
+        }
+        #expect(throws: KindLoader.LoadError(
+            file: root.path + "/y/kind.json", at: JSONPointer(tokens: ["kind"]),
+            message: #""same.k", expected a kind no other folder declares: \#(root.path)/x declares it too"#)) {
+            try KindLoader.kinds(in: root.path)
         }
     }
 
@@ -136,6 +157,9 @@ struct SaveKindTests {
         (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "embedded": {"/a": {"codec": "json", "knd": "y"}}}"#, "/embedded/~1a/knd", "an unknown key, expected one of codec, kind"),
         (#"["not", "an", "object"]"#, "", "an array, expected the kind's object"),
         (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": "2"}}"#, "/version/current", "a string, expected an integer"),
+        (#"{"format": "savetool.kind/2", "kind": "x", "version": {"current": 1}}"#, "/format", #"found "savetool.kind/2", expected "savetool.kind/1""#),
+        (#"{"kind": "x", "version": {"current": 1}}"#, "/format", #"missing, expected "savetool.kind/1""#),
+        (#"{"format": "savetool.kind/1", "kind": "", "version": {"current": 1}}"#, "/kind", #"found "", expected the kind's name"#),
         (#"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 1}, "detect": [{"version": "1", "all": [{"has": "/a"}]}]}"#, "/detect/0/version", "a string, expected an integer"),
     ])
     func malformedDefinitionsAreRefusedWithTheirPlace(_ json: String, _ pointer: String, _ message: String) throws {

@@ -99,6 +99,11 @@ struct MigrateCommandTests {
             .write(to: unknownCodec.appendingPathComponent("kind.json"))
         let refused = try CLI.run("--formats", formats + "-codec", "formats", "list")
         #expect(refused.status == 65 && refused.errors.contains("zz.save/kind.json:/codec: no codec \"zjson\", expected one of"), "\(refused.errors)")
+        // So is an embedded document's kind that no folder declares: the mistake is the kind's, not the files'.
+        try Data(#"{"format": "savetool.kind/1", "kind": "zz.save", "codec": "json", "version": {"current": 1}, "embedded": {"/x": {"codec": "json", "kind": "no.such"}}}"#.utf8)
+            .write(to: unknownCodec.appendingPathComponent("kind.json"))
+        let unknownKind = try CLI.run("--formats", formats + "-codec", "formats", "show", "zz.save")
+        #expect(unknownKind.status == 65 && unknownKind.errors.contains(#"zz.save/kind.json:/embedded/~1x/kind: no save kind "no.such", expected one of"#), "\(unknownKind.errors)")
         // A folder that is not there is an error, not silently no kinds.
         let missing = try CLI.run("formats", "--formats", formats + "-nope")
         #expect(missing.status == 66 && missing.errors.contains("-nope: no such folder, expected a folder of save-kind folders"), "\(missing.errors)")

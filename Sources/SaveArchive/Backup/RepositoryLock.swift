@@ -44,12 +44,12 @@ public final class RepositoryLock {
     }
 
     /// Shares the lock of `repository` with other readers, waiting up to `wait` seconds for a
-    /// writer. `nil` where no lock can be opened, a repository on read-only media: nothing
-    /// writes there either.
+    /// writer. `nil` where there is no lock to open: no savetool has written there (the first
+    /// `create` makes it), or the repository is on read-only media. A reader never creates it:
+    /// listing a folder changes nothing in it.
     public static func forReading(repository: String, wait: TimeInterval = 3) throws(Failure) -> RepositoryLock? {
         let path = repository + "/.savetool-lock"
-        var descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 && errno == ENOENT { descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         return try RepositoryLock(descriptor: descriptor, path: path, operation: LOCK_SH, wait: wait)
     }

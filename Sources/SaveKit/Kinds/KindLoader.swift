@@ -5,21 +5,35 @@ public enum KindLoader {
     /// Why a kind folder could not be loaded, naming the file and the place in it.
     public struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
         public var file: String
-        public var at: JSONPointer
+        /// The value the mistake is in; `nil` for a file that is not JSON, whose message starts
+        /// with its own line and column.
+        public var at: JSONPointer?
         public var message: String
-        public init(file: String, at: JSONPointer, message: String) {
+        public init(file: String, at: JSONPointer?, message: String) {
             (self.file, self.at, self.message) = (file, at, message)
         }
-        public var description: String { "\(file):\(at.displayText): \(message)" }
+        public var description: String { at.map { "\(file):\($0.displayText): \(message)" } ?? "\(file):\(message)" }
     }
 
     /// Every kind in the sub-folders of `directory` that holds a `kind.json`, sorted by name.
+    /// Two folders that declare one kind are a mistake: which one counts would depend on their
+    /// names, which mean nothing.
     public static func kinds(in directory: String) throws -> [SaveKind] {
         let folders = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
-        return try folders.compactMap { folder in
+        let kinds = try folders.compactMap { folder in
             let path = directory + "/" + folder
             return FileManager.default.fileExists(atPath: path + "/kind.json") ? try load(folder: path) : nil
         }
+        var seen: [String: String] = [:]
+        for kind in kinds {
+            if let first = seen[kind.name] {
+                throw LoadError(
+                    file: kind.origin + "/kind.json", at: JSONPointer(tokens: ["kind"]),
+                    message: "\"\(kind.name)\", expected a kind no other folder declares: \(first) declares it too")
+            }
+            seen[kind.name] = kind.origin
+        }
+        return kinds
     }
 
     /// Every kind of `folders` (file texts by folder and file name, as compiled into a binary),
@@ -53,10 +67,14 @@ public enum KindLoader {
         let kind = try document("kind.json", in: folder) ?? .null
         func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
         try checkShape(of: kind, fail: fail)
-        guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else { throw fail(["format"], "expected \"savetool.kind/1\"") }
-        guard let name = kind["kind"]?.stringValue, !name.isEmpty else { throw fail(["kind"], "missing, expected the kind's name") }
+        /// What stands at a place, for a message: `missing`, or the value itself.
+        func found(_ value: SaveValue?) -> String { value.map { "found \(Schema.text($0))" } ?? "missing" }
+        guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else {
+            throw fail(["format"], "\(found(kind["format"])), expected \"savetool.kind/1\"")
+        }
+        guard let name = kind["kind"]?.stringValue, !name.isEmpty else { throw fail(["kind"], "\(found(kind["kind"])), expected the kind's name") }
         guard case .integer(let current)? = kind["version"]?["current"], current >= 1 else {
-            throw fail(["version", "current"], "missing, expected the current version (an integer from 1)")
+            throw fail(["version", "current"], "\(found(kind["version"]?["current"])), expected the current version (an integer from 1)")
         }
         var versionPath: JSONPointer?
         if let text = kind["version"]?["path"]?.stringValue {
@@ -177,7 +195,8 @@ public enum KindLoader {
         do {
             return try JSONCodec().decode(bytes)
         } catch let error as CodecError {
-            throw LoadError(file: path, at: JSONPointer(), message: "\(error)")
+            // The parser's own place (line:column) is the place: no pointer before it.
+            throw LoadError(file: path, at: nil, message: "\(error)")
         }
     }
 }

@@ -75,7 +75,7 @@ public indirect enum Condition: Sendable, Equatable {
     /// Parses one condition; errors name the place in the file.
     public init(parsing value: SaveValue, at path: [String]) throws(FormatDefinitionError) {
         func fail(_ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
-        let expected = "expected one of {\"has\": p}, {\"missing\": p}, {\"type\": [p, t]}, {\"equals\": [p, v]}, {\"compare\": [p, \">=\", v]}, {\"all\": […]}, {\"any\": […]}, {\"not\": {…}}"
+        let expected = "expected one of {\"has\": p}, {\"missing\": p}, {\"type\": [p, t]}, {\"equals\": [p, v]}, {\"compare\": [p, \">=\", v]}, {\"class\": [p, c]}, {\"all\": […]}, {\"any\": […]}, {\"not\": {…}}"
         guard let entries = value.dictionaryValue, entries.count == 1, let key = entries.keys.first else { throw fail(expected) }
         let payload = entries.values[0]
         func pointer(_ value: SaveValue?) throws(FormatDefinitionError) -> JSONPointer {

@@ -46,12 +46,12 @@ struct Validate: ParsableCommand {
                 if global.json {
                     var fields: SaveValue = [
                         "file": .string(file), "kind": .string(found.name), "why": .string(match.evidence.description), "valid": .bool(false),
-                        "error": .string(Self.problem(found, match.recognition)),
+                        "error": .string(Self.problem(found, match.recognition, in: document.value)),
                     ]
                     if case .future(let version) = match.recognition { try? fields.setValue(.int(UInt64(version)), at: JSONPointer(tokens: ["version"])) }
                     try Console.outputJSON(fields)
                 }
-                throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition)) (\(match.evidence))", code: Failure.Code.dataError)
+                throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition, in: document.value)) (\(match.evidence))", code: Failure.Code.dataError)
             }
             let violations = migrator.violations(in: document.value, of: found, version: version, registry: registry)
             if !global.json && !global.quiet {
@@ -79,10 +79,14 @@ struct Validate: ParsableCommand {
     }
 
     /// Why a recognised document cannot be validated.
-    private static func problem(_ kind: SaveKind, _ recognition: SaveKind.Recognition) -> String {
+    private static func problem(_ kind: SaveKind, _ recognition: SaveKind.Recognition, in document: SaveValue) -> String {
         switch recognition {
         case .ambiguous: return "\(kind.describe(recognition)), expected exactly one"
-        case .unrecognized: return "\(kind.name), but no version field or fingerprint tells its version"
+        case .unrecognized:
+            if let path = kind.versionPath, let field = document.value(at: path) {
+                return "\(kind.name), but its version field \(path.displayText) holds \(field.typeNameWithArticle), expected an integer"
+            }
+            return "\(kind.name), but no version field or fingerprint tells its version"
         default: return kind.describe(recognition)
         }
     }

@@ -298,6 +298,13 @@ public final class ArchiveReader {
     public func contents(of path: String, limit: Int = 256 << 20) throws(ArchiveError) -> [UInt8]? {
         while let info = try next() {
             guard info.path == path else { continue }
+            switch info.kind {
+            case .file: break
+            case .directory: throw .malformed(archive: self.path, entry: path, message: "a folder, expected a file (name one of the files in it)")
+            case .symbolicLink(let target): throw .malformed(archive: self.path, entry: path, message: "a link to \(target), expected a file")
+            case .hardLink(let target): throw .malformed(archive: self.path, entry: path, message: "a hard link to \(target), expected the file it names")
+            case .special(let description): throw .malformed(archive: self.path, entry: path, message: "a \(description), expected a file")
+            }
             guard let data = try readEntry(limit: limit) else {
                 throw .malformed(archive: self.path, entry: path, message: "larger than \(limit) bytes, expected a document")
             }

@@ -25,8 +25,9 @@ public struct GlobalOptions: ParsableArguments, Sendable {
     public func validate() throws {
         for (directory, holding) in formatDirectories.map({ ($0, "save-kind folders") }) + pluginDirectories.map({ ($0, "savetool-codec-<id> plugins") }) {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                Console.error("savetool: \(directory): no such folder, expected a folder of \(holding)")
+            let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+            guard exists, isDirectory.boolValue else {
+                Console.error("savetool: \(directory): \(exists ? "not a folder" : "no such folder"), expected a folder of \(holding)")
                 throw ExitCode(Failure.Code.noInput)
             }
         }

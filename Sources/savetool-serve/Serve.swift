@@ -72,7 +72,7 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("The address to listen on.", valueName: "address"))
         var host = "127.0.0.1"
 
-        @Option(help: ArgumentHelp("The port to listen on; 0 picks a free one (printed).", valueName: "port"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one (printed).", valueName: "port"))
         var port = 8080
 
         @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"), transform: PathArgument.named)
@@ -84,22 +84,22 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"), transform: PathArgument.named)
         var tlsKey: String?
 
-        @Option(help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("The largest body taken, in bytes; larger ones are refused with 413.", valueName: "bytes"))
         var maxBody = 16 << 20
 
-        @Option(help: ArgumentHelp("Seconds a request's body may take to arrive (then 408); an idle connection is closed 2 s later.", valueName: "seconds"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Seconds a request's body may take to arrive (then 408); an idle connection is closed 2 s later.", valueName: "seconds"))
         var timeout = 30
 
-        @Option(help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Connections served at once; more wait.", valueName: "count"))
         var maxConnections = 512
 
         @Option(help: ArgumentHelp("Once a day, every slot's head into a bundle here: a directory, or s3://bucket/prefix.", valueName: "dir|s3://…"), transform: PathArgument.named)
         var backupRepo: String?
 
-        @Option(help: ArgumentHelp("Days of head bundles kept in --backup-repo.", valueName: "days"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Days of head bundles kept in --backup-repo.", valueName: "days"))
         var keepBackups = 7
 
-        @Option(help: ArgumentHelp("Versions kept per slot (never the head, each recent day's last, parked pushes for 30 days); 0 keeps all.", valueName: "count"))
+        @Option(parsing: .unconditional, help: ArgumentHelp("Versions kept per slot (never the head, each recent day's last, parked pushes for 30 days); 0 keeps all.", valueName: "count"))
         var keepVersions = 100
 
         func validate() throws {

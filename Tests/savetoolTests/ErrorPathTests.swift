@@ -62,6 +62,16 @@ struct ErrorPathTests {
         // An endless input: stopped at the limit, not when memory runs out.
         Case(name: "inspect of an endless device", arguments: ["inspect", "/dev/zero", "--from", "json"],
              status: 65, message: "^savetool: /dev/zero: more than 1 GiB and still going, expected a save document"),
+        Case(name: "backup prune --keep -1", arguments: ["backup", "prune", "--repo", "backups", "--keep", "-1"],
+             status: 64, message: "^savetool: --keep -1 would delete every backup, expected 1 or more"),
+        Case(name: "import --max-entries -5", arguments: ["import", "missing.tar.gz", "--into", "restored", "--max-entries", "-5"],
+             status: 64, message: "^savetool: --max-entries -5, expected a number above 0"),
+        Case(name: "get --entry of a folder in a bundle", arguments: ["get", "kape.tar.gz", "--entry", "files/Documents", "/round"],
+             prepare: { directory in
+                 let exported = try CLI.run("export", CLI.sample("kape"), "-o", directory.appendingPathComponent("kape.tar.gz").path)
+                 #expect(exported.status == 0, "\(exported.errors)")
+             },
+             status: 65, message: "^savetool: kape\\.tar\\.gz: entry files/Documents: a folder, expected a file"),
         Case(name: "inspect of a missing file", arguments: ["inspect", "missing.json"],
              status: 66, message: "^savetool: missing\\.json: cannot read"),
         Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
@@ -113,7 +123,7 @@ struct ErrorPathTests {
     ]
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 25)
+        #expect(Self.cases.count == 28)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

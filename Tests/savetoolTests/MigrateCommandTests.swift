@@ -108,6 +108,8 @@ struct MigrateCommandTests {
         let missing = try CLI.run("formats", "--formats", formats + "-nope")
         #expect(missing.status == 66 && missing.errors.contains("-nope: no such folder, expected a folder of save-kind folders"), "\(missing.errors)")
         #expect(try CLI.run("formats", "--plugins", formats + "-nope").status == 66)
+        let notAFolder = try CLI.run("formats", "--plugins", CLI.sample("kape/Documents/current_tournament.json"))
+        #expect(notAFolder.status == 66 && notAFolder.errors.contains("current_tournament.json: not a folder, expected a folder of savetool-codec-<id> plugins"), "\(notAFolder.errors)")
         #expect(try CLI.run("formats", "--formats", formats).outputText.contains(/sudoku\.game +Sudoku  \[versions 1–2\]  \(.*formats\/sudoku\.game\)/))
         let migrated = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")

@@ -97,7 +97,7 @@ struct Formats: ParsableCommand {
                 title:        \(kind.title)
                 files:        \(kind.files.joined(separator: ", "))
                 codec:        \(kind.codec ?? "any")
-                versions:     1–\(kind.currentVersion), the version at \(kind.versionPath?.displayText ?? "(no field)")
+                versions:     \(kind.currentVersion == 1 ? "1" : "1–\(kind.currentVersion)"), \(kind.versionPath.map { "the version at \($0.displayText)" } ?? "no version field (told by fingerprints)")
                 fingerprints: \(kind.fingerprints.isEmpty ? "none" : kind.fingerprints.map { "version \($0.version)" }.joined(separator: ", "))
                 schemas:      \(schemas.isEmpty ? "none" : schemas.map { "v\($0)" }.joined(separator: ", "))
                 migrations:   \(steps.isEmpty ? "none" : steps.joined(separator: ", "))

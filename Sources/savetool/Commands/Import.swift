@@ -67,14 +67,19 @@ struct Import: ParsableCommand {
     @Option(help: ArgumentHelp("Where to save the directory's previous contents (default: beside it).", valueName: "dir"), transform: PathArgument.named)
     var backupRepo: String?
 
-    @Option(help: ArgumentHelp("The most bytes the files may total.", valueName: "bytes"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most bytes the files may total.", valueName: "bytes"))
     var maxBytes: Int64 = BundleImporter.Limits().maxTotalBytes
 
-    @Option(help: ArgumentHelp("The most files a bundle may hold.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most files a bundle may hold.", valueName: "count"))
     var maxEntries: Int = BundleImporter.Limits().maxEntries
 
-    @Option(help: ArgumentHelp("The most bytes of files per byte of bundle, for bundles that write more than 256 MiB.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most bytes of files per byte of bundle, for bundles that write more than 256 MiB.", valueName: "ratio"))
     var maxRatio: Double = BundleImporter.Limits().maxCompressionRatio
+
+    func validate() throws {
+        let limits = [("--max-bytes", "\(maxBytes)", maxBytes >= 1), ("--max-entries", "\(maxEntries)", maxEntries >= 1), ("--max-ratio", "\(maxRatio)", maxRatio > 0)]
+        if let (flag, value, _) = limits.first(where: { !$0.2 }) { throw ValidationError("\(flag) \(value), expected a number above 0") }
+    }
 
     func run() throws {
         try Failure.reporting {

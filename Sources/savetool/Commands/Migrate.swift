@@ -66,7 +66,7 @@ struct Migrate: ParsableCommand {
     @Flag(help: "With --in-place, do not save the originals as a bundle first.")
     var noBackup = false
 
-    @Option(help: ArgumentHelp("Files to migrate at once.", valueName: "N"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Files to migrate at once.", valueName: "N"))
     var jobs = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(help: ArgumentHelp("Write one JSON line per file here.", valueName: "file.jsonl"), transform: PathArgument.named)

@@ -29,7 +29,7 @@ struct BackupCreate: ParsableCommand {
     @Argument(help: "The save directory.", transform: PathArgument.named)
     var source: String
 
-    @Option(help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
     var keep = 7
 
     @Option(help: ArgumentHelp("The day of this backup (default: today, local time); for backfills.", valueName: "YYYY-MM-DD"))

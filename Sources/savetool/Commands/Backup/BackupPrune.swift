@@ -20,7 +20,7 @@ struct BackupPrune: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var options: RepositoryOptions
 
-    @Option(help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many distinct days with a backup to keep.", valueName: "days"))
     var keep = 7
 
     @Flag(help: "List what would be deleted, and delete nothing.")

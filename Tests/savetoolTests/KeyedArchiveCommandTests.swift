@@ -151,6 +151,16 @@ struct KeyedArchiveCommandTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: broken)) == before)
         #expect(try CLI.run("get", broken, "/$objects/1/name", "--raw-archive").status == 0)
+        // An archive that lost its $top, or whose $objects is no array, is damaged, not a plain plist.
+        for (damaged, message) in [
+            (["$archiver": "NSKeyedArchiver", "$version": 100_000, "$objects": ["$null", "x"]] as SaveValue, "/$top: no $top, expected a dictionary of the archive's roots"),
+            (["$archiver": "NSKeyedArchiver", "$top": ["root": .uid(1)], "$objects": ["a": "b"]], "/$objects: a dictionary, expected an array of the archived objects"),
+        ] {
+            try Data(try BinaryPlistCodec().encode(damaged)).write(to: URL(fileURLWithPath: broken))
+            let result = try CLI.run("inspect", broken)
+            #expect(result.status == 65 && result.errors.contains("broken.archive:" + message), "\(result.errors)")
+            #expect(try CLI.run("get", broken, "/$archiver", "--raw-archive").outputText == "\"NSKeyedArchiver\"\n")
+        }
     }
 
     /// A save kind over an archive's view (`Fixtures/keyed/formats/archived.player`): a class in

@@ -40,12 +40,12 @@ public struct KeyedArchive: Sendable {
     /// More objects than this is refused: a hostile file could claim millions of tiny ones.
     public static let maxObjects = 5_000_000
 
-    /// Whether `value` is a keyed archive (its top, not a value inside it).
+    /// Whether `value` says it is a keyed archive (its top, not a value inside it): its
+    /// `$archiver` is `NSKeyedArchiver`. One that has lost its `$top` or whose `$objects` is
+    /// not an array is then refused with the place (``init(_:)``), not read as a plain plist.
     public static func isKeyedArchive(_ value: SaveValue) -> Bool {
-        guard case .dictionary(let fields) = value, fields["$archiver"] == .string("NSKeyedArchiver"),
-            case .dictionary? = fields["$top"], case .array? = fields["$objects"]
-        else { return false }
-        return true
+        guard case .dictionary(let fields) = value else { return false }
+        return fields["$archiver"] == .string("NSKeyedArchiver")
     }
 
     /// A cheap test before a full decode: a keyed archive's bytes hold the archiver's name in

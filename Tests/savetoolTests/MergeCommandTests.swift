@@ -251,6 +251,67 @@ struct MergeCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: keptRestored + "/local.tar.zst")) == before, "the old bundle, byte for byte")
     }
 
+    /// SIGKILL at 10 moments spread over a merge of a bundle in place: after every kill the
+    /// bundle is its old bytes or a whole merged bundle, and when it is the merged one, the old
+    /// one is kept whole beside it (its import gives it back byte for byte). Whatever a kill
+    /// left unfinished is a temporary file that the next run removes or ignores.
+    @Test func killedMergesOfABundleInPlaceLoseNothing() throws {
+        let root = try Processes.temporaryDirectory("merge-crash")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for (name, coins) in [("base", 1), ("local", 1), ("remote", 2)] {
+            let folder = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            for index in 0..<400 {
+                let value = index == 0 ? coins : index
+                try Data(#"{"slot": \#(index), "coins": \#(value), "note": "\#(String(repeating: "x", count: 200))"}"#.utf8)
+                    .write(to: folder.appendingPathComponent("save-\(index).json"))
+            }
+            #expect(try CLI.run("export", folder.path, "-o", root.appendingPathComponent("\(name).tar.gz").path, "-q").status == 0)
+        }
+        let bundle = root.appendingPathComponent("local.tar.gz").path
+        let original = try Data(contentsOf: URL(fileURLWithPath: bundle))
+        let merge = [CLI.executable, "merge", "-q", "--local", bundle, "--remote", root.appendingPathComponent("remote.tar.gz").path,
+                     "--base", root.appendingPathComponent("base.tar.gz").path, "-o", bundle]
+        func restore(_ path: String) throws -> String? {
+            let into = root.appendingPathComponent("check-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: into) }
+            guard try CLI.run("import", path, "--into", into, "--no-migrate", "-q").status == 0 else { return nil }
+            return try String(contentsOfFile: into + "/save-0.json", encoding: .utf8)
+        }
+        let started = Date()
+        #expect(try Processes.run(merge).status == 0)
+        let fullRun = Date().timeIntervalSince(started)
+        #expect(try restore(bundle)?.contains(#""coins": 2"#) == true)
+
+        var outcomes = (old: 0, new: 0)
+        for round in 0..<10 {
+            for leftover in try FileManager.default.contentsOfDirectory(atPath: root.path) where leftover.contains("before-merge") {
+                try FileManager.default.removeItem(at: root.appendingPathComponent(leftover))
+            }
+            try original.write(to: URL(fileURLWithPath: bundle))
+            let delay = fullRun * (Double(round) + 0.5) / 10
+            _ = try Processes.runKilled(after: delay, merge)
+            let moment = "round \(round) (killed after \(Int(delay * 1000)) ms)"
+            let now = try Data(contentsOf: URL(fileURLWithPath: bundle))
+            if now == original {
+                outcomes.old += 1
+                continue
+            }
+            outcomes.new += 1
+            #expect(try restore(bundle)?.contains(#""coins": 2"#) == true, "\(moment): the bundle is neither old nor a whole merge")
+            let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("local.tar.gz-before-merge-") }
+            #expect(kept.count == 1, "\(moment): \(kept)")
+            let keptInto = root.appendingPathComponent("kept-\(round)")
+            #expect(try CLI.run("import", root.appendingPathComponent(try #require(kept.first)).path, "--into", keptInto.path, "--no-migrate", "-q").status == 0)
+            #expect(try Data(contentsOf: keptInto.appendingPathComponent("local.tar.gz")) == original, "\(moment): the old bundle is not kept whole")
+            try FileManager.default.removeItem(at: keptInto)
+        }
+        for leftover in try FileManager.default.contentsOfDirectory(atPath: root.path) where leftover.hasPrefix(".") {
+            #expect(FileIO.isTemporaryName(leftover), "\(leftover) is not a temporary file")
+        }
+        #expect(outcomes.old > 0, "old \(outcomes.old), new \(outcomes.new)")
+    }
+
     /// The walk merges files and folders only. A FIFO or a link in the local folder, where the
     /// other copy has a file, is refused before anything is replaced: renaming over it would drop
     /// something the merge never read. A link where the other copy has a folder would lead the

@@ -192,17 +192,11 @@ struct SyncRoutes: Sendable {
                 "error": .dictionary([
                     "code": .string("conflict"),
                     "message": .string("\(conflicts.count) place\(conflicts.count == 1 ? "" : "s") changed on both sides that no rule settles; the push is kept as \(parked)"),
-                    "pointer": .string(conflicts.first?.path.displayText ?? "/"),
+                    "pointer": .string(conflicts.first?.path.description ?? ""),
                 ]),
                 "head": .integer(Int64(head)),
                 "parked": .string(parked),
-                "conflicts": .array(conflicts.map { conflict in
-                    var fields: [(String, SaveValue)] = [("pointer", .string(conflict.path.displayText)), ("why", .string(conflict.why))]
-                    if let base = conflict.base { fields.append(("base", base)) }
-                    if let head = conflict.remote { fields.append(("head", head)) }
-                    if let pushed = conflict.local { fields.append(("pushed", pushed)) }
-                    return .dictionary(.init(uniqueKeysWithValues: fields))
-                }),
+                "conflicts": .array(conflicts.map(\.syncConflict)),
             ]), headers: [.eTag: "\"\(head)\""])
         }
     }

@@ -21,13 +21,16 @@ public final class SyncClient: Sendable {
     public let registry: CodecRegistry
     /// Tries per request while the server cannot be reached or answers 5xx.
     public let attempts: Int
+    /// Merges a file's newer changes with the server's copy here, by the kinds' rules, when
+    /// the app saved the file again while its push was out (see ``SyncState``).
+    public let merger: SaveMerger
     private let connections: HTTPConnections
 
     /// `trustedCertificates`: a PEM file of the certificates that an `https` server's is checked
     /// against instead of the system's CAs (a private CA, or the server's own self-signed one).
     public init(
-        server: String, space: String, token: String?, device: String?, registry: CodecRegistry, attempts: Int = 4, timeout: TimeInterval = 30,
-        trustedCertificates: String? = nil
+        server: String, space: String, token: String?, device: String?, registry: CodecRegistry, kinds: [SaveKind] = [], attempts: Int = 4,
+        timeout: TimeInterval = 30, trustedCertificates: String? = nil
     ) throws(SaveError) {
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
@@ -36,6 +39,7 @@ public final class SyncClient: Sendable {
         }
         (self.server, self.space, self.token, self.device, self.registry) = (server, try SlotAddress.space(space), token, device, registry)
         self.attempts = max(1, attempts)
+        merger = try SaveMerger(kinds: kinds, registry: registry)
         if let trustedCertificates {
             var info = stat()
             guard stat(trustedCertificates, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(trustedCertificates, R_OK) == 0 else {
@@ -76,6 +80,9 @@ public final class SyncClient: Sendable {
         public var parked: String?
         /// For a file left out: why.
         public var reason: String?
+        /// For a conflict: it is between what the file changed since its last push (which the
+        /// server took while the app saved again) and the server's copy, found here.
+        public var sincePush = false
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
@@ -108,24 +115,33 @@ public final class SyncClient: Sendable {
         let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }
         let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName
 
-        func finish(_ response: HTTPResponse, _ action: Outcome.Action) throws -> Outcome {
+        func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> Outcome {
             guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
                 throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
             }
-            let written = try write(Array(response.body), over: local, to: file, mode: mode, links: links)
+            guard let written = try write(Array(response.body), over: local, to: file, mode: mode, links: links) else {
+                guard pushed else { throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again") }
+                // The server took the push, and the app has saved again since: its new changes
+                // are relative to what was pushed, which is now part of `version`.
+                entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "", pendingBase: local)
+                return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: (version, Array(response.body)))
+            }
             entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
             let merged = response.header("Save-Merged") == "true"
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
             return Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
         }
 
+        if let remembered, remembered.pendingBase != nil {
+            return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: nil)
+        }
         if let remembered, remembered.sha256 == sha256 {
             // Unchanged here since the last sync: only a newer head comes down.
             let response = try send("GET", url, headers: [("If-None-Match", "\"\(remembered.version)\"")], file: file)
             switch response.status {
             case 304: return Outcome(file: file, slot: slot, action: .upToDate, version: remembered.version)
             case 200:
-                let outcome = try finish(response, .pulled)
+                let outcome = try finish(response, .pulled, pushed: false)
                 return outcome.version == remembered.version ? Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) : outcome
             case 404: break  // gone from the server: pushed again as new, below
             default: throw failure(response, url: url, file: file)
@@ -136,7 +152,7 @@ public final class SyncClient: Sendable {
             let response = try send("PUT", url, headers: [condition], body: local, file: file)
             switch response.status {
             case 200, 201:
-                var outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed)
+                var outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed, pushed: true)
                 // The server had this very copy already (a device joining a slot it holds, or a
                 // push of the version it is based on): nothing new was stored.
                 let merged = response.header("Save-Merged") == "true"
@@ -217,6 +233,48 @@ public final class SyncClient: Sendable {
         return Outcome(file: file, slot: slot, action: .pulled, version: version)
     }
 
+    /// The file's changes since its pending base (what it last pushed), merged here with the
+    /// server's copy (`head`, else the slot's head as the server gives it now), which holds what
+    /// was pushed: written over the file, then pushed as any change. A conflict leaves the file
+    /// and the pending base as they are.
+    private func mergePending(
+        file: String, slot: String, url: String, entry: inout SyncState.Entry?, links: LinkPolicy, head given: (version: Int, bytes: [UInt8])?
+    ) throws -> Outcome {
+        guard let pending = entry, let base = pending.pendingBase else { preconditionFailure("no pending base") }
+        let (local, mode) = try readLocal(file)
+        var head = given
+        if head == nil {
+            let response = try send("GET", url, file: file)
+            guard response.status == 200 else { throw failure(response, url: url, file: file) }
+            guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
+                throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
+            }
+            head = (version, Array(response.body))
+        }
+        let (version, remote) = head!
+        let result = try merger.merge(
+            base: SaveMerger.Copy(bytes: base, path: slot, name: file + " (as last pushed)"), local: SaveMerger.Copy(bytes: local, path: slot, name: file),
+            remote: SaveMerger.Copy(bytes: remote, path: slot, name: url))
+        guard result.conflicts.isEmpty else {
+            var outcome = Outcome(file: file, slot: slot, action: .conflict, version: version, conflicts: result.conflicts.map(\.syncConflict))
+            outcome.sincePush = true
+            return outcome
+        }
+        // Written as any answer is, in the file's codec, unless the app saved yet again.
+        guard try write(result.output, over: local, to: file, mode: mode, links: links) != nil else {
+            throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+        }
+        // Then pushed on top of the server's copy, as any change: the server stores what the
+        // file adds to it, or nothing if it adds nothing.
+        entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "")
+        var outcome = try sync(file: file, slot: slot, entry: &entry, links: links)
+        if outcome.action == .upToDate || outcome.action == .pushed {
+            outcome.action = .merged
+            outcome.decisions = result.decisions.count
+        }
+        return outcome
+    }
+
     // MARK: -
 
     private func readLocal(_ file: String) throws -> ([UInt8], mode_t) {
@@ -224,10 +282,12 @@ public final class SyncClient: Sendable {
     }
 
     /// Writes what the server holds in the local file's codec (a device that writes binary
-    /// plists keeps binary plists, whatever another device pushed); returns the bytes written.
-    private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t, links: LinkPolicy) throws -> [UInt8] {
+    /// plists keeps binary plists, whatever another device pushed); returns the bytes written,
+    /// or `nil` when the file no longer holds `local`: the app saved while the request was out,
+    /// and its save is not overwritten. With no `file`, only says what would be written.
+    private func write(_ answer: [UInt8], over local: [UInt8], to file: String?, mode: mode_t = 0o644, links: LinkPolicy = .follow) throws -> [UInt8]? {
         var bytes = answer
-        if let localCodec = registry.codec(sniffing: local) ?? registry.codec(forPath: file), let answerCodec = registry.codec(sniffing: answer),
+        if let localCodec = registry.codec(sniffing: local) ?? file.flatMap(registry.codec(forPath:)), let answerCodec = registry.codec(sniffing: answer),
             localCodec.id != answerCodec.id
         {
             do {
@@ -238,11 +298,9 @@ public final class SyncClient: Sendable {
                 throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
             }
         }
+        guard let file else { return bytes }
+        guard (try? FileIO.read(file)) == local else { return nil }
         guard bytes != local else { return local }
-        // The app may have saved while the request was out: its save is not overwritten.
-        if (try? FileIO.read(file)) != local {
-            throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
-        }
         do { try FileIO.writeAtomically(bytes, to: file, mode: mode, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         return bytes
     }

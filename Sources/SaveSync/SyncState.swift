@@ -7,6 +7,12 @@ import SaveKit
 /// locally. Kept in `.savetool-sync/state.json` in the folder synced (or beside the file).
 ///
 /// The SHA-256 tells whether the file changed since; the version is the base of its next push.
+///
+/// A push the server took while the app saved the file again leaves a *pending base*: the
+/// bytes that were pushed, which the file's newer changes are relative to (the server merged
+/// them into `version`). They are kept in `.savetool-sync/bases/<sha256>` until the next sync
+/// has merged the file's newer changes with the server's copy, so that nothing pushed is
+/// counted twice.
 public struct SyncState: Sendable {
     public struct Entry: Sendable, Equatable {
         public var server: String
@@ -14,9 +20,10 @@ public struct SyncState: Sendable {
         public var slot: String
         public var version: Int
         public var sha256: String
+        public var pendingBase: [UInt8]?
 
-        public init(server: String, space: String, slot: String, version: Int, sha256: String) {
-            (self.server, self.space, self.slot, self.version, self.sha256) = (server, space, slot, version, sha256)
+        public init(server: String, space: String, slot: String, version: Int, sha256: String, pendingBase: [UInt8]? = nil) {
+            (self.server, self.space, self.slot, self.version, self.sha256, self.pendingBase) = (server, space, slot, version, sha256, pendingBase)
         }
     }
 
@@ -39,11 +46,21 @@ public struct SyncState: Sendable {
         for (path, value) in document.dictionaryValue?["files"]?.dictionaryValue ?? [:] {
             let read = FieldReader(value: value, what: "a synced file")
             do {
-                entries[path] = Entry(
+                var entry = Entry(
                     server: try read.string("server"), space: try read.string("space"), slot: try read.string("slot"), version: try read.int("version"),
                     sha256: try read.string("sha256"))
+                if let base = value.dictionaryValue?["pendingBase"]?.stringValue {
+                    let stored = Self.basePath(folder: folder, sha256: base)
+                    guard let bytes = try? FileIO.read(stored), Checksum.sha256(bytes) == base else {
+                        throw SaveError(.badData, file: stored, "missing or changed, expected the bytes last pushed; remove \(file) to sync every file again as new")
+                    }
+                    entry.pendingBase = bytes
+                }
+                entries[path] = entry
+            } catch let error as SaveError where error.file != nil {
+                throw error
             } catch {
-                throw SaveError(.badData, file: file, location: "/files/\(path)", "\(error.message); remove the file to sync every file again as new")
+                throw SaveError(.badData, file: file, location: "/files/\(path)", "\(error); remove the file to sync every file again as new")
             }
         }
     }
@@ -55,13 +72,39 @@ public struct SyncState: Sendable {
             throw SaveError(.cannotCreate, file: folder, FileError.reason(errno))
         }
         var files: OrderedDictionary<String, SaveValue> = [:]
+        var bases: Set<String> = []
         for (path, entry) in entries {
-            files[path] = .dictionary([
+            var fields: OrderedDictionary<String, SaveValue> = [
                 "server": .string(entry.server), "space": .string(entry.space), "slot": .string(entry.slot),
                 "version": .integer(Int64(entry.version)), "sha256": .string(entry.sha256),
-            ])
+            ]
+            if let base = entry.pendingBase {
+                // On disk before the state that names it.
+                let sha256 = Checksum.sha256(base)
+                let stored = Self.basePath(folder: FileIO.parentDirectory(of: folder), sha256: sha256)
+                let baseFolder = FileIO.parentDirectory(of: stored)
+                if access(baseFolder, F_OK) != 0, mkdir(baseFolder, 0o755) != 0, errno != EEXIST {
+                    throw SaveError(.cannotCreate, file: baseFolder, FileError.reason(errno))
+                }
+                if access(stored, F_OK) != 0 {
+                    do { try FileIO.writeAtomically(base, to: stored) } catch { throw SaveError(error.category, file: stored, error.description, cause: error) }
+                }
+                fields["pendingBase"] = .string(sha256)
+                bases.insert(sha256)
+            }
+            files[path] = .dictionary(fields)
         }
         let bytes = try JSONCodec().encode(.dictionary(["files": .dictionary(files)]))
         do { try FileIO.writeAtomically(bytes, to: file) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
+        // Bases no file waits on any more.
+        let baseFolder = folder + "/bases"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: baseFolder)) ?? [] where !bases.contains(name) {
+            unlink(baseFolder + "/" + name)
+        }
+    }
+
+    /// Where a pending base is kept, for the state of `folder` (the folder synced).
+    static func basePath(folder: String, sha256: String) -> String {
+        folder + "/" + folderName + "/bases/" + sha256
     }
 }

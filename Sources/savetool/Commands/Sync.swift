@@ -78,7 +78,7 @@ struct Sync: ParsableCommand {
             }
             let client = try SyncClient(
                 server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry(),
-                trustedCertificates: cacert)
+                kinds: try global.kinds(), trustedCertificates: cacert)
             var info = stat()
             guard stat(path, &info) == 0 else { throw SaveError(.notFound, file: path, FileError.reason(errno)) }
             let isFolder = info.st_mode & S_IFMT == S_IFDIR
@@ -171,12 +171,15 @@ struct Sync: ParsableCommand {
         case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
         case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
         case .conflict:
-            var text = "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
+            var text = outcome.sincePush
+                ? "\(outcome.file): its changes since its last push (which the server took) conflict with version \(outcome.version) on the server; the file is left as it was"
+                : "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
             if let parked = outcome.parked { text += " (the server keeps the push as \(parked))" }
             for conflict in outcome.conflicts {
                 let fields = conflict.dictionaryValue ?? [:]
                 let shown = { (key: String) in fields[key].map { $0.compactText } ?? "(none)" }
-                text += "\n  \(fields["pointer"]?.stringValue ?? "/"): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
+                let pointer = fields["pointer"]?.stringValue ?? ""
+                text += "\n  \(pointer.isEmpty ? "the whole file" : pointer): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
                 if let why = fields["why"]?.stringValue { text += " — \(why)" }
             }
             Console.error(text)

@@ -191,6 +191,94 @@ struct SyncSeedTests {
 
     /// A conflict: the device's file is left as it was, the exit code is 1, and the server
     /// keeps the push (parked) without serving it.
+    /// A proxy that, once `ARM` exists, holds the next PUT until told to let it go: the app
+    /// saves while the push is out. (`HOLD` is made when the PUT arrives; `RELEASE`, made by
+    /// the test, lets it on.)
+    static let holdingProxy = #"""
+        import http.server, os, sys, time, urllib.request
+        upstream, folder = sys.argv[1], sys.argv[2]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def handle_one(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                if self.command == "PUT" and os.path.exists(folder + "/ARM") and not os.path.exists(folder + "/HOLD"):
+                    open(folder + "/HOLD", "w").close()
+                    while not os.path.exists(folder + "/RELEASE"): time.sleep(0.02)
+                request = urllib.request.Request(upstream + self.path, data=body, method=self.command)
+                for key, value in self.headers.items():
+                    if key.lower() not in ("host", "content-length", "connection"): request.add_header(key, value)
+                try:
+                    answer = urllib.request.urlopen(request); status, headers, data = answer.status, answer.headers, answer.read()
+                except urllib.error.HTTPError as error:
+                    status, headers, data = error.code, error.headers, error.read()
+                self.send_response(status)
+                for key, value in headers.items():
+                    if key.lower() not in ("transfer-encoding", "connection", "content-length", "date", "server"): self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+            do_GET = do_PUT = do_POST = handle_one
+            def log_message(self, *arguments): pass
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    /// The app saves again while a push is out, and the server merges and takes the push: the
+    /// file is not overwritten, and its newer change is merged here with the server's copy and
+    /// pushed on top of it. The change that was pushed is counted once, never twice.
+    @Test func aSaveDuringAPushIsMergedOnTopNotCountedTwice() throws {
+        let root = try Processes.temporaryDirectory("sync-race")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let script = root.appendingPathComponent("proxy.py")
+        try Data(Self.holdingProxy.utf8).write(to: script)
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", script.path, server.url, root.path]
+        let proxyOutput = Pipe()
+        proxy.standardOutput = proxyOutput
+        try proxy.run()
+        defer { kill(-proxy.processIdentifier, SIGKILL) }
+        let port = try #require(Int(String(decoding: proxyOutput.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let throughProxy = "http://127.0.0.1:\(port)"
+
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: throughProxy)
+        try phone.sync()
+        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
+        try tablet.sync()
+        #expect(try phone.get(Self.blocks, "/gameSave/coins") == "40")
+        try tablet.set(Self.blocks, "/gameSave/coins", "10")  // -30
+        try tablet.sync()
+        try phone.set(Self.blocks, "/gameSave/coins", "65")  // +25
+
+        // Only the blocks file changed: its push is the one held.
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("ARM").path, contents: nil)
+        let sync = Process()
+        sync.executableURL = URL(fileURLWithPath: CLI.executable)
+        sync.arguments = ["sync", phone.root.path, "--server", throughProxy, "--space", "games/player-42", "--device", "phone"]
+        let errors = Pipe()
+        sync.standardError = errors
+        sync.standardOutput = FileHandle.nullDevice
+        try sync.run()
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: root.appendingPathComponent("HOLD").path), Date() < deadline { usleep(20_000) }
+        try phone.set(Self.blocks, "/hasSeenTutorial", "false")  // the app saves meanwhile
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("RELEASE").path, contents: nil)
+        sync.waitUntilExit()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(sync.terminationStatus == 0, "\(said)")
+
+        // Merged here (the push's +25 and the tablet's -30), the app's save kept, and pushed.
+        #expect(try phone.get(Self.blocks, "/gameSave/coins") == "35")
+        #expect(try phone.get(Self.blocks, "/hasSeenTutorial") == "false")
+        try phone.sync()
+        try tablet.sync()
+        #expect(try tablet.get(Self.blocks, "/gameSave/coins") == "35", "never 60: the +25 counted once")
+        #expect(try tablet.get(Self.blocks, "/hasSeenTutorial") == "false")
+        let bases = (try? FileManager.default.contentsOfDirectory(atPath: phone.root.appendingPathComponent(".savetool-sync/bases").path)) ?? []
+        #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
+    }
+
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
         let root = try Processes.temporaryDirectory("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }

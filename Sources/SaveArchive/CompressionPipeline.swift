@@ -135,9 +135,11 @@ final class CompressionPipeline: @unchecked Sendable {
         condition.lock()
         let abandoned = self.abandoned
         condition.unlock()
-        if abandoned {
+        if abandoned || message != nil {
+            // Failed: nothing more reaches the output, not even at free (which would close,
+            // writing the compressor's buffered bytes and its trailer).
             archive_write_fail(compressor)
-        } else if message == nil, archive_write_close(compressor) != ARCHIVE_OK {
+        } else if archive_write_close(compressor) != ARCHIVE_OK {
             message = output.failure ?? ArchiveReader.message(compressor)
         }
         condition.lock()

@@ -14,6 +14,9 @@ final class TarEntryStream {
     /// The data's bytes so far.
     private(set) var count: Int64 = 0
     private var finished = false
+    /// Uncompressed, bytes are gathered here and written a MiB at a time (the compressor's queue
+    /// gathers them otherwise): a manifest comes an entry at a time.
+    private var gathered: [UInt8] = []
 
     /// Starts the data's stream on `output`; `name` is for messages.
     init(into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression) throws(ArchiveError) {
@@ -34,8 +37,19 @@ final class TarEntryStream {
     }
 
     private func send(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-        let sent = pipeline.map { $0.push(bytes) } ?? (output.write(bytes) == bytes.count)
-        guard sent else { throw .ioFailure(archive: name, message: output.failure ?? pipeline?.error ?? "the write failed") }
+        if let pipeline {
+            guard pipeline.push(bytes) else { throw .ioFailure(archive: name, message: output.failure ?? pipeline.error ?? "the write failed") }
+            return
+        }
+        gathered.append(contentsOf: bytes)
+        if gathered.count >= 1 << 20 { try flushGathered() }
+    }
+
+    private func flushGathered() throws(ArchiveError) {
+        guard !gathered.isEmpty else { return }
+        let written = gathered.withUnsafeBytes { output.write($0) }
+        guard written == gathered.count else { throw .ioFailure(archive: name, message: output.failure ?? "the write failed") }
+        gathered.removeAll(keepingCapacity: true)
     }
 
     func write(_ bytes: [UInt8]) throws(ArchiveError) {
@@ -51,6 +65,7 @@ final class TarEntryStream {
             count -= Int64(padding)
         }
         finished = true
+        try flushGathered()
         do {
             try pipeline?.finish()
         } catch {

@@ -34,7 +34,9 @@ struct SyncRoutes: Sendable {
             } catch let error as APIError {
                 return error.response
             } catch let error as SaveError {
-                return APIError(error).response
+                let answer = APIError(error)
+                if let detail = answer.detail { configuration.accessLog("store: \(detail)") }
+                return answer.response
             } catch {
                 return APIError(.internalServerError, "internal", "the backup failed: \(error)").response
             }
@@ -53,7 +55,9 @@ struct SyncRoutes: Sendable {
         } catch let error as PushService.BaseMismatch {
             return APIError(.preconditionFailed, "preconditionFailed", error.message).response
         } catch let error as SaveError {
-            return APIError(error).response
+            let answer = APIError(error)
+            if let detail = answer.detail { configuration.accessLog("store: \(detail)") }
+            return answer.response
         } catch where (error as? HTTPError)?.status == .contentTooLarge || error is NIOTooManyBytesError {
             // A chunked body has no length to refuse it by: it is cut off as it passes the cap.
             return APIError(.contentTooLarge, "tooLarge", "a body of more than \(configuration.maxBody) bytes, expected at most that").response
@@ -375,17 +379,25 @@ struct APIError: Error {
         case .badData: self.init(.unprocessableContent, "badData", message, pointer: pointer)
         case .notFound: self.init(.notFound, "notFound", message)
         case .conflict: self.init(.conflict, "conflict", message)
-        case .permissionDenied: self.init(.serviceUnavailable, "storageRefused", "the store refused the server's credentials: \(message)")
+        // The store's own words (its paths, bucket, endpoint) are the operator's, for the
+        // server's log (``detail``), not for every client: an answer says what happened.
+        case .permissionDenied: self.init(.serviceUnavailable, "storageRefused", "the server's store refused its credentials; try again later")
         case .busy:
-            self.init(.serviceUnavailable, "unavailable", message)
+            self.init(.serviceUnavailable, "unavailable", "the server's store did not answer; try again")
             retryAfter = 1
         case .io, .cannotCreate:
             // The storage's messages name a full disk or quota the same way everywhere (FileError.reason).
             let full = ["no space left", "disk quota exceeded", "file too large"].contains { message.contains($0) }
-            self.init(full ? HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage") : .serviceUnavailable, full ? "storageFull" : "storage", message)
+            self.init(
+                full ? HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage") : .serviceUnavailable, full ? "storageFull" : "storage",
+                full ? "the server's store is full" : "the server's store failed; try again")
             if !full { retryAfter = 1 }
         }
+        if status.code >= 500 { detail = message }
     }
+
+    /// For a failure of the server's store: what the store said, for the server's log.
+    var detail: String?
 
     var response: Response {
         var fields: [(String, SaveValue)] = [("code", .string(code)), ("message", .string(message))]

@@ -108,7 +108,7 @@ public enum Failure {
             if case .undetectable = error { return prefix + " \(error)" }
             return prefix + "\(error)"
         case let error as PointerError: return "\(error)"
-        case let error as FileError: return "\(error.path): \(error)"
+        case let error as FileError: return "\(error.path == "-" ? "<stdin>" : error.path): \(error)"
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
         case let error as BundleImportError: return "\(error.path): \(error)"

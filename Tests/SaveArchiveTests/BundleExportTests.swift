@@ -189,6 +189,35 @@ extension BundleExportTests {
         #expect(paths.count == 9)
     }
 
+    /// An output that fails (an upload refused part way) is written to no more: not the rest
+    /// of the stream, and not the compressor's buffered bytes or trailer when it is freed.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz)])
+    func afterAFailedWriteNothingMoreReachesTheOutput(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        var generator = SeededGenerator(seed: 7)
+        try Data((0..<(2 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: tree.appendingPathComponent("Library/noise.bin"))
+        final class Refusing: ByteOutput, @unchecked Sendable {
+            var written = 0, refused = false, writesAfterRefusal = 0
+            struct Refused: Error {}
+            func write(_ bytes: UnsafeRawBufferPointer) throws {
+                if refused { writesAfterRefusal += 1 }
+                guard written + bytes.count <= 256 << 10 else { refused = true; throw Refused() }
+                written += bytes.count
+            }
+        }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        let sink = Refusing()
+        do {
+            let output = ArchiveOutput(sink: sink)
+            try exporter.write(try exporter.describe(directory: tree.path), into: output, name: "upload")
+            Issue.record("the export went through a refusing output")
+        } catch is Refusing.Refused {
+        }
+        #expect(sink.refused && sink.writesAfterRefusal == 0, "\(format): \(sink.writesAfterRefusal) writes after the refusal")
+    }
+
     /// Written in one pass or in two (an upload, a backup compared first), a tar bundle of the
     /// same files is the same bytes: the manifest's header and data streams, then the files'.
     @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none)])

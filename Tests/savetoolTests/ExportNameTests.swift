@@ -38,6 +38,17 @@ struct ExportNameTests {
 
     /// A path of 4,000 bytes fits the destination, so it fits the staging area too (written
     /// through directory descriptors), and comes back.
+    /// A name with a newline or another control character is a name like any other, and
+    /// `inspect` shows it on one line, escaped: it cannot pass for two entries.
+    @Test func inspectShowsAControlCharacterEscaped() throws {
+        let (result, _, directory) = try Self.export("open('new\\nline\\x1b.txt', 'w').write('x')")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(result.status == 0, "\(result.errors)")
+        let shown = try CLI.run("inspect", directory.appendingPathComponent("out.tar.gz").path)
+        #expect(shown.outputText.contains("\n  new\\nline\\x1B.txt  1 byte\n"), "\(shown.outputText)")
+        #expect(!shown.outputText.contains("\nline"), "\(shown.outputText)")
+    }
+
     @Test func aLongPathRoundTrips() throws {
         let (result, _, directory) = try Self.export(#"p = "/".join(["d%02d" % i + "x" * 196 for i in range(19)]) + "/" + "s" * 150 + ".json"; os.makedirs(os.path.dirname(p)); open(p, "w").write("{}")"#)
         defer { try? FileManager.default.removeItem(at: directory) }

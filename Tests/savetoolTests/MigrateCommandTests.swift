@@ -37,6 +37,9 @@ struct MigrateCommandTests {
         let checked = try CLI.run("migrate", samples, "--check")
         #expect(checked.status == 1)
         let pending = checked.errors.split(separator: "\n").filter { $0.hasSuffix(")") && $0.contains(": would be migrated (") }
+        // A holder whose own version stays names the embedded save that moves, not "1 to 1".
+        #expect(pending.contains { $0.hasSuffix("com.example.blocks.plist: would be migrated (blocks.defaults /gameSave: blocks.gamesave 1→2)") }, "\(pending)")
+        #expect(!pending.contains { $0.contains("version 1 to 1") || $0.contains("version 2 to 2") }, "\(pending)")
         #expect(!pending.isEmpty && checked.outputText.hasPrefix("\(pending.count) would be migrated, "), "\(checked.outputText)\(checked.errors)")
         #expect(try CLI.run("migrate", samples, "--check", "-q").outputText.isEmpty, "-q prints only errors")
         let both = try CLI.run("migrate", samples, "--in-place", "--out", out)

@@ -180,12 +180,6 @@ public struct BackupEngine: Sendable {
         return try applyRetention(name: name, keep: keep, today: today, dryRun: dryRun)
     }
 
-    /// Shares the repository's lock with other readers, for as long as the lock is held: a
-    /// backup being listed or verified is not deleted by a `prune` or a `create` meanwhile.
-    public func lockForReading() throws -> RepositoryLock? {
-        try RepositoryLock.forReading(repository: repository.directory, wait: lockWait)
-    }
-
     /// Re-reads a backup and checks every checksum; throws naming the file and entry.
     public func verify(_ backup: String) throws -> BundleSummary {
         var importer = BundleImporter(createdBy: createdBy)

@@ -10,9 +10,10 @@ import Darwin
 /// The repository's `.savetool-lock`, held with `flock`: the kernel releases it when the
 /// holder exits, however it exits, so a lock left by a killed savetool never blocks.
 ///
-/// Commands that change the repository (`create`, `prune`) hold it alone; commands that only
-/// read it (`list`, `verify`) share it with each other, so that none of them reads a backup
-/// that retention is deleting.
+/// Only the commands that change the repository (`create`, `prune`) take it. Readers (`list`,
+/// `verify`) do not: a long verify must not cost an hourly `create` its run. They read each
+/// backup through one open descriptor (a backup removed meanwhile reads on whole), and skip one
+/// that is gone before they open it.
 public final class RepositoryLock {
     private let descriptor: Int32
 
@@ -41,17 +42,6 @@ public final class RepositoryLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: FileError.reason(errno)) }
         try self.init(descriptor: descriptor, path: path, operation: LOCK_EX, wait: wait)
-    }
-
-    /// Shares the lock of `repository` with other readers, waiting up to `wait` seconds for a
-    /// writer. `nil` where there is no lock to open: no savetool has written there (the first
-    /// `create` makes it), or the repository is on read-only media. A reader never creates it:
-    /// listing a folder changes nothing in it.
-    public static func forReading(repository: String, wait: TimeInterval = 3) throws(Failure) -> RepositoryLock? {
-        let path = repository + "/.savetool-lock"
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        return try RepositoryLock(descriptor: descriptor, path: path, operation: LOCK_SH, wait: wait)
     }
 
     /// Owns `descriptor` from here: closes it if the lock is not had.

@@ -189,7 +189,8 @@ public struct BundleExporter: Sendable {
 
     /// Writes the entries `next` yields as a tar bundle, reading each file once (see the type's
     /// description): the files' entries into a spool beside the destination as they are
-    /// described, then the manifest, then the spool.
+    /// described, the manifest's entries into a second one; then the manifest's header, then
+    /// the two spools.
     ///
     /// All on this thread, with the compressor on its own. Describing and reading ahead on a
     /// third thread was tried and measured: with both cores busy it gained 0–3% (10,000 and

@@ -61,7 +61,7 @@ public enum ValueLowering {
         report.truncatedDates += sink.report.truncatedDates
         report.retypedValues += sink.report.retypedValues
         report.retypedForCodec += sink.report.retypedForCodec
-        report.codecID = codecID
+        if sink.report.retypedForCodec > 0 { report.codecID = codecID }
         return sink.downstream.result ?? .null
     }
 

@@ -116,19 +116,39 @@ struct Inspect: ParsableCommand {
             for entry in files {
                 let codec = entry["codec"]?.stringValue.map { "  \($0)" } ?? ""
                 let what = switch entry["type"]?.stringValue ?? "file" {
-                case "file": "\(entry["size"]?.int64Value ?? 0) bytes"
+                case "file": Self.bytes(entry["size"]?.int64Value ?? 0)
                 case "directory": "directory"
-                case let type: "\(type) → \(entry["target"]?.stringValue ?? "?")"
+                case let type: "\(type) → \(Self.printable(entry["target"]?.stringValue ?? "?"))"
                 }
-                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(what)\(codec)")
+                lines.append("  \(Self.printable(entry["path"]?.stringValue ?? "?"))  \(what)\(codec)")
             }
         } else {
             for entry in entries {
-                let size = entry["size"]?.int64Value.map { "  \($0) bytes" } ?? ""
-                lines.append("  \(entry["path"]?.stringValue ?? "?")  \(entry["type"]?.stringValue ?? "")\(size)")
+                let size = entry["size"]?.int64Value.map { "  " + Self.bytes($0) } ?? ""
+                lines.append("  \(Self.printable(entry["path"]?.stringValue ?? "?"))  \(entry["type"]?.stringValue ?? "")\(size)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func bytes(_ count: Int64) -> String { count == 1 ? "1 byte" : "\(count) bytes" }
+
+    /// A name as one line: control characters and backslashes escaped (`\n`, `\t`, `\x1B`,
+    /// `\\`), as `ls -b` shows them, so that a name holding a newline cannot pass for two
+    /// entries of the listing.
+    static func printable(_ name: String) -> String {
+        guard name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\\" }) else { return name }
+        var text = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\n": text += "\\n"
+            case "\t": text += "\\t"
+            case "\\": text += "\\\\"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: text += "\\x" + String(format: "%02X", scalar.value)
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text
     }
 
     private func describe(_ type: String, _ count: Int?) -> String {

@@ -280,7 +280,11 @@ struct Migrate: ParsableCommand {
             }
             // --check is a lint: each file it fails for is named, as a linter names each line.
             if check, result.status == .migrated, !global.json {
-                Console.error("savetool: \(outcome.file.path): would be migrated (\(result.kind ?? "?") version \(result.from.map(String.init) ?? "?") to \(result.to.map(String.init) ?? "?"))")
+                // A holder whose own version stays (its embedded save moves on) names what moves.
+                let what = result.from != nil && result.from == result.to && !result.steps.isEmpty
+                    ? "\(result.kind ?? "?") \(result.steps.joined(separator: ", "))"
+                    : "\(result.kind ?? "?") version \(result.from.map(String.init) ?? "?") to \(result.to.map(String.init) ?? "?")"
+                Console.error("savetool: \(outcome.file.path): would be migrated (\(what))")
             }
             guard writingLines else { continue }
             var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]

@@ -84,7 +84,8 @@ struct Validate: ParsableCommand {
         case .ambiguous: return "\(kind.describe(recognition)), expected exactly one"
         case .unrecognized:
             if let path = kind.versionPath, let field = document.value(at: path) {
-                return "\(kind.name), but its version field \(path.displayText) holds \(field.typeNameWithArticle), expected an integer"
+                let found = field.int64Value.map { "\($0)" } ?? field.typeNameWithArticle
+                return "\(kind.name), but its version field \(path.displayText) holds \(found), expected an integer from 1"
             }
             return "\(kind.name), but no version field or fingerprint tells its version"
         default: return kind.describe(recognition)

@@ -348,6 +348,9 @@ struct SyncServerTests {
         let server = try SyncServerProcess(store: "s3://saves/sync", environment: environment)
         let answer = try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil)
         #expect(answer.status == 503 && answer.header("Retry-After") != nil, "\(answer.status) \(answer.text)")
+        // The store's place is the operator's to know, in the server's log, not every client's.
+        #expect(answer.text.contains("the server's store did not answer") && !answer.text.contains("s3://") && !answer.text.contains("127.0.0.1"), "\(answer.text)")
+        #expect(((try? String(contentsOfFile: server.logFile, encoding: .utf8)) ?? "").contains("store: s3://saves/sync"))
         let device = root.appendingPathComponent("current_tournament.json").path
         try Data(Self.save).write(to: URL(fileURLWithPath: device))
         let synced = try CLI.run("sync", device, "--server", server.url, "--space", "kape/p1")

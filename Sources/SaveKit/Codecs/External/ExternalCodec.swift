@@ -186,11 +186,21 @@ public struct ExternalCodec: SaveCodec {
         let collected = Collected()
         let readers = DispatchGroup()
         // Output is read while input is written: a plugin that answers as it reads would
-        // otherwise fill the pipe and wait for us while we wait for it.
-        DispatchQueue.global().async(group: readers) { collected.output = stdout.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: readers) { collected.errors = stderr.fileHandleForReading.readDataToEndOfFile() }
+        // otherwise fill the pipe and wait for us while we wait for it. A thread each, not
+        // Dispatch's pool: the two reads block, and on two cores they held the pool's threads
+        // while the write waited about a second for the pool to grow.
+        readers.enter()
+        readers.enter()
+        Thread.detachNewThread {
+            collected.output = stdout.fileHandleForReading.readDataToEndOfFile()
+            readers.leave()
+        }
+        Thread.detachNewThread {
+            collected.errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            readers.leave()
+        }
         let payload = Data(input)
-        DispatchQueue.global().async {
+        Thread.detachNewThread {
             signal(SIGPIPE, SIG_IGN)
             try? stdin.fileHandleForWriting.write(contentsOf: payload)
             try? stdin.fileHandleForWriting.close()
@@ -207,7 +217,7 @@ public struct ExternalCodec: SaveCodec {
         guard let exit = waitForExit(of: process, finished: finished, within: timeout) else {
             if leadsGroup { kill(-pid, SIGKILL) }
             kill(pid, SIGKILL)
-            throw .plugin(id: id, message: "\(argument) ran longer than \(Int(timeout)) s and was stopped")
+            throw .plugin(id: id, message: "\(argument) ran longer than \(timeout.formatted(.number)) s and was stopped")
         }
         if readers.wait(timeout: .now() + 0.5) == .timedOut {
             // The plugin has answered and exited; something it left running holds the pipes.

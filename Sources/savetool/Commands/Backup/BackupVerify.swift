@@ -25,9 +25,8 @@ struct BackupVerify: ParsableCommand {
     func run() throws {
         let bar = ProgressBar("verifying", global: global)
         // Each backup to check: its name as printed, and how to check it (in a folder, or on S3).
-        let checks: [(place: String, verify: () throws -> BundleSummary)]
-        var lock: RepositoryLock?
-        defer { withExtendedLifetime(lock) {} }
+        // (`nil`: the backup was removed since the listing, by a prune or a create's retention.)
+        let checks: [(place: String, verify: () throws -> BundleSummary?)]
         if var remote = try Failure.reporting({ try options.remote(warningThrough: global) }) {
             remote.progress = bar.update
             let all = try Failure.reporting { try remote.backups(requiringRepository: true) }
@@ -44,12 +43,20 @@ struct BackupVerify: ParsableCommand {
             var engine = options.engine()
             engine.progress = bar.update
             try Failure.reporting { try options.repository.checkExists() }
-            lock = try Failure.reporting { try engine.lockForReading() }
-            let paths = backups.isEmpty
+            let listed = backups.isEmpty
+            let paths = listed
                 ? try Failure.reporting { try options.repository.backups().map(\.path) }
                 : backups.map { $0.contains("/") ? $0 : options.repo + "/" + $0 }
             let local = engine
-            checks = paths.map { path in (path, { try local.verify(path) }) }
+            checks = paths.map { path in
+                (path, {
+                    do {
+                        return try local.verify(path)
+                    } catch where listed && access(path, F_OK) != 0 && errno == ENOENT {
+                        return nil
+                    }
+                })
+            }
         }
         // Every backup is checked; the exit code is the first failure's (66 for a backup named
         // that is not there, 65 for one that fails its checks).
@@ -57,9 +64,13 @@ struct BackupVerify: ParsableCommand {
         var results: [SaveValue] = []
         for check in checks {
             do {
-                let summary = try Failure.reporting {
+                guard let summary = try Failure.reporting({
                     defer { bar.finish() }
                     return try check.verify()
+                }) else {
+                    results.append(["path": .string(check.place), "ok": true, "gone": true])
+                    if !global.quiet && !global.json { Console.output("gone: \(check.place) (removed since the listing, by another run's retention)\n") }
+                    continue
                 }
                 results.append(["path": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
                 if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s"))\n") }

@@ -38,6 +38,25 @@ struct MigrationEngineTests {
         #expect(v3["extra"] == true, "unknown fields are kept")
     }
 
+    /// `$rel` reads the element a `forEach` is at, as its operations leave it, in a dictionary
+    /// as in an array, and inside an `if`; outside a `forEach` it is an error, not a null.
+    @Test func relativeValuesReadTheElementAsItStands() throws {
+        let value = try Self.migrate(#"{"a": [{"x": 1}, {"x": 2}], "m": {"k": {"x": 3}}}"#, #"""
+            [{"op": "forEach", "path": "/a", "ops": [
+                {"op": "set", "path": "/y", "value": {"$rel": "/x"}},
+                {"op": "rename", "from": "/y", "to": "/z"},
+                {"op": "if", "when": {"has": "/z"}, "then": [{"op": "set", "path": "/w", "value": {"$rel": "/z"}}]}]},
+             {"op": "forEach", "path": "/m", "ops": [{"op": "set", "path": "/y", "value": {"$rel": "/x"}}]}]
+            """#)
+        #expect(try Codecs.compactJSON(value) == #"{"a":[{"x":1,"z":1,"w":1},{"x":2,"z":2,"w":2}],"m":{"k":{"x":3,"y":3}}}"#)
+        #expect(throws: MigrationError(step: "1→2", operation: "set", path: JSONPointer(tokens: ["x"]), message: "$rel outside forEach, expected it only inside one")) {
+            try Self.migrate(#"{"x": 1}"#, #"[{"op": "set", "path": "/y", "value": {"$rel": "/x"}}]"#)
+        }
+        #expect(throws: MigrationError.self) {
+            try Self.migrate(#"{"a": 1}"#, #"[{"op": "forEach", "path": "/a", "ops": []}]"#)
+        }
+    }
+
     @Test func wildcardsMatchEveryElementAndKey() throws {
         let value = try Self.migrate(#"{"players": [{"pts": 1}, {"pts": 2}], "kingdoms": {"A": {"gold": 1}, "B": {"gold": 2}}}"#, #"""
             [{"op": "rename", "from": "/players/*/pts", "to": "/players/*/score"},

@@ -22,7 +22,7 @@ public struct MigrationEngine: Sendable {
             // A snapshot shares the document's storage, so the operation's first change copies
             // what it changes: only taken for the operations that read it.
             context.root = Self.readsDocument(operation) ? working : .null
-            try run(operation, on: &working, context: &context, element: nil)
+            try run(operation, on: &working, context: &context, inElement: false)
         }
         document = working
     }
@@ -52,10 +52,13 @@ public struct MigrationEngine: Sendable {
 
     // MARK: - Operations
 
-    private func run(_ operation: MigrationOperation, on value: inout SaveValue, context: inout Context, element: SaveValue?) throws(MigrationError) {
+    /// `inElement`: the operation is one of a `forEach`, and `value` its element, which `$rel`
+    /// reads as it stands.
+    private func run(_ operation: MigrationOperation, on value: inout SaveValue, context: inout Context, inElement: Bool) throws(MigrationError) {
         func fail(_ path: JSONPointer, _ message: String) -> MigrationError {
             MigrationError(step: context.step, operation: operation.name, path: path, message: message)
         }
+        let step = context.step, name = operation.name
         switch operation {
         case .move(let from, let to), .copy(let from, let to):
             let isMove = if case .move = operation { true } else { false }
@@ -73,7 +76,7 @@ public struct MigrationEngine: Sendable {
         case .set(let path, let source, let onlyIfMissing):
             for target in Self.expandParents(of: path, in: value) {
                 if onlyIfMissing, value.value(at: target) != nil { continue }
-                let newValue = try resolve(source, context: context, element: element, at: target, fail: fail)
+                let newValue = try resolve(source, context: context, element: inElement ? value : .none, at: target, fail: fail)
                 do { try value.setValue(newValue, at: target) } catch { throw fail(target, "\(error)") }
             }
         case .remove(let path):
@@ -99,27 +102,27 @@ public struct MigrationEngine: Sendable {
             }
         case .forEach(let path, let operations):
             for (target, _) in Self.expand(path, in: value) {
-                guard let container = value.value(at: target) else { continue }
-                var updated = container
-                switch container {
-                case .array(var items):
-                    for index in items.indices {
-                        var item = items[index]
-                        for inner in operations { try run(inner, on: &item, context: &context, element: item) }
-                        items[index] = item
+                // Each element is changed where it is: no copy of the container or of an element.
+                _ = try value.modify(at: target) { (container: inout SaveValue) throws(MigrationError) in
+                    switch container {
+                    case .array(var items):
+                        container = .null
+                        defer { container = .array(items) }
+                        for index in items.indices {
+                            for inner in operations { try run(inner, on: &items[index], context: &context, inElement: true) }
+                        }
+                    case .dictionary(var entries):
+                        container = .null
+                        defer { container = .dictionary(entries) }
+                        for index in entries.values.indices {
+                            for inner in operations { try run(inner, on: &entries.values[index], context: &context, inElement: true) }
+                        }
+                    default:
+                        throw MigrationError(
+                            step: step, operation: name, path: target,
+                            message: "found \(container.typeNameWithArticle), expected an array or a dictionary to go through")
                     }
-                    updated = .array(items)
-                case .dictionary(var entries):
-                    for key in entries.keys {
-                        var item = entries[key]!
-                        for inner in operations { try run(inner, on: &item, context: &context, element: item) }
-                        entries[key] = item
-                    }
-                    updated = .dictionary(entries)
-                default:
-                    throw fail(target, "found \(container.typeNameWithArticle), expected an array or a dictionary to go through")
                 }
-                do { try value.setValue(updated, at: target) } catch { throw fail(target, "\(error)") }
             }
         case .arrayToMap(let path, let keyField):
             for (target, _) in Self.expand(path, in: value) {
@@ -177,10 +180,12 @@ public struct MigrationEngine: Sendable {
                 }
             }
         case .conditional(let condition, let then, let otherwise):
+            // `.none`, not `nil`: SaveValue is ExpressibleByNilLiteral, and `nil` here would be `.null`.
+            let element: SaveValue? = inElement ? value : .none
             let holds = condition.holds(in: value) { source in
                 try? resolve(source, context: context, element: element, at: JSONPointer(), fail: fail)
             }
-            for inner in holds ? then : otherwise { try run(inner, on: &value, context: &context, element: element) }
+            for inner in holds ? then : otherwise { try run(inner, on: &value, context: &context, inElement: inElement) }
         }
     }
 

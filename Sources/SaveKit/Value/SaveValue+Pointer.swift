@@ -52,10 +52,12 @@ extension SaveValue {
                 entries[last] = newValue
                 container = .dictionary(entries)
             case .array(var items):
+                container = .null  // as above
                 if last == "-" {
                     items.append(newValue)
                 } else {
                     guard let index = Self.arrayIndex(last), index <= items.count else {
+                        container = .array(items)
                         throw .badIndex(pointer, token: last, count: items.count, appending: true)
                     }
                     if index == items.count { items.append(newValue) } else { items[index] = newValue }
@@ -64,6 +66,31 @@ extension SaveValue {
             default:
                 throw .notAContainer(parentPointer, type: container.typeName)
             }
+        }
+    }
+
+    /// Calls `body` with the value at `pointer` to change it in place: what it changes is not
+    /// copied first, as reading the value and setting it again would copy it. `false` when there
+    /// is no value there.
+    mutating func modify<E: Error>(at pointer: JSONPointer, from depth: Int = 0, _ body: (inout SaveValue) throws(E) -> Void) throws(E) -> Bool {
+        if depth == pointer.tokens.count {
+            try body(&self)
+            return true
+        }
+        let token = pointer.tokens[depth]
+        switch self {
+        case .dictionary(var entries):
+            guard let index = entries.index(forKey: token) else { return false }
+            self = .null  // so that `entries` is the storage's only owner
+            defer { self = .dictionary(entries) }
+            return try entries.values[index].modify(at: pointer, from: depth + 1, body)
+        case .array(var items):
+            guard let index = Self.arrayIndex(token), index < items.count else { return false }
+            self = .null
+            defer { self = .array(items) }
+            return try items[index].modify(at: pointer, from: depth + 1, body)
+        default:
+            return false
         }
     }
 
@@ -76,13 +103,18 @@ extension SaveValue {
         try modifyContainer(at: parentPointer) { (container: inout SaveValue) throws(PointerError) in
             switch container {
             case .dictionary(var entries):
-                guard let old = entries.removeValue(forKey: last) else { throw .notFound(pointer) }
+                container = .null  // release the storage so the removal does not copy it
+                guard let old = entries.removeValue(forKey: last) else {
+                    container = .dictionary(entries)
+                    throw .notFound(pointer)
+                }
                 removed = old
                 container = .dictionary(entries)
             case .array(var items):
                 guard let index = Self.arrayIndex(last), index < items.count else {
                     throw .badIndex(pointer, token: last, count: items.count)
                 }
+                container = .null
                 removed = items.remove(at: index)
                 container = .array(items)
             default:
@@ -97,7 +129,8 @@ extension SaveValue {
     ) throws(PointerError) {
         if depth == pointer.tokens.count { try body(&self); return }
         let token = pointer.tokens[depth]
-        let here = JSONPointer(tokens: Array(pointer.tokens[...depth]))
+        // Made only for a message: most changes find their way.
+        var here: JSONPointer { JSONPointer(tokens: Array(pointer.tokens[...depth])) }
         switch self {
         case .dictionary(var entries):
             guard var child = entries[token] else { throw .notFound(here) }

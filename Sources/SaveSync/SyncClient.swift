@@ -284,10 +284,10 @@ public final class SyncClient: Sendable {
     /// Writes what the server holds in the local file's codec (a device that writes binary
     /// plists keeps binary plists, whatever another device pushed); returns the bytes written,
     /// or `nil` when the file no longer holds `local`: the app saved while the request was out,
-    /// and its save is not overwritten. With no `file`, only says what would be written.
-    private func write(_ answer: [UInt8], over local: [UInt8], to file: String?, mode: mode_t = 0o644, links: LinkPolicy = .follow) throws -> [UInt8]? {
+    /// and its save is not overwritten.
+    private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t, links: LinkPolicy) throws -> [UInt8]? {
         var bytes = answer
-        if let localCodec = registry.codec(sniffing: local) ?? file.flatMap(registry.codec(forPath:)), let answerCodec = registry.codec(sniffing: answer),
+        if let localCodec = registry.codec(sniffing: local) ?? registry.codec(forPath: file), let answerCodec = registry.codec(sniffing: answer),
             localCodec.id != answerCodec.id
         {
             do {
@@ -298,7 +298,6 @@ public final class SyncClient: Sendable {
                 throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
             }
         }
-        guard let file else { return bytes }
         guard (try? FileIO.read(file)) == local else { return nil }
         guard bytes != local else { return local }
         do { try FileIO.writeAtomically(bytes, to: file, mode: mode, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }

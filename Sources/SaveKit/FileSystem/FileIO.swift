@@ -56,8 +56,8 @@ public enum FileIO {
                 }
             }
             if failure != 0 { throw .ioFailure(path: path, operation: "reading", reason: FileError.reason(failure)) }
-            // The file may also have grown: read on to its end.
-            try readRest(descriptor, path: path, into: &contents)
+            // The file may also have grown: read on to its end (bounded, for one that never ends).
+            try readRest(descriptor, path: path, into: &contents, limit: size + unsizedInputLimit)
             return (contents, mode)
         }
         var contents: [UInt8] = []

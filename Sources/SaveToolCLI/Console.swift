@@ -6,15 +6,22 @@ public enum Console {
     nonisolated(unsafe) public static var beforeMessage: (() -> Void)?
 
     public static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        // A standard error that cannot be written has no one to tell.
+        _ = Array((line + "\n").utf8).withUnsafeBytes { FileIO.writeAll($0, to: STDERR_FILENO) }
     }
 
     public static func output(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        output(Array(text.utf8))
     }
 
+    /// Writes to standard output. One that cannot be written (a full device, a closed
+    /// descriptor) ends the command with exit 74 and a message: what it was to print is lost,
+    /// and saying nothing would report a success. (`FileHandle.write` would trap instead.)
     public static func output(_ bytes: [UInt8]) {
-        FileHandle.standardOutput.write(Data(bytes))
+        let failure = bytes.withUnsafeBytes { FileIO.writeAll($0, to: STDOUT_FILENO) }
+        guard failure != 0 else { return }
+        error("savetool: <stdout>: writing failed: \(FileError.reason(failure))")
+        exit(Failure.Code.ioError)
     }
 
     /// Prints a value as pretty JSON (for `--json` output).

@@ -108,13 +108,25 @@ public enum Failure {
             if case .undetectable = error { return prefix + " \(error)" }
             return prefix + "\(error)"
         case let error as PointerError: return "\(error)"
-        case let error as FileError: return "\(error.path == "-" ? "<stdin>" : error.path): \(error)"
+        case let error as FileError: return "\(shownPath(of: error)): \(error)"
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
         case let error as BundleImportError: return "\(error.path): \(error)"
         case let error as ArchiveError: return prefix.isEmpty ? "\(error.archive): \(error)" : prefix + " \(error)"
         case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + " \(error)"
         default: return "\(error)"
+        }
+    }
+}
+
+extension Failure {
+    /// `-` is standard input when read and standard output when written.
+    static func shownPath(of error: FileError) -> String {
+        guard error.path == "-" else { return error.path }
+        switch error {
+        case .cannotCreate: return "<stdout>"
+        case .ioFailure(_, let operation, _) where operation != "reading": return "<stdout>"
+        default: return "<stdin>"
         }
     }
 }

@@ -223,7 +223,7 @@ public final class SyncClient: Sendable {
         let bytes = Array(response.body)
         // Created exclusively: a file the app made meanwhile is never replaced by a pull.
         do {
-            let output = try AtomicFileOutput(path: file, mode: 0o644)
+            let output = try AtomicFileOutput(path: file, mode: FileIO.newFileMode)
             try bytes.withUnsafeBytes { try output.write($0) }
             try output.commit(replacing: false)
         } catch let error as FileError {

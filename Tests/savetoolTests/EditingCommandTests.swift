@@ -30,6 +30,29 @@ struct EditingCommandTests {
 
     /// A save reached through a symbolic link is edited where it is, and the link stays: a
     /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
+    /// An edit keeps the file's owner and group (run as root, as `sudo savetool set` on a
+    /// device's save is: the app must still own its save) and its mode; a new file takes the
+    /// umask, as `cp` and the shell's `>` do.
+    @Test func anEditKeepsTheOwnerAndANewFileTheUmask() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let save = directory.appendingPathComponent("s.json").path
+        try Data(#"{"a": 1}"#.utf8).write(to: URL(fileURLWithPath: save))
+        chmod(save, 0o600)
+        // As root, the save is given to another user first, as an app's would be; otherwise it stays ours.
+        let owner: (uid_t, gid_t) = geteuid() == 0 ? (65534, 65534) : (geteuid(), getegid())
+        #expect(chown(save, owner.0, owner.1) == 0)
+        #expect(try CLI.run("set", save, "/a", "2").status == 0)
+        var info = stat()
+        #expect(stat(save, &info) == 0)
+        #expect(info.st_uid == owner.0 && info.st_gid == owner.1, "owner \(info.st_uid):\(info.st_gid)")
+        #expect(info.st_mode & 0o7777 == 0o600)
+        let made = directory.appendingPathComponent("new.json").path
+        let run = try Processes.run(["/bin/sh", "-c", "umask 077 && exec \"$0\" convert \"$1\" -o \"$2\"", CLI.executable, save, made])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(stat(made, &info) == 0 && info.st_mode & 0o777 == 0o600, "a new file under umask 077: \(String(info.st_mode & 0o777, radix: 8))")
+    }
+
     @Test func writesGoThroughSymbolicLinks() throws {
         let root = try Processes.temporaryDirectory("links")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -609,7 +609,7 @@ public struct BundleExporter: Sendable {
             if !renamed { unlink(temporary) }
         }
         try body(descriptor)
-        guard fchmod(descriptor, 0o644) == 0, fsync(descriptor) == 0 else {
+        guard fchmod(descriptor, FileIO.newFileMode) == 0, fsync(descriptor) == 0 else {
             throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
         }
         guard (replacing ? rename(temporary, destination) : savetool_rename_noreplace(temporary, destination)) == 0 else {

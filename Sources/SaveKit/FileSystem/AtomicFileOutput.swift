@@ -18,14 +18,17 @@ public final class AtomicFileOutput: ByteOutput {
     private let descriptor: Int32
     private let temporaryPath: String?
     private let mode: mode_t
+    /// The owner and group of the file replaced, kept (as root can; another user keeps the group
+    /// where it may, as `cp -p` does): `sudo savetool set` never takes a save from its app.
+    private var owner: (uid: uid_t, gid: gid_t)?
     private var finished = false
     /// A device or FIFO opened in place, closed when done (standard output is left open).
     private var ownsDescriptor = false
     private let durable: Bool
     private var writeback = EarlyWriteback()
 
-    /// `mode` is the new file's permission bits; without it, those of the file replaced (0644
-    /// for a new file).
+    /// `mode` is the new file's permission bits; without it, those of the file replaced (for a
+    /// new file, 0666 less the umask, as `cp` and the shell's `>` make it).
     public init(path: String, durable: Bool = true, mode: mode_t? = nil, links: LinkPolicy = .replace) throws(FileError) {
         self.path = path
         self.durable = durable
@@ -42,11 +45,13 @@ public final class AtomicFileOutput: ByteOutput {
             (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
             return
         }
+        var existing = stat()
+        let replaces = stat(destination, &existing) == 0
+        if replaces { owner = (existing.st_uid, existing.st_gid) }
         if let mode {
             self.mode = mode
         } else {
-            var existing = stat()
-            self.mode = stat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o644
+            self.mode = replaces ? existing.st_mode & 0o7777 : FileIO.newFileMode
         }
         (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: destination)
     }
@@ -71,6 +76,10 @@ public final class AtomicFileOutput: ByteOutput {
         finished = true
         var renamed = false
         defer { if !renamed { unlink(temporaryPath) } }
+        if let owner, owner.uid != geteuid() || owner.gid != getegid() {
+            // Before the mode: a change of owner clears setuid and setgid bits.
+            if fchown(descriptor, owner.uid, owner.gid) != 0 { _ = fchown(descriptor, uid_t.max, owner.gid) }
+        }
         guard fchmod(descriptor, mode) == 0 else {
             close(descriptor)
             throw .ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno))

@@ -295,6 +295,23 @@ public enum FileIO {
         return names
     }
 
+    /// The permission bits of a new file: 0666 less the process's umask. On Linux the umask is
+    /// read from `/proc/self/status`, since setting it to read it would change it for a moment
+    /// for every thread.
+    public static let newFileMode: mode_t = {
+        #if os(Linux)
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
+        {
+            return 0o666 & ~mask
+        }
+        #endif
+        let mask = umask(0o022)
+        umask(mask)
+        return 0o666 & ~mask
+    }()
+
     /// Whether `path` leads to a regular file this process may run (a folder's search bit is
     /// not an executable's).
     public static func isExecutableFile(_ path: String) -> Bool {

@@ -53,6 +53,32 @@ struct EditingCommandTests {
         #expect(stat(made, &info) == 0 && info.st_mode & 0o777 == 0o600, "a new file under umask 077: \(String(info.st_mode & 0o777, radix: 8))")
     }
 
+    /// Edits of one file run at once take turns: every one of them lands, none is lost to
+    /// another's write of what it read before.
+    @Test func editsRunAtOnceAllLand() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let save = directory.appendingPathComponent("race.json").path
+        let entries = (0..<5000).map { #""k\#($0)": [\#((0..<50).map(String.init).joined(separator: ","))]"# }
+        try Data("{\(entries.joined(separator: ","))}".utf8).write(to: URL(fileURLWithPath: save))
+        for round in 0..<3 {
+            let edits = (0..<3).map { index in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: CLI.executable)
+                process.arguments = index == 2 ? ["remove", save, "/k\(round)"] : ["set", save, "/r\(round)-\(index)", "\(index)"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                return process
+            }
+            for edit in edits { try edit.run() }
+            for edit in edits { edit.waitUntilExit() }
+            #expect(edits.allSatisfy { $0.terminationStatus == 0 })
+            #expect(try CLI.run("get", save, "/r\(round)-0").outputText == "0\n", "round \(round)")
+            #expect(try CLI.run("get", save, "/r\(round)-1").outputText == "1\n", "round \(round)")
+            #expect(try CLI.run("get", save, "/k\(round)").status == 1, "round \(round): removed")
+        }
+    }
+
     @Test func writesGoThroughSymbolicLinks() throws {
         let root = try Processes.temporaryDirectory("links")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -295,6 +295,36 @@ public enum FileIO {
         return names
     }
 
+    /// Runs `body` holding an edit lock on the file at `path` (through its links), so that two
+    /// savetool edits of one file take turns: each reads what the other wrote, and neither
+    /// change is lost. The lock is `flock` on the file itself, taken again when the file was
+    /// replaced (renamed over) while it waited: the next edit locks the new file. Waits up to
+    /// `wait` seconds, then throws a busy error (exit 75). `-` and a path that does not exist
+    /// yet run unlocked.
+    public static func withEditLock<T>(_ path: String, wait: Double = 30, _ body: () throws -> T) throws -> T {
+        guard path != "-", let destination = try? destination(of: path, links: .follow) else { return try body() }
+        let deadline = ContinuousClock.now + .seconds(wait)
+        while true {
+            let descriptor = open(destination, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else { return try body() }  // the read reports why
+            defer { close(descriptor) }
+            var locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            while !locked, errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline {
+                usleep(10_000)
+                locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            }
+            guard locked else {
+                throw SaveError(.busy, file: path, "another savetool is editing it (waited \(Int(wait)) s), expected it free; try again")
+            }
+            // Still the file at that path? An edit that held the lock may have replaced it.
+            var held = stat(), current = stat()
+            guard fstat(descriptor, &held) == 0, stat(destination, &current) == 0, held.st_dev == current.st_dev, held.st_ino == current.st_ino else {
+                continue
+            }
+            return try body()
+        }
+    }
+
     /// The permission bits of a new file: 0666 less the process's umask. On Linux the umask is
     /// read from `/proc/self/status`, since setting it to read it would change it for a moment
     /// for every thread.

@@ -34,9 +34,11 @@ struct Remove: ParsableCommand {
             var registry = reading.registry(from: global)
             registry.keyedArchiveWriting.retype = retype
             let path = try JSONPointer(parsing: pointer)
-            var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
-            try document.value.removeValue(at: path, seeingThrough: registry)
-            try DocumentOutput.replace(document, global: global)
+            try FileIO.withEditLock(file) {
+                var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
+                try document.value.removeValue(at: path, seeingThrough: registry)
+                try DocumentOutput.replace(document, global: global)
+            }
         }
     }
 }

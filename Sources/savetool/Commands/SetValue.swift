@@ -60,9 +60,11 @@ struct SetValue: ParsableCommand {
                     throw ValidationError("the value '\(value)' is not JSON (\(error)); quote text as '\"text\"' or use --string")
                 }
             }
-            var document = try LoadedDocument.loadForEditing(file, command: "set", registry: registry, reading: reading)
-            try document.value.setValue(newValue, at: path, seeingThrough: registry)
-            try DocumentOutput.replace(document, global: global)
+            try FileIO.withEditLock(file) {
+                var document = try LoadedDocument.loadForEditing(file, command: "set", registry: registry, reading: reading)
+                try document.value.setValue(newValue, at: path, seeingThrough: registry)
+                try DocumentOutput.replace(document, global: global)
+            }
         }
     }
 }

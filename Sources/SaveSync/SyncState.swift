@@ -65,12 +65,26 @@ public struct SyncState: Sendable {
         }
     }
 
-    /// Written whole and flushed after each file, so that a run cut short keeps what it did.
-    public func save() throws {
+    /// Makes sure the state can be written, before anything is pushed: a push the server takes
+    /// but that this device cannot remember would come back as a conflict with itself.
+    public func prepare() throws {
         let folder = FileIO.parentDirectory(of: file)
         if access(folder, F_OK) != 0, mkdir(folder, 0o755) != 0, errno != EEXIST {
-            throw SaveError(.cannotCreate, file: folder, FileError.reason(errno))
+            throw SaveError(.cannotCreate, file: folder, "\(FileError.reason(errno)), expected a folder where sync can remember what it synced")
         }
+        var info = stat()
+        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw SaveError(.cannotCreate, file: folder, "\(FileIO.describeType(info.st_mode)), expected a folder where sync can remember what it synced")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw SaveError(.cannotCreate, file: folder, "\(FileError.reason(errno)), expected a folder where sync can remember what it synced")
+        }
+    }
+
+    /// Written whole and flushed after each file, so that a run cut short keeps what it did.
+    public func save() throws {
+        try prepare()
+        let folder = FileIO.parentDirectory(of: file)
         var files: OrderedDictionary<String, SaveValue> = [:]
         var bases: Set<String> = []
         for (path, entry) in entries {

@@ -87,6 +87,7 @@ struct Sync: ParsableCommand {
             if isFolder, slot != nil { throw SaveError(.usage, "--slot names the slot of one file, expected a file rather than a folder") }
             let folder = isFolder ? path : FileIO.parentDirectory(of: path)
             var state = try SyncState(folder: folder)
+            try state.prepare()
             var files: [(file: String, key: String, slot: String)] = []
             if isFolder {
                 // The walk skips names starting with `.`: the state folder among them.
@@ -179,7 +180,12 @@ struct Sync: ParsableCommand {
                 let fields = conflict.dictionaryValue ?? [:]
                 let shown = { (key: String) in fields[key].map { $0.compactText } ?? "(none)" }
                 let pointer = fields["pointer"]?.stringValue ?? ""
-                text += "\n  \(pointer.isEmpty ? "the whole file" : pointer): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
+                let place = pointer.isEmpty ? "the whole file" : pointer
+                if fields["pushed"] == nil && fields["head"] == nil && fields["base"] == nil {
+                    text += "\n  \(place): changed on both sides"  // a file no kind reads value by value
+                } else {
+                    text += "\n  \(place): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
+                }
                 if let why = fields["why"]?.stringValue { text += " — \(why)" }
             }
             Console.error(text)

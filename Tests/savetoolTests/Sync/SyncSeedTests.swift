@@ -279,6 +279,23 @@ struct SyncSeedTests {
         #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
     }
 
+    /// Where sync cannot remember what it synced, it pushes nothing: a push the server took
+    /// but the device forgot would come back as a conflict with itself.
+    @Test func nothingIsPushedThatCannotBeRemembered() throws {
+        let root = try Processes.temporaryDirectory("sync-state")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let device = root.appendingPathComponent("device")
+        try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: CLI.tournament, toPath: device.appendingPathComponent("current_tournament.json").path)
+        try Data("not a folder".utf8).write(to: device.appendingPathComponent(".savetool-sync"))
+        let result = try CLI.run("sync", device.appendingPathComponent("current_tournament.json").path, "--server", server.url, "--space", "games/p1")
+        #expect(result.status == 73, "\(result.errors)")
+        #expect(result.errors.contains(".savetool-sync: a file, expected a folder where sync can remember what it synced"), "\(result.errors)")
+        #expect(try SyncAPI(server.url).get("games/p1", "current_tournament.json").status == 404, "nothing pushed")
+    }
+
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
         let root = try Processes.temporaryDirectory("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -24,7 +24,7 @@ struct SaveTool: ParsableCommand {
               66  an input does not exist or cannot be read
               73  the output cannot be created
               74  I/O error while reading or writing (a full disk included)
-              75  temporary failure: the repository is locked by another run; try again
+              75  temporary failure: another run holds the lock, or a server did not answer; try again
               77  permission denied
 
             Examples:

@@ -1,4 +1,5 @@
 import Foundation
+import SaveKit
 import TestSupport
 import Testing
 
@@ -77,6 +78,18 @@ struct EditingCommandTests {
             #expect(try CLI.run("get", save, "/r\(round)-1").outputText == "1\n", "round \(round)")
             #expect(try CLI.run("get", save, "/k\(round)").status == 1, "round \(round): removed")
         }
+    }
+
+    /// With --json, an edit says what it did, as one JSON document.
+    @Test func editsSayWhatTheyDidInJSON() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let save = directory.appendingPathComponent("s.json").path
+        try Data(#"{"a": 1}"#.utf8).write(to: URL(fileURLWithPath: save))
+        let set = try CLI.run("--json", "set", save, "/b", "2")
+        #expect(try Codecs.value(set.outputText) == ["file": .string(save), "pointer": "/b", "value": 2])
+        let removed = try CLI.run("--json", "remove", save, "/a")
+        #expect(try Codecs.value(removed.outputText) == ["file": .string(save), "pointer": "/a", "removed": true])
     }
 
     @Test func writesGoThroughSymbolicLinks() throws {

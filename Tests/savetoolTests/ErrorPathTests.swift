@@ -72,6 +72,17 @@ struct ErrorPathTests {
                  #expect(exported.status == 0, "\(exported.errors)")
              },
              status: 65, message: "^savetool: kape\\.tar\\.gz: entry files/Documents: a folder, expected a file"),
+        Case(name: "convert --to archive", arguments: ["convert", "f.json", "--to", "archive"],
+             prepare: { try ErrorPathTests.write(#"{"a": 1}"#, to: "f.json", in: $0) },
+             status: 64, message: "^savetool: 'archive' reads archives, expected a document codec"),
+        Case(name: "convert --plain to a plist", arguments: ["convert", "f.json", "--plain", "-o", "f.bplist"],
+             prepare: { try ErrorPathTests.write(#"{"a": 1}"#, to: "f.json", in: $0) },
+             status: 64, message: "^savetool: --plain writes plain JSON, expected it with a JSON output, not bplist"),
+        Case(name: "diff - -", arguments: ["diff", "-", "-"],
+             status: 64, message: "^savetool: '-' for both sides, expected standard input as one of them at most"),
+        Case(name: "a null document with --null drop", arguments: ["convert", "n.json", "--null", "drop", "-o", "n.plist"],
+             prepare: { try ErrorPathTests.write("null", to: "n.json", in: $0) },
+             status: 65, message: "a null document cannot be written as plist, expected a value \\(plist has no null; dropping nulls leaves out keys and elements, never the whole document\\)$"),
         Case(name: "inspect of a missing file", arguments: ["inspect", "missing.json"],
              status: 66, message: "^savetool: missing\\.json: cannot read"),
         Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
@@ -139,7 +150,7 @@ struct ErrorPathTests {
     }
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 28)
+        #expect(Self.cases.count == 32)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

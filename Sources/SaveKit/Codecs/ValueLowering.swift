@@ -147,6 +147,10 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         switch scalar {
         case .null:
             guard options.nullPolicy == .drop, !positions.isEmpty else {
+                // Dropping leaves out a key or an element; the whole document cannot be left out.
+                if positions.isEmpty && options.nullPolicy == .drop {
+                    throw unrepresentable("a null document", "a value (\(codecID) has no null; dropping nulls leaves out keys and elements, never the whole document)")
+                }
                 throw unrepresentable("null", "a value (\(codecID) has no null)")
             }
             report.droppedNulls += 1

@@ -113,12 +113,24 @@ struct Convert: ParsableCommand {
     static let plutilNames = ["xml1": "plist", "binary1": "bplist"]
 
     private func outputCodec(_ registry: CodecRegistry) throws -> any SaveCodec {
-        if let to { return try registry.requireCodec(id: Self.plutilNames[to] ?? to) }
-        // A stream has no extension to tell by: standard output, /dev/null and a FIFO all get
-        // the readable default.
-        if output == "-" || FileIO.isSpecialFile(output) { return try registry.requireCodec(id: "json") }
-        guard let codec = registry.codec(forPath: output) else {
+        let codec: any SaveCodec
+        if let to {
+            codec = try registry.requireCodec(id: Self.plutilNames[to] ?? to)
+        } else if output == "-" || FileIO.isSpecialFile(output) {
+            // A stream has no extension to tell by: standard output, /dev/null and a FIFO all get
+            // the readable default.
+            codec = try registry.requireCodec(id: "json")
+        } else if let found = registry.codec(forPath: output) {
+            codec = found
+        } else {
             throw ValidationError("cannot tell the output codec from '\(output)', expected an extension such as .json, .plist or .bplist, or --to")
+        }
+        // Usage, not data: no document can be written as an archive, and --plain is JSON's.
+        if codec.traits.contains(.archive) {
+            throw ValidationError("'\(codec.id)' reads archives, expected a document codec (json, plist, bplist or a plugin's); export writes bundles")
+        }
+        if plain, codec.id != JSONCodec().id {
+            throw ValidationError("--plain writes plain JSON, expected it with a JSON output, not \(codec.id)")
         }
         return codec
     }

@@ -31,6 +31,8 @@ struct Diff: ParsableCommand {
 
     func run() throws {
         let differences = try Failure.reporting {
+            // Standard input is read once: it cannot be both sides.
+            if a == "-" && b == "-" { throw ValidationError("'-' for both sides, expected standard input as one of them at most") }
             let registry = reading.registry(from: global)
             let old = try LoadedDocument.load(a, registry: registry, reading: reading)
             let new = try LoadedDocument.load(b, registry: registry, reading: reading)

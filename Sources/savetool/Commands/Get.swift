@@ -23,7 +23,7 @@ struct Get: ParsableCommand {
               savetool get Documents/current_tournament.json /players/0/name --raw
               savetool get ~/Library/Preferences/com.example.blocks.plist /gameSave --decode
               savetool get com.example.blocks.plist ''
-              savetool get player.archive /root/inventory/$items/0/kind --raw
+              savetool get player.archive '/root/inventory/$items/0/kind' --raw
             """
     )
 

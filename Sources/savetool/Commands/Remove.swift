@@ -20,8 +20,6 @@ struct Remove: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
-    @Flag(help: "In a keyed archive, write a value of another type where one stood (a date where a number was); the app's decoder may then fail on it.")
-    var retype = false
 
     @Argument(help: "The document to edit.", transform: PathArgument.named)
     var file: String
@@ -31,14 +29,14 @@ struct Remove: ParsableCommand {
 
     func run() throws {
         try Failure.reporting(file: file) {
-            var registry = reading.registry(from: global)
-            registry.keyedArchiveWriting.retype = retype
+            let registry = reading.registry(from: global)
             let path = try JSONPointer(parsing: pointer)
             try FileIO.withEditLock(file) {
                 var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
                 try document.value.removeValue(at: path, seeingThrough: registry)
                 try DocumentOutput.replace(document, global: global)
             }
+            if global.json { try Console.outputJSON(["file": .string(file), "pointer": .string(path.description), "removed": true]) }
         }
     }
 }

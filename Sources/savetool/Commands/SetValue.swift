@@ -65,6 +65,7 @@ struct SetValue: ParsableCommand {
                 try document.value.setValue(newValue, at: path, seeingThrough: registry)
                 try DocumentOutput.replace(document, global: global)
             }
+            if global.json { try Console.outputJSON(["file": .string(file), "pointer": .string(path.description), "value": newValue]) }
         }
     }
 }

@@ -18,13 +18,13 @@ struct Sync: ParsableCommand {
             remembers the version each file last synced, in .savetool-sync/ in the folder (or \
             beside the file):
               - changed since: pushed with that version as its base; the server stores it, or \
-                merges it with what other devices pushed since, by the kind's merge rules, and \
-                the merged save is written here (in the file's own codec);
+            merges it with what other devices pushed since, by the kind's merge rules, and \
+            the merged save is written here (in the file's own codec);
               - unchanged: the server's newer head, if any, is written here;
               - never synced: pushed as the slot's first version, or merged with the slot \
-                that another device made;
+            that another device made;
               - on the server only (a folder's sync): pulled as a new file, unless it was \
-                synced here before and deleted since.
+            synced here before and deleted since.
             Files are replaced atomically. On a conflict the conflicts are printed, the file \
             is left as it was, and the exit code is 1; the server keeps the push.
 

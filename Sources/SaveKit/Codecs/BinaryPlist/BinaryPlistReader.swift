@@ -279,7 +279,7 @@ struct BinaryPlistReader {
         }
         let (length, end) = try integer(at: start + 1)
         guard case .integer(let count) = length, count >= 0, count <= Int64(bytes.count) else {
-            throw Failure(offset: start + 1, found: "a length of \(length)", expected: "a length no larger than the file (\(bytes.count) bytes)")
+            throw Failure(offset: start + 1, found: "a length of \(length.compactText)", expected: "a length no larger than the file (\(bytes.count) bytes)")
         }
         return (Int(count), end)
     }

@@ -4,6 +4,16 @@ import Testing
 
 @Suite("savetool convert")
 struct ConvertCommandTests {
+    /// JSON in UTF-16 is refused as JSON (RFC 8259 asks for UTF-8), not taken for an XML plist
+    /// because of its byte order mark; an XML plist in UTF-16 is read.
+    @Test func utf16IsToldApartByItsFirstCharacter() throws {
+        let json = try CLI.run("convert", "-", input: [0xFF, 0xFE] + Array(#"{"a":1}"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }))
+        #expect(json.status == 65 && json.errors.contains("a UTF-16 byte order mark, expected UTF-8 text (RFC 8259)"), "\(json.errors)")
+        let xml = #"<?xml version="1.0" encoding="UTF-16"?><plist version="1.0"><dict><key>a</key><integer>1</integer></dict></plist>"#
+        let plist = try CLI.run("convert", "-", "--compact", input: [0xFE, 0xFF] + Array(xml.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }))
+        #expect(plist.status == 0 && plist.outputText == #"{"a":1}"# + "\n", "\(plist.errors)")
+    }
+
     @Test func binaryPlistToTypedJSONAndBackIsByteIdentical() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -18,9 +18,7 @@ public struct JSONCodec: SaveCodec {
     public init() {}
 
     public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
-        var bytes = prefix[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return false }
+        guard let first = TextPrefix.firstCharacter(of: prefix) else { return false }
         return first == UInt8(ascii: "{") || first == UInt8(ascii: "[") || first == UInt8(ascii: "\"")
     }
 

@@ -11,11 +11,7 @@ public struct XMLPlistCodec: SaveCodec {
     public init() {}
 
     public func sniff(_ prefix: ArraySlice<UInt8>) -> Bool {
-        if prefix.starts(with: [0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE]) { return true }
-        var bytes = prefix[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        guard let first = bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) else { return false }
-        return first == UInt8(ascii: "<")
+        TextPrefix.firstCharacter(of: prefix) == UInt8(ascii: "<")
     }
 
     public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {

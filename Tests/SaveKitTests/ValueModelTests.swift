@@ -5,6 +5,13 @@ import Testing
 
 @Suite("Value model")
 struct ValueModelTests {
+    /// XML's line-end normalisation, as plistlib's expat does it: CR LF and a lone CR in text
+    /// (CDATA included) are a line feed; a CR written as &#13; stays a CR.
+    @Test func xmlPlistLineEndsAreNormalised() throws {
+        let xml = "<?xml version=\"1.0\"?>\r\n<plist version=\"1.0\"><dict><key>a</key><string>x\r\ny\rz&#13;w<![CDATA[p\r\nq]]></string></dict></plist>"
+        #expect(try XMLPlistCodec().decode(Array(xml.utf8))["a"] == .string("x\ny\nz\rwp\nq"))
+    }
+
     @Test func integersHaveOneRepresentation() {
         #expect(SaveValue.int(5) == .integer(5))
         #expect(SaveValue.int(UInt64(Int64.max)) == .integer(.max))

@@ -466,7 +466,7 @@ struct XMLPlistReader {
                     guard let end = find("]]>", from: position + 9) else {
                         throw Failure(offset: position, found: "a CDATA section that is never closed", expected: "']]>'")
                     }
-                    buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(position + 9)..<end]))
+                    Self.appendNormalizingLineEnds(UnsafeBufferPointer(rebasing: bytes[(position + 9)..<end]), to: &buffer)
                     position = end + 3
                 } else if starts(with: "<!--") {
                     try skipComment()
@@ -481,11 +481,33 @@ struct XMLPlistReader {
                 buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
                 try readEntity(into: &buffer)
                 runStart = position
+            } else if byte == 0x0D {
+                // XML's line-end normalisation (XML 1.0 §2.11): CR LF and a lone CR are a line
+                // feed, as every XML reader gives them (plistlib included). A CR the text holds is
+                // written as &#13;, which this does not touch.
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
+                buffer.append(0x0A)
+                position += 1
+                if position < bytes.count, bytes[position] == 0x0A { position += 1 }
+                runStart = position
             } else {
                 position += 1
             }
         }
         throw Failure(offset: position, found: "the end of the input", expected: "</\(element.name)>")
+    }
+
+    private static func appendNormalizingLineEnds(_ text: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8]) {
+        var index = 0
+        while index < text.count {
+            if text[index] == 0x0D {
+                buffer.append(0x0A)
+                if index + 1 < text.count, text[index + 1] == 0x0A { index += 1 }
+            } else {
+                buffer.append(text[index])
+            }
+            index += 1
+        }
     }
 
     private mutating func readEntity(into buffer: inout [UInt8]) throws(Failure) {

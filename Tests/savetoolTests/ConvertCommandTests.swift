@@ -154,7 +154,7 @@ struct ConvertCommandTests {
     @Test func exitCodesForFilesAndUsage() throws {
         let missing = try CLI.run("convert", "/nonexistent/save.plist")
         #expect(missing.status == 66)
-        #expect(missing.errors == "savetool: /nonexistent/save.plist: cannot read: no such file or directory\n")
+        #expect(missing.errors == "savetool: /nonexistent/save.plist: cannot read: no such file or directory, expected a file that exists and can be read\n")
         let cannotCreate = try CLI.run("convert", CLI.tournament, "-o", "/nonexistent/dir/out.json")
         #expect(cannotCreate.status == 73)
         #expect(try CLI.run("convert", CLI.tournament, "--to", "yaml").status == 64)

@@ -117,6 +117,11 @@ struct Sync: ParsableCommand {
             for (file, key, slot) in files where !refused {
                 attempt(file) {
                     var entry = state.entries[key]
+                    // Synced before elsewhere (another slot, space or server): said, since its
+                    // base is then forgotten and the next push is merged without one.
+                    if let old = entry, old.server != client.server || old.space != client.space || old.slot != slot {
+                        global.warn("\(file): last synced as \(old.slot) in \(old.space) on \(old.server); as \(slot) in \(client.space) on \(client.server) it starts over, merged without a base")
+                    }
                     let outcome = try client.sync(file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow, leavingOut: isFolder)
                     if let entry { state.entries[key] = entry }
                     try state.save()

@@ -279,6 +279,20 @@ struct SyncSeedTests {
         #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
     }
 
+    /// A file remembers one slot: synced as another, it says that it starts over.
+    @Test func anotherSlotForAFileIsSaid() throws {
+        let root = try Processes.temporaryDirectory("sync-slot")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let file = root.appendingPathComponent("current_tournament.json").path
+        try FileManager.default.copyItem(atPath: CLI.tournament, toPath: file)
+        #expect(try CLI.run("sync", file, "--server", server.url, "--space", "games/p1", "--slot", "a.json").status == 0)
+        let other = try CLI.run("sync", file, "--server", server.url, "--space", "games/p1", "--slot", "b.json")
+        #expect(other.status == 0, "\(other.errors)")
+        #expect(other.errors.contains("last synced as a.json in games/p1 on \(server.url); as b.json in games/p1 on \(server.url) it starts over"), "\(other.errors)")
+    }
+
     /// Where sync cannot remember what it synced, it pushes nothing: a push the server took
     /// but the device forgot would come back as a conflict with itself.
     @Test func nothingIsPushedThatCannotBeRemembered() throws {

@@ -4,6 +4,16 @@ import Testing
 
 @Suite("savetool convert")
 struct ConvertCommandTests {
+    /// --compact writes an XML plist without indentation too, and it reads back the same.
+    @Test func compactXMLHasNoIndentation() throws {
+        let compact = try CLI.run("convert", CLI.tournament, "--to", "plist", "--compact")
+        #expect(compact.status == 0 && !compact.outputText.contains("\t") && compact.outputText.contains("<dict>\n<key>"), "\(compact.errors)")
+        let indented = try CLI.run("convert", CLI.tournament, "--to", "plist")
+        #expect(indented.outputText.contains("\t<key>"))
+        let back = try CLI.run("convert", "-", "--from", "plist", "--to", "json", "--compact", input: Array(compact.outputText.utf8))
+        #expect(back.status == 0 && back.outputText == (try CLI.run("convert", CLI.tournament, "--compact")).outputText, "\(back.errors)")
+    }
+
     /// JSON in UTF-16 is refused as JSON (RFC 8259 asks for UTF-8), not taken for an XML plist
     /// because of its byte order mark; an XML plist in UTF-16 is read.
     @Test func utf16IsToldApartByItsFirstCharacter() throws {

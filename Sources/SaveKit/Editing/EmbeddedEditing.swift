@@ -39,7 +39,8 @@ extension SaveValue {
             throw error.prefixed(by: prefix)
         }
         var options = EncodingOptions()
-        options.pretty = false  // embedded JSON is usually what JSONEncoder wrote: compact
+        // Embedded JSON is usually what JSONEncoder wrote: compact. A plist keeps its layout.
+        options.pretty = !codec.traits.contains(.layoutFollowsInput)
         let bytes: [UInt8]
         do { bytes = try codec.encode(edited, options: options) } catch let error as CodecError { throw error.prefixed(by: prefix) }
         let holder = try requireValue(at: prefix)

@@ -19,7 +19,7 @@ public struct XMLPlistCodec: SaveCodec {
     }
 
     public func eventWriter(into output: any ByteOutput, options: EncodingOptions) -> (any SaveEventWriter)? {
-        XMLPlistWriter(output: output)
+        XMLPlistWriter(output: output, indented: options.pretty)
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
@@ -28,6 +28,8 @@ public struct XMLPlistCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        try Conversion.bytes(of: value, writer: XMLPlistWriter.init, capabilities: capabilities, codecID: id, options: options, report: &report)
+        try Conversion.bytes(
+            of: value, writer: { XMLPlistWriter(output: $0, indented: options.pretty) }, capabilities: capabilities, codecID: id, options: options,
+            report: &report)
     }
 }

@@ -18,8 +18,13 @@ struct XMLPlistWriter: SaveEventWriter {
     /// source may shrink when nulls are dropped).
     private var levels: [(element: StaticString, waiting: Bool)] = []
 
-    init(output: any ByteOutput) {
+    /// Tabs before each element, as Apple's writer does; without them (`EncodingOptions.pretty`
+    /// false) each element still has a line of its own.
+    private let indented: Bool
+
+    init(output: any ByteOutput, indented: Bool = true) {
         text = ChunkedBuffer(output: ErasedByteOutput(base: output))
+        self.indented = indented
         text.append(Self.header)
     }
 
@@ -141,7 +146,7 @@ struct XMLPlistWriter: SaveEventWriter {
         try text.flushIfFull()
     }
 
-    private mutating func indent(_ depth: Int) { text.appendTabs(depth) }
+    private mutating func indent(_ depth: Int) { if indented { text.appendTabs(depth) } }
 
     /// Escapes `&`, `<`, `>`, and a carriage return as `&#13;` so that XML's line-end
     /// normalisation cannot turn it into a line feed.

@@ -80,6 +80,20 @@ struct EditingCommandTests {
         }
     }
 
+    /// The JSON embedded in a save is read by the app's own decoder: a value it cannot read (a
+    /// date, NaN) is refused with its path, never written as a typed-JSON marker.
+    @Test func embeddedJSONTakesOnlyPlainJSON() throws {
+        let (directory, file) = try copy(CLI.sample("blocks/Library/Preferences/com.example.blocks.plist"))
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: file))
+        for value in [#"{"$date": "2026-01-01T00:00:00Z"}"#, #"{"$real": "nan"}"#, #"[1, {"$data": "AA=="}]"#] {
+            let refused = try CLI.run("set", file, "/gameSave/extra", value)
+            #expect(refused.status == 65 && refused.errors.contains("expected a plain JSON value"), "\(value): \(refused.errors)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "nothing written")
+        #expect(try CLI.run("set", file, "/gameSave/extra", #"{"when": "2026-01-01"}"#).status == 0)
+    }
+
     /// With --json, an edit says what it did, as one JSON document.
     @Test func editsSayWhatTheyDidInJSON() throws {
         let directory = try Processes.temporaryDirectory()

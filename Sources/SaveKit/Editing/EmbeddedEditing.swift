@@ -27,6 +27,26 @@ extension SaveValue {
         try edit(pointer, registry: registry) { (value: inout SaveValue, path: JSONPointer) in try value.removeValue(at: path) }
     }
 
+    /// The first date, data, uid or non-finite real in `value`, with its path: what plain JSON
+    /// cannot hold.
+    static func firstNonPlainValue(in value: SaveValue, path: [String] = []) -> (path: [String], found: String)? {
+        switch value {
+        case .date, .data, .uid: return (path, value.typeNameWithArticle)
+        case .real(let number) where !number.isFinite: return (path, "the real \(number)")
+        case .array(let items):
+            for (index, item) in items.enumerated() {
+                if let found = firstNonPlainValue(in: item, path: path + [String(index)]) { return found }
+            }
+            return nil
+        case .dictionary(let entries):
+            for (key, item) in entries {
+                if let found = firstNonPlainValue(in: item, path: path + [key]) { return found }
+            }
+            return nil
+        default: return nil
+        }
+    }
+
     private mutating func edit(_ pointer: JSONPointer, registry: CodecRegistry, _ body: (inout SaveValue, JSONPointer) throws -> Void) throws {
         guard let (prefix, inner, codec, rest) = try splitAtEmbedded(pointer, registry: registry) else {
             try body(&self, pointer)
@@ -37,6 +57,13 @@ extension SaveValue {
             try edited.edit(rest, registry: registry, body)
         } catch let error as PointerError {
             throw error.prefixed(by: prefix)
+        }
+        // Embedded JSON is read by the app's own decoder, which knows no typed-JSON markers: a
+        // value it cannot read is refused here, not written as `{"$date": …}`.
+        if codec.id == JSONCodec().id, let (path, found) = Self.firstNonPlainValue(in: edited) {
+            throw CodecError.unrepresentable(
+                codec: "json", at: JSONPointer(tokens: prefix.tokens + path), found: found,
+                expected: "a plain JSON value (the app reads this embedded JSON with its own decoder, which knows no typed-JSON markers)")
         }
         var options = EncodingOptions()
         // Embedded JSON is usually what JSONEncoder wrote: compact. A plist keeps its layout.

@@ -64,7 +64,12 @@ enum TypedJSON {
         default:
             break
         }
-        throw MarkerError(found: "a \(key) marker holding \(payload.typeNameWithArticle)", expected: expectation(for: key))
+        // The marker's own value when it is a scalar (`"1e999"`, `-1`): what was wrong is then plain.
+        let held: String = switch payload {
+        case .string, .integer, .unsignedInteger, .real, .bool: payload.compactText
+        default: payload.typeNameWithArticle
+        }
+        throw MarkerError(found: "a \(key) marker holding \(held)", expected: expectation(for: key))
     }
 
     private static func expectation(for key: String) -> String {
@@ -72,7 +77,7 @@ enum TypedJSON {
         case "$date": "{\"$date\": \"2026-11-21T08:00:00Z\"}"
         case "$data": "{\"$data\": \"<base64>\"}"
         case "$uid": "{\"$uid\": <integer ≥ 0>}"
-        case "$real": "{\"$real\": \"nan\" | \"inf\" | \"-inf\"}"
+        case "$real": "{\"$real\": \"nan\" | \"inf\" | \"-inf\"} or a finite number"
         default: "{\"$dict\": {…}} around a dictionary"
         }
     }

@@ -94,7 +94,15 @@ public final class SyncClient: Sendable {
     /// that are no save document (a readme beside the saves), which the server would refuse on
     /// every sync. A file synced before (`entry` set) is never left out: if it no longer reads,
     /// that is an error. Without `leavingOut` (a file named alone), such a file is an error too.
-    public func sync(file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow, leavingOut: Bool = false) throws -> Outcome {
+    ///
+    /// `remember` is called with `entry` at each step that must survive a failure or a kill of
+    /// what follows (the pushed bytes kept as a pending base; the merge of them written here),
+    /// before that next step: the caller saves it. Otherwise a push the server took could be
+    /// pushed again from the old base and merged twice.
+    public func sync(
+        file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow, leavingOut: Bool = false,
+        remember: (SyncState.Entry?) throws -> Void = { _ in }
+    ) throws -> Outcome {
         let address: SlotAddress
         do {
             address = try SlotAddress(space: space, slot: slot)
@@ -115,7 +123,9 @@ public final class SyncClient: Sendable {
         let remembered = entry.flatMap { $0.server == server && $0.space == space && $0.slot == slot ? $0 : nil }
         let url = server + "/v1/spaces/" + address.spaceName + "/slots/" + address.slotName
 
-        func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> Outcome {
+        /// The answer written here; `pending` says it went through ``mergePending``, whose
+        /// outcome stands as it is.
+        func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> (outcome: Outcome, pending: Bool) {
             guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
                 throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
             }
@@ -124,16 +134,19 @@ public final class SyncClient: Sendable {
                 // The server took the push, and the app has saved again since: its new changes
                 // are relative to what was pushed, which is now part of `version`.
                 entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "", pendingBase: local)
-                return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: (version, Array(response.body)))
+                try remember(entry)
+                let outcome = try mergePending(
+                    file: file, slot: slot, url: url, entry: &entry, links: links, head: (version, Array(response.body)), remember: remember)
+                return (outcome, true)
             }
             entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
             let merged = response.header("Save-Merged") == "true"
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-            return Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
+            return (Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions), false)
         }
 
         if let remembered, remembered.pendingBase != nil {
-            return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: nil)
+            return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: nil, remember: remember)
         }
         if let remembered, remembered.sha256 == sha256 {
             // Unchanged here since the last sync: only a newer head comes down.
@@ -141,7 +154,7 @@ public final class SyncClient: Sendable {
             switch response.status {
             case 304: return Outcome(file: file, slot: slot, action: .upToDate, version: remembered.version)
             case 200:
-                let outcome = try finish(response, .pulled, pushed: false)
+                let outcome = try finish(response, .pulled, pushed: false).outcome
                 return outcome.version == remembered.version ? Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) : outcome
             case 404: break  // gone from the server: pushed again as new, below
             default: throw failure(response, url: url, file: file)
@@ -152,7 +165,9 @@ public final class SyncClient: Sendable {
             let response = try send("PUT", url, headers: [condition], body: local, file: file)
             switch response.status {
             case 200, 201:
-                var outcome = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed, pushed: true)
+                let finished = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed, pushed: true)
+                if finished.pending { return finished.outcome }
+                var outcome = finished.outcome
                 // The server had this very copy already (a device joining a slot it holds, or a
                 // push of the version it is based on): nothing new was stored.
                 let merged = response.header("Save-Merged") == "true"
@@ -238,13 +253,20 @@ public final class SyncClient: Sendable {
     /// was pushed: written over the file, then pushed as any change. A conflict leaves the file
     /// and the pending base as they are.
     private func mergePending(
-        file: String, slot: String, url: String, entry: inout SyncState.Entry?, links: LinkPolicy, head given: (version: Int, bytes: [UInt8])?
+        file: String, slot: String, url: String, entry: inout SyncState.Entry?, links: LinkPolicy, head given: (version: Int, bytes: [UInt8])?,
+        remember: (SyncState.Entry?) throws -> Void
     ) throws -> Outcome {
         guard let pending = entry, let base = pending.pendingBase else { preconditionFailure("no pending base") }
         let (local, mode) = try readLocal(file)
         var head = given
         if head == nil {
             let response = try send("GET", url, file: file)
+            if response.status == 404 {
+                // The slot is gone from the server: nothing to merge with; the file is pushed as new.
+                entry = nil
+                try remember(entry)
+                return try sync(file: file, slot: slot, entry: &entry, links: links, remember: remember)
+            }
             guard response.status == 200 else { throw failure(response, url: url, file: file) }
             guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
                 throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
@@ -265,9 +287,11 @@ public final class SyncClient: Sendable {
             throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
         }
         // Then pushed on top of the server's copy, as any change: the server stores what the
-        // file adds to it, or nothing if it adds nothing.
+        // file adds to it, or nothing if it adds nothing. Remembered first: the file now derives
+        // from `version`, whatever becomes of the push.
         entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "")
-        var outcome = try sync(file: file, slot: slot, entry: &entry, links: links)
+        try remember(entry)
+        var outcome = try sync(file: file, slot: slot, entry: &entry, links: links, remember: remember)
         if outcome.action == .upToDate || outcome.action == .pushed {
             outcome.action = .merged
             outcome.decisions = result.decisions.count

@@ -30,6 +30,10 @@ public struct SyncState: Sendable {
     /// By the file's path relative to the folder holding the state.
     public var entries: OrderedDictionary<String, Entry> = [:]
     public let file: String
+    /// The pending bases this state has named on disk (read, or written by ``save()``): only
+    /// those are removed once no file waits on them, never one that another sync of the same
+    /// folder, running at the same time, has just written.
+    private var knownBases: Set<String> = []
 
     public static let folderName = ".savetool-sync"
 
@@ -55,6 +59,7 @@ public struct SyncState: Sendable {
                         throw SaveError(.badData, file: stored, "missing or changed, expected the bytes last pushed; remove \(file) to sync every file again as new")
                     }
                     entry.pendingBase = bytes
+                    knownBases.insert(base)
                 }
                 entries[path] = entry
             } catch let error as SaveError where error.file != nil {
@@ -82,7 +87,7 @@ public struct SyncState: Sendable {
     }
 
     /// Written whole and flushed after each file, so that a run cut short keeps what it did.
-    public func save() throws {
+    public mutating func save() throws {
         try prepare()
         let folder = FileIO.parentDirectory(of: file)
         var files: OrderedDictionary<String, SaveValue> = [:]
@@ -111,10 +116,8 @@ public struct SyncState: Sendable {
         let bytes = try JSONCodec().encode(.dictionary(["files": .dictionary(files)]))
         do { try FileIO.writeAtomically(bytes, to: file) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         // Bases no file waits on any more.
-        let baseFolder = folder + "/bases"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: baseFolder)) ?? [] where !bases.contains(name) {
-            unlink(baseFolder + "/" + name)
-        }
+        for name in knownBases.subtracting(bases) { unlink(folder + "/bases/" + name) }
+        knownBases = bases
     }
 
     /// Where a pending base is kept, for the state of `folder` (the folder synced).

@@ -122,7 +122,12 @@ struct Sync: ParsableCommand {
                     if let old = entry, old.server != client.server || old.space != client.space || old.slot != slot {
                         global.warn("\(file): last synced as \(old.slot) in \(old.space) on \(old.server); as \(slot) in \(client.space) on \(client.server) it starts over, merged without a base")
                     }
-                    let outcome = try client.sync(file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow, leavingOut: isFolder)
+                    func remember(_ entry: SyncState.Entry?) throws {
+                        state.entries[key] = entry
+                        try state.save()
+                    }
+                    let outcome = try client.sync(
+                        file: file, slot: slot, entry: &entry, links: isFolder ? .followWithin(folder) : .follow, leavingOut: isFolder, remember: remember)
                     if let entry { state.entries[key] = entry }
                     try state.save()
                     return outcome

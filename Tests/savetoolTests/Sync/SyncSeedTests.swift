@@ -193,7 +193,7 @@ struct SyncSeedTests {
     /// keeps the push (parked) without serving it.
     /// A proxy that, once `ARM` exists, holds the next PUT until told to let it go: the app
     /// saves while the push is out. (`HOLD` is made when the PUT arrives; `RELEASE`, made by
-    /// the test, lets it on.)
+    /// the test, lets it on.) While `FAIL` exists, every other PUT is answered 503.
     static let holdingProxy = #"""
         import http.server, os, sys, time, urllib.request
         upstream, folder = sys.argv[1], sys.argv[2]
@@ -204,6 +204,9 @@ struct SyncSeedTests {
                 if self.command == "PUT" and os.path.exists(folder + "/ARM") and not os.path.exists(folder + "/HOLD"):
                     open(folder + "/HOLD", "w").close()
                     while not os.path.exists(folder + "/RELEASE"): time.sleep(0.02)
+                elif self.command == "PUT" and os.path.exists(folder + "/FAIL"):
+                    self.send_response(503); self.send_header("Retry-After", "0"); self.send_header("Content-Length", "0"); self.end_headers()
+                    return
                 request = urllib.request.Request(upstream + self.path, data=body, method=self.command)
                 for key, value in self.headers.items():
                     if key.lower() not in ("host", "content-length", "connection"): request.add_header(key, value)
@@ -225,7 +228,8 @@ struct SyncSeedTests {
     /// The app saves again while a push is out, and the server merges and takes the push: the
     /// file is not overwritten, and its newer change is merged here with the server's copy and
     /// pushed on top of it. The change that was pushed is counted once, never twice.
-    @Test func aSaveDuringAPushIsMergedOnTopNotCountedTwice() throws {
+    @Test(arguments: [false, true])
+    func aSaveDuringAPushIsMergedOnTopNotCountedTwice(_ followUpFails: Bool) throws {
         let root = try Processes.temporaryDirectory("sync-race")
         defer { try? FileManager.default.removeItem(at: root) }
         let (store, _) = try SyncStore.local.make(in: root)
@@ -263,10 +267,17 @@ struct SyncSeedTests {
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: root.appendingPathComponent("HOLD").path), Date() < deadline { usleep(20_000) }
         try phone.set(Self.blocks, "/hasSeenTutorial", "false")  // the app saves meanwhile
+        // The push of the merge made here fails (the server is down a moment): the sync says
+        // so (75), and remembers the merge, so that the next sync pushes it from its new base.
+        if followUpFails { _ = FileManager.default.createFile(atPath: root.appendingPathComponent("FAIL").path, contents: nil) }
         _ = FileManager.default.createFile(atPath: root.appendingPathComponent("RELEASE").path, contents: nil)
         sync.waitUntilExit()
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(sync.terminationStatus == 0, "\(said)")
+        #expect(sync.terminationStatus == (followUpFails ? 75 : 0), "\(said)")
+        if followUpFails {
+            try FileManager.default.removeItem(at: root.appendingPathComponent("FAIL"))
+            try phone.sync()
+        }
 
         // Merged here (the push's +25 and the tablet's -30), the app's save kept, and pushed.
         #expect(try phone.get(Self.blocks, "/gameSave/coins") == "35")

@@ -14,13 +14,24 @@ public enum Console {
         output(Array(text.utf8))
     }
 
+    /// Why standard output could not be written, once it could not.
+    nonisolated(unsafe) public private(set) static var outputFailure: String?
+
     /// Writes to standard output. One that cannot be written (a full device, a closed
-    /// descriptor) ends the command with exit 74 and a message: what it was to print is lost,
-    /// and saying nothing would report a success. (`FileHandle.write` would trap instead.)
+    /// descriptor) is remembered, and nothing more is sent to it: the command finishes what it
+    /// does (its files written and flushed, its temporary files removed), then ends with exit 74
+    /// and a message (``finish()``): what it was to print is lost, and saying nothing would
+    /// report a success. (`FileHandle.write` would trap instead.)
     public static func output(_ bytes: [UInt8]) {
+        guard outputFailure == nil else { return }
         let failure = bytes.withUnsafeBytes { FileIO.writeAll($0, to: STDOUT_FILENO) }
-        guard failure != 0 else { return }
-        error("savetool: <stdout>: writing failed: \(FileError.reason(failure))")
+        if failure != 0 { outputFailure = FileError.reason(failure) }
+    }
+
+    /// After a command that ran: exit 74 if its output could not be written.
+    public static func finish() {
+        guard let outputFailure else { return }
+        error("savetool: <stdout>: writing failed: \(outputFailure)")
         exit(Failure.Code.ioError)
     }
 

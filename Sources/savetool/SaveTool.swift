@@ -69,7 +69,10 @@ struct SaveTool: ParsableCommand {
                 command = parsed
             }
             try command.run()
+            Console.finish()
         } catch {
+            // A negative answer (diff's 1) that could not be printed is an output failure.
+            if let exit = error as? ExitCode, exit.rawValue == Failure.Code.negative { Console.finish() }
             exitReporting(error, arguments: arguments, name: "savetool")
         }
     }

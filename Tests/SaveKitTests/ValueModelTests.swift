@@ -10,6 +10,9 @@ struct ValueModelTests {
     @Test func xmlPlistLineEndsAreNormalised() throws {
         let xml = "<?xml version=\"1.0\"?>\r\n<plist version=\"1.0\"><dict><key>a</key><string>x\r\ny\rz&#13;w<![CDATA[p\r\nq]]></string></dict></plist>"
         #expect(try XMLPlistCodec().decode(Array(xml.utf8))["a"] == .string("x\ny\nz\rwp\nq"))
+        // Plain text with no entity (the reader's quick path), in a key too.
+        let plain = "<plist version=\"1.0\"><dict><key>k\r\n</key><string>a\r\nb\rc</string></dict></plist>"
+        #expect(try XMLPlistCodec().decode(Array(plain.utf8)) == ["k\n": "a\nb\nc"])
     }
 
     @Test func integersHaveOneRepresentation() {

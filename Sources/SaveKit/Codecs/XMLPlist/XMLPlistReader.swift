@@ -442,7 +442,8 @@ struct XMLPlistReader {
         var index = position
         while index < bytes.count {
             let byte = bytes[index]
-            if byte == UInt8(ascii: "&") { return nil }
+            // An entity, or a CR that line-end normalisation turns into a line feed: the slow way.
+            if byte == UInt8(ascii: "&") || byte == 0x0D { return nil }
             if byte == UInt8(ascii: "<") {
                 guard index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "/") else { return nil }
                 position = index

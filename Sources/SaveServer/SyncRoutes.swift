@@ -381,16 +381,16 @@ struct APIError: Error {
         case .conflict: self.init(.conflict, "conflict", message)
         // The store's own words (its paths, bucket, endpoint) are the operator's, for the
         // server's log (``detail``), not for every client: an answer says what happened.
-        case .permissionDenied: self.init(.serviceUnavailable, "storageRefused", "the server's store refused its credentials; try again later")
+        case .permissionDenied: self.init(.serviceUnavailable, "storageRefused", "the server's store refused its credentials")
         case .busy:
-            self.init(.serviceUnavailable, "unavailable", "the server's store did not answer; try again")
+            self.init(.serviceUnavailable, "unavailable", "the server's store did not answer")
             retryAfter = 1
         case .io, .cannotCreate:
             // The storage's messages name a full disk or quota the same way everywhere (FileError.reason).
             let full = ["no space left", "disk quota exceeded", "file too large"].contains { message.contains($0) }
             self.init(
                 full ? HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage") : .serviceUnavailable, full ? "storageFull" : "storage",
-                full ? "the server's store is full" : "the server's store failed; try again")
+                full ? "the server's store is full" : "the server's store failed")
             if !full { retryAfter = 1 }
         }
         if status.code >= 500 { detail = message }

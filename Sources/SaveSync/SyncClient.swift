@@ -385,7 +385,7 @@ public final class SyncClient: Sendable {
         case 403: return SaveError(.permissionDenied, file: file, "the token does not allow this: \(message)")
         case 413, 422: return SaveError(.badData, file: file, "the server refused the file: \(message)")
         case 404: return SaveError(.notFound, file: url, message)
-        case 507: return SaveError(.io, file: file, "the server's storage is full: \(message)")
+        case 507: return SaveError(.io, file: file, "the server answered 507: \(message)")
         case 408: return SaveError(.busy, file: file, "the server gave up waiting for the file: \(message); try again")
         default: return SaveError(.usage, file: url, "the server answered \(response.status): \(message)")
         }

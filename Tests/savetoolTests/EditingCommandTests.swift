@@ -29,8 +29,6 @@ struct EditingCommandTests {
         #expect(try CLI.run("remove", file, "").status == 64)
     }
 
-    /// A save reached through a symbolic link is edited where it is, and the link stays: a
-    /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
     /// An edit keeps the file's owner and group (run as root, as `sudo savetool set` on a
     /// device's save is: the app must still own its save) and its mode; a new file takes the
     /// umask, as `cp` and the shell's `>` do.
@@ -106,6 +104,8 @@ struct EditingCommandTests {
         #expect(try Codecs.value(removed.outputText) == ["file": .string(save), "pointer": "/a", "removed": true])
     }
 
+    /// A save reached through a symbolic link is edited where it is, and the link stays: a
+    /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
     @Test func writesGoThroughSymbolicLinks() throws {
         let root = try Processes.temporaryDirectory("links")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -1,15 +1,15 @@
 /// The first character of a text file, past its byte order mark and white space, for the text
-/// codecs' sniffing: JSON and XML are told apart by it in UTF-8, UTF-16 and UTF-32 alike, so
-/// that JSON in UTF-16 reaches the JSON reader, which refuses it with its own message, rather
-/// than the XML reader, which would complain of a missing element.
+/// codecs' sniffing: JSON and XML are told apart by it in UTF-8 and UTF-16 alike, so that JSON
+/// in UTF-16 reaches the JSON reader, which refuses it with its own message, rather than the
+/// XML reader, which would complain of a missing element.
 enum TextPrefix {
-    /// The first non-space character if it is ASCII; `nil` otherwise, or when there is none.
+    /// The first non-space character if it is ASCII; `nil` otherwise, or when there is none,
+    /// or when the text is UTF-32, which neither reader reads.
     static func firstCharacter(of prefix: ArraySlice<UInt8>) -> UInt8? {
+        if prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return nil }
         // Code units of this width and byte order, after the mark.
         let (width, bigEndian, start): (Int, Bool, Int) =
-            if prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { (4, true, 4) }
-            else if prefix.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { (4, false, 4) }
-            else if prefix.starts(with: [0xFE, 0xFF]) { (2, true, 2) }
+            if prefix.starts(with: [0xFE, 0xFF]) { (2, true, 2) }
             else if prefix.starts(with: [0xFF, 0xFE]) { (2, false, 2) }
             else if prefix.starts(with: [0xEF, 0xBB, 0xBF]) { (1, true, 3) }
             else { (1, true, 0) }

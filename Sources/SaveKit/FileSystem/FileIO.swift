@@ -94,10 +94,11 @@ public enum FileIO {
 
     /// Replaces `path` with `bytes` atomically; `-` writes standard output.
     ///
-    /// The new file keeps the permission bits of the file it replaces (0644 for a new file), or
-    /// takes `mode` when one is given. With `durable: false` the file is renamed into place
-    /// without being flushed first: still never half-written for readers, but a power cut may
-    /// lose it — for batches that flush the whole file system once at the end.
+    /// The new file keeps the permission bits, owner and group of the file it replaces (0666
+    /// less the umask for a new file), or takes `mode` when one is given. With `durable: false`
+    /// the file is renamed into place without being flushed first: still never half-written for
+    /// readers, but a power cut may lose it — for batches that flush the whole file system once
+    /// at the end.
     public static func writeAtomically(_ bytes: [UInt8], to path: String, durable: Bool = true, mode: mode_t? = nil, links: LinkPolicy = .replace) throws(FileError) {
         let output = try AtomicFileOutput(path: path, durable: durable, mode: mode, links: links)
         do {
@@ -309,6 +310,8 @@ public enum FileIO {
             guard descriptor >= 0 else { return try body() }  // the read reports why
             defer { close(descriptor) }
             var locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
+            // A file system without locks (NFS without lockd, some FUSE mounts): edited as before.
+            if !locked, errno != EWOULDBLOCK, errno != EINTR { return try body() }
             while !locked, errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline {
                 usleep(10_000)
                 locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0

@@ -137,14 +137,15 @@ struct Inspect: ParsableCommand {
     /// `\\`), as `ls -b` shows them, so that a name holding a newline cannot pass for two
     /// entries of the listing.
     static func printable(_ name: String) -> String {
-        guard name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\\" }) else { return name }
+        func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return name }
         var text = ""
         for scalar in name.unicodeScalars {
             switch scalar {
             case "\n": text += "\\n"
             case "\t": text += "\\t"
             case "\\": text += "\\\\"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F: text += "\\x" + String(format: "%02X", scalar.value)
+            case _ where control(scalar): text += (scalar.value < 0x80 ? "\\x" : "\\u") + String(format: scalar.value < 0x80 ? "%02X" : "%04X", scalar.value)
             default: text.unicodeScalars.append(scalar)
             }
         }

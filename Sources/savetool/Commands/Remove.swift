@@ -20,6 +20,10 @@ struct Remove: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var reading: ReadingOptions
 
+    /// Taken and ignored, so that scripts written when `remove` offered it still run: a removal
+    /// puts no value of another type anywhere.
+    @Flag(help: .hidden) var retype = false
+
 
     @Argument(help: "The document to edit.", transform: PathArgument.named)
     var file: String

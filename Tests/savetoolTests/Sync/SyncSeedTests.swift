@@ -189,8 +189,6 @@ struct SyncSeedTests {
         #expect(!FileManager.default.fileExists(atPath: phone.file("Documents/secret.json")))
     }
 
-    /// A conflict: the device's file is left as it was, the exit code is 1, and the server
-    /// keeps the push (parked) without serving it.
     /// A proxy that, once `ARM` exists, holds the next PUT until told to let it go: the app
     /// saves while the push is out. (`HOLD` is made when the PUT arrives; `RELEASE`, made by
     /// the test, lets it on.) While `FAIL` exists, every other PUT is answered 503.
@@ -321,6 +319,8 @@ struct SyncSeedTests {
         #expect(try SyncAPI(server.url).get("games/p1", "current_tournament.json").status == 404, "nothing pushed")
     }
 
+    /// A conflict: the device's file is left as it was, the exit code is 1, and the server
+    /// keeps the push (parked) without serving it.
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
         let root = try Processes.temporaryDirectory("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -217,7 +217,7 @@ public struct ExternalCodec: SaveCodec {
         guard let exit = waitForExit(of: process, finished: finished, within: timeout) else {
             if leadsGroup { kill(-pid, SIGKILL) }
             kill(pid, SIGKILL)
-            throw .plugin(id: id, message: "\(argument) ran longer than \(timeout.formatted(.number)) s and was stopped")
+            throw .plugin(id: id, message: "\(argument) ran longer than \(timeout == timeout.rounded() ? String(Int(timeout)) : String(timeout)) s and was stopped")
         }
         if readers.wait(timeout: .now() + 0.5) == .timedOut {
             // The plugin has answered and exited; something it left running holds the pipes.

@@ -46,8 +46,12 @@ struct JSONReader {
 
     private mutating func parseDocument() throws(Failure) -> SaveValue {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
+        if bytes.count >= 4, bytes[0] == 0x00, bytes[1] == 0x00, bytes[2] == 0xFE, bytes[3] == 0xFF {
+            throw Failure(offset: 0, found: "a UTF-32 byte order mark", expected: "UTF-8 text (RFC 8259)")
+        }
         if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
-            throw Failure(offset: 0, found: "a UTF-16 byte order mark", expected: "UTF-8 text (RFC 8259)")
+            let utf32 = bytes.count >= 4 && bytes[0] == 0xFF && bytes[2] == 0x00 && bytes[3] == 0x00
+            throw Failure(offset: 0, found: "a UTF-\(utf32 ? 32 : 16) byte order mark", expected: "UTF-8 text (RFC 8259)")
         }
         skipWhitespace()
         let value = try parseValue(depth: 0)

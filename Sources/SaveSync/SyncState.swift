@@ -81,8 +81,10 @@ public struct SyncState: Sendable {
         guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw SaveError(.cannotCreate, file: folder, "\(FileIO.describeType(info.st_mode)), expected a folder where sync can remember what it synced")
         }
-        guard access(folder, W_OK) == 0 else {
-            throw SaveError(.cannotCreate, file: folder, "\(FileError.reason(errno)), expected a folder where sync can remember what it synced")
+        for place in [folder, folder + "/bases"] where access(place, F_OK) == 0 {
+            guard access(place, W_OK) == 0 else {
+                throw SaveError(.cannotCreate, file: place, "\(FileError.reason(errno)), expected a folder where sync can remember what it synced")
+            }
         }
     }
 

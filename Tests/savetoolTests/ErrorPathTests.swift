@@ -78,6 +78,9 @@ struct ErrorPathTests {
         Case(name: "convert --plain to a plist", arguments: ["convert", "f.json", "--plain", "-o", "f.bplist"],
              prepare: { try ErrorPathTests.write(#"{"a": 1}"#, to: "f.json", in: $0) },
              status: 64, message: "^savetool: --plain writes plain JSON, expected it with a JSON output, not bplist"),
+        Case(name: "convert -o a folder's name", arguments: ["convert", "f.json", "-o", "out/", "--to", "json"],
+             prepare: { try ErrorPathTests.write(#"{"a": 1}"#, to: "f.json", in: $0); try FileManager.default.createDirectory(at: $0.appendingPathComponent("out"), withIntermediateDirectories: false) },
+             status: 73, message: "^savetool: out/: cannot create: a folder's name \\(it ends in /\\), expected a file's$"),
         Case(name: "diff - -", arguments: ["diff", "-", "-"],
              status: 64, message: "^savetool: '-' for both sides, expected standard input as one of them at most"),
         Case(name: "a null document with --null drop", arguments: ["convert", "n.json", "--null", "drop", "-o", "n.plist"],
@@ -150,7 +153,7 @@ struct ErrorPathTests {
     }
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 32)
+        #expect(Self.cases.count == 33)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

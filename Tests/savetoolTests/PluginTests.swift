@@ -51,6 +51,12 @@ struct PluginTests {
         let failing = try CLI.run("convert", "-", "--from", "kv", "--plugins", plugins.path, input: Array("oops\n".utf8))
         #expect(failing.status == 65)
         #expect(failing.errors.contains("plugin savetool-codec-kv: decode failed (exit 1): line 1: no '=' in 'oops'"))
+        // An encode that fails is about the output, and names it.
+        let out = plugins.appendingPathComponent("out.kv").path
+        let refusing = try install(Self.plugin.replacingOccurrences(of: "value = json.load(sys.stdin)", with: "sys.exit('cannot write kv')"), name: "savetool-codec-kv")
+        defer { try? FileManager.default.removeItem(at: refusing) }
+        let encodeFailed = try CLI.run("convert", "-", "-o", out, "--plugins", refusing.path, input: Array(#"{"a":"b"}"#.utf8))
+        #expect(encodeFailed.status == 65 && encodeFailed.errors.hasPrefix("savetool: \(out): plugin savetool-codec-kv: encode failed (exit 1): cannot write kv"), "\(encodeFailed.errors)")
     }
 
     /// A plugin that says what its format holds (`"holds": ["string"]`, key=value text) is

@@ -39,6 +39,8 @@ public final class AtomicFileOutput: ByteOutput {
             destination = path
             return
         }
+        // `-o saves/` names a folder: said as such, not as the "not a directory" the system gives.
+        if path.hasSuffix("/") { throw .cannotCreate(path: path, reason: "a folder's name (it ends in /), expected a file's") }
         let destination = try FileIO.destination(of: path, links: links)
         self.destination = destination
         if let special = try FileIO.openSpecialDestination(destination) {

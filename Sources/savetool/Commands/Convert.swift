@@ -92,6 +92,13 @@ struct Convert: ParsableCommand {
                     report = try Conversion.convert(consume bytes, from: source, to: target, decoding: reading.decoding, encoding: options, to: &sink)
                 }
                 try destination.commit()
+            } catch let error as CodecError {
+                destination.abort()
+                // The output's plugin failed: the output is the file it is about.
+                if case .plugin(let id, _) = error, id == target.id, id != source.id {
+                    throw SaveError(error.category, file: output == "-" ? "<stdout>" : output, "\(error)", cause: error)
+                }
+                throw error
             } catch {
                 destination.abort()
                 throw error

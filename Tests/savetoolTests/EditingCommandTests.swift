@@ -90,6 +90,13 @@ struct EditingCommandTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "nothing written")
         #expect(try CLI.run("set", file, "/gameSave/extra", #"{"when": "2026-01-01"}"#).status == 0)
+        // A dictionary whose key looks like a marker is written as the app will read it: plain
+        // keys, no "$dict" around them; and read back as such, so later edits go on.
+        #expect(try CLI.run("set", file, "/gameSave/extra", #"{"$dict": {"$real": "nan"}}"#).status == 0)
+        let raw = try CLI.run("get", file, "/gameSave", "--raw")
+        let app = try JSONSerialization.jsonObject(with: Data(raw.outputText.utf8)) as? [String: Any]
+        #expect((app?["extra"] as? [String: String]) == ["$real": "nan"], "\(raw.outputText)")
+        #expect(try CLI.run("set", file, "/gameSave/coins", "1").status == 0)
     }
 
     /// With --json, an edit says what it did, as one JSON document.

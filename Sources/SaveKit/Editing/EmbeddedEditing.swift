@@ -65,9 +65,8 @@ extension SaveValue {
                 codec: "json", at: JSONPointer(tokens: prefix.tokens + path), found: found,
                 expected: "a plain JSON value (the app reads this embedded JSON with its own decoder, which knows no typed-JSON markers)")
         }
-        var options = EncodingOptions()
         // Embedded JSON is usually what JSONEncoder wrote: compact. A plist keeps its layout.
-        options.pretty = !codec.traits.contains(.layoutFollowsInput)
+        let options = EmbeddedDocument.encoding(pretty: !codec.traits.contains(.layoutFollowsInput), for: codec)
         let bytes: [UInt8]
         do { bytes = try codec.encode(edited, options: options) } catch let error as CodecError { throw error.prefixed(by: prefix) }
         let holder = try requireValue(at: prefix)

@@ -97,6 +97,23 @@ public enum EmbeddedDocument {
         }
     }
 
+    /// How an embedded document is read: as the app wrote it. Its JSON is plain JSON (an app's
+    /// own `{"$date": …}` is a dictionary, not a date), and is written back as plain JSON.
+    public static var decoding: DecodingOptions {
+        var options = DecodingOptions()
+        options.typedJSONMarkers = false
+        return options
+    }
+
+    /// How an embedded document is written back in `codec`, pretty or not as it was: JSON as
+    /// plain JSON (no markers; what it cannot hold is refused before), anything else as it is.
+    public static func encoding(pretty: Bool, for codec: any SaveCodec) -> EncodingOptions {
+        var options = EncodingOptions()
+        options.pretty = pretty
+        options.plainJSON = codec.id == JSONCodec().id
+        return options
+    }
+
     /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
     public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
         try? decodeReportingArchives(bytes, registry: registry)
@@ -105,7 +122,7 @@ public enum EmbeddedDocument {
     /// As ``decode(_:registry:)``, but a keyed archive that cannot be read as its objects is an
     /// error (with its place in the archive), not a document: what paths into it must report.
     public static func decodeReportingArchives(_ bytes: [UInt8], registry: CodecRegistry) throws -> (value: SaveValue, codec: any SaveCodec)? {
-        guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes), value.isContainer else { return nil }
+        guard let codec = registry.codec(sniffing: bytes), let value = try? codec.decode(bytes, options: decoding), value.isContainer else { return nil }
         if let keyed = try registry.keyedView(of: value, decodedBy: codec) { return (keyed.view, keyed.codec) }
         return (value, codec)
     }

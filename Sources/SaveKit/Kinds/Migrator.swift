@@ -93,7 +93,7 @@ public struct Migrator: Sendable {
                 let bytes = EmbeddedDocument.bytes(of: holder)
             else { return nil }
             let heldAsText = if case .string = holder { true } else { false }
-            guard let inner = try? codec.decode(bytes) else {
+            guard let inner = try? codec.decode(bytes, options: EmbeddedDocument.decoding) else {
                 return EmbeddedDocumentFound(pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: nil, kind: nil, recognition: .unrecognized)
             }
             let found = match(inner, path: nil, named: embedded.kind, declaredBy: kind.name)
@@ -139,8 +139,7 @@ public struct Migrator: Sendable {
             guard let innerKind = embedded.kind else { continue }
             switch migrateDocument(inner, kind: innerKind, recognition: embedded.recognition, to: nil) {
             case .migrated(let innerKind, let from, _, let steps, let migrated):
-                var options = EncodingOptions()
-                options.pretty = embedded.bytes.contains(0x0A)
+                let options = EmbeddedDocument.encoding(pretty: embedded.bytes.contains(0x0A), for: embedded.codec)
                 guard let encoded = try? embedded.codec.encode(migrated, options: options) else {
                     return .failed(kind: innerKind, from: from, error: MigrationError(step: "embedded", operation: "encode", path: pointer, message: "cannot encode as \(embedded.codec.id)"))
                 }

@@ -105,16 +105,16 @@ public struct SaveMerger: Sendable {
         if let kind {
             for found in migrator.embeddedDocuments(in: local, of: kind, registry: registry) {
                 let pointer = found.pointer
-                guard let innerLocal = found.value, let innerRemote = remote.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap({ try? found.codec.decode($0) })
+                guard let innerLocal = found.value,
+                    let innerRemote = remote.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap({ try? found.codec.decode($0, options: EmbeddedDocument.decoding) })
                 else { continue }  // not a document on one side: the holder's own rules decide
-                let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0) }
+                let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0, options: EmbeddedDocument.decoding) }
                 let (merged, inner) = mergeDocument(
                     kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: JSONPointer(tokens: prefix.tokens + pointer.tokens))
                 decisions += inner
                 var replacement = local.value(at: pointer)!
                 if merged != innerLocal {
-                    var options = EncodingOptions()
-                    options.pretty = found.bytes.contains(0x0A)
+                    let options = EmbeddedDocument.encoding(pretty: found.bytes.contains(0x0A), for: found.codec)
                     guard let encoded = try? found.codec.encode(merged, options: options) else { continue }
                     let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
                     replacement = found.heldAsText ? .string(String(decoding: trimmed, as: UTF8.self)) : .data(Data(trimmed))

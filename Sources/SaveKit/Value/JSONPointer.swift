@@ -47,8 +47,9 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
         tokens.map { "/" + Self.escape($0) }.joined()
     }
 
-    /// The pointer as shown to people: `/` for the whole document rather than an empty string.
-    public var displayText: String { tokens.isEmpty ? "/" : description }
+    /// The pointer as shown to people: `''` for the whole document, as the commands take it,
+    /// rather than an empty string; `/` is the pointer of the key `""`.
+    public var displayText: String { tokens.isEmpty ? "''" : description }
 
     public static func escape(_ token: String) -> String {
         guard token.contains("~") || token.contains("/") else { return token }

@@ -83,6 +83,8 @@ public final class SyncClient: Sendable {
         /// For a conflict: it is between what the file changed since its last push (which the
         /// server took while the app saved again) and the server's copy, found here.
         public var sincePush = false
+        /// For a merge: its result is this file as it is, so nothing was written here.
+        public var unchangedHere = false
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
@@ -173,8 +175,9 @@ public final class SyncClient: Sendable {
                 let merged = response.header("Save-Merged") == "true"
                 let joined = condition == ("If-Match", "\"0\"") && !merged && Array(response.body) == local
                 if joined || outcome.version == remembered?.version { return Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) }
-                // Merged into a new version that is this very file: pushed, and nothing written here.
-                if merged && Array(response.body) == local { outcome.action = .pushed }
+                // Merged into a new version that is this very file (each place changed on both
+                // sides kept as here): nothing written here, but a merge all the same.
+                if merged && Array(response.body) == local { outcome.unchangedHere = true }
                 return outcome
             case 409:
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null

@@ -28,6 +28,21 @@ public enum Console {
         if failure != 0 { outputFailure = FileError.reason(failure) }
     }
 
+    /// Standard input, output and error that were closed when savetool started are opened on
+    /// /dev/null: otherwise the next file or socket opened (libcurl's, say) would take the
+    /// number, and output meant for the terminal would go into it. A closed standard output is
+    /// still an output failure (exit 74), as a full one is.
+    public static func protectStandardDescriptors() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let opened = open("/dev/null", descriptor == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != descriptor {
+                dup2(opened, descriptor)
+                close(opened)
+            }
+            if descriptor == STDOUT_FILENO { outputFailure = FileError.reason(EBADF) }
+        }
+    }
+
     /// After a command that ran: exit 74 if its output could not be written.
     public static func finish() {
         guard let outputFailure else { return }

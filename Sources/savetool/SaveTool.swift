@@ -47,6 +47,7 @@ struct SaveTool: ParsableCommand {
         // Past a file-size limit (ulimit -f), write() should fail with EFBIG — reported, exit
         // 74, the temporary file removed — rather than the process being killed by SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
+        Console.protectStandardDescriptors()
         // Buffers of 4 MiB and more (an upload's parts) are mapped on their own and returned
         // when freed, rather than kept in malloc's per-thread arenas: resident memory falls when
         // a part has gone up, and an upload of any size stays flat.

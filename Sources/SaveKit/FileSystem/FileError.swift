@@ -43,7 +43,7 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
         case EDQUOT: "disk quota exceeded"
         case EFBIG: "file too large for this file system or limit"
         case EROFS: "read-only file system"
-        default: String(cString: strerror(code))
+        default: String(cString: strerror(code)).lowercased()
         }
     }
 }

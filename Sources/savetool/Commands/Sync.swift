@@ -178,7 +178,11 @@ struct Sync: ParsableCommand {
         case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
         case .created: Console.output("\(outcome.file): pushed as the slot's first version\n")
         case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\n")
-        case .merged: Console.output("\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"))\n")
+        case .merged:
+            let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"): the server's history has them"
+            Console.output(outcome.unchangedHere
+                ? "\(outcome.file): merged with other devices' changes, version \(outcome.version), which is this file as it is (\(decisions))\n"
+                : "\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(decisions))\n")
         case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
         case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
         case .conflict:

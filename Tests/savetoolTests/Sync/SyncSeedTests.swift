@@ -288,6 +288,25 @@ struct SyncSeedTests {
         #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
     }
 
+    /// A merge whose result is this very file (each place changed on both sides kept as here)
+    /// is still said to be a merge, with its decisions, not a plain push.
+    @Test func aMergeThatKeepsThisFileIsSaidToBeOne() throws {
+        let root = try Processes.temporaryDirectory("sync-kept")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
+        try phone.sync()
+        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
+        try tablet.sync()
+        try phone.set(Self.blocks, "/musicVolume", "0.1")
+        try phone.sync()
+        try tablet.set(Self.blocks, "/musicVolume", "0.9")
+        let result = try tablet.sync()
+        #expect(result.outputText.contains("\(tablet.file(Self.blocks)): merged with other devices' changes, version 3, which is this file as it is (1 decision"), "\(result.outputText)")
+        #expect(try tablet.get(Self.blocks, "/musicVolume") == "0.9")
+    }
+
     /// A file remembers one slot: synced as another, it says that it starts over.
     @Test func anotherSlotForAFileIsSaid() throws {
         let root = try Processes.temporaryDirectory("sync-slot")

@@ -69,7 +69,8 @@ extension SaveValue {
 
     /// A type name with "a" or "an" before it ("a uid": the u is said "you").
     public static func withArticle(_ name: String) -> String {
-        (name.first.map { "aeio".contains($0) } ?? false ? "an " : "a ") + name
+        if name == "data" { return "data" }  // a mass noun: "found data", not "found a data"
+        return (name.first.map { "aeio".contains($0) } ?? false ? "an " : "a ") + name
     }
 
     /// An integer or a real.

@@ -103,7 +103,7 @@ struct Convert: ParsableCommand {
                 destination.abort()
                 throw error
             }
-            for warning in report.warnings { global.warn("\(input): \(Failure.warning(warning))") }
+            for warning in report.warnings { global.warn("\(input == "-" ? "<stdin>" : input): \(Failure.warning(warning))") }
             if global.json && output != "-" {
                 let attributes = try? FileManager.default.attributesOfItem(atPath: output)
                 try Console.outputJSON([

@@ -49,6 +49,10 @@ struct JSONReader {
         if bytes.count >= 4, bytes[0] == 0x00, bytes[1] == 0x00, bytes[2] == 0xFE, bytes[3] == 0xFF {
             throw Failure(offset: 0, found: "a UTF-32 byte order mark", expected: "UTF-8 text (RFC 8259)")
         }
+        // UTF-16 or UTF-32 without a byte order mark: ASCII text with NUL bytes between.
+        if bytes.count >= 2, (bytes[0] == 0x00) != (bytes[1] == 0x00) {
+            throw Failure(offset: 0, found: "UTF-16 or UTF-32 text (a NUL byte beside each character)", expected: "UTF-8 text (RFC 8259)")
+        }
         if bytes.count >= 2, (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
             let utf32 = bytes.count >= 4 && bytes[0] == 0xFF && bytes[2] == 0x00 && bytes[3] == 0x00
             throw Failure(offset: 0, found: "a UTF-\(utf32 ? 32 : 16) byte order mark", expected: "UTF-8 text (RFC 8259)")

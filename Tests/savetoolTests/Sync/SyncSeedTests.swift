@@ -66,6 +66,19 @@ struct SyncSeedTests {
         }
     }
 
+    /// A folder with a server on a local store and two devices, the tablet a copy of the
+    /// phone, both synced once. The caller removes `root`.
+    static func twoSyncedDevices(_ label: String) throws -> (root: URL, server: SyncServerProcess, phone: Device, tablet: Device) {
+        let root = try Processes.temporaryDirectory(label)
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
+        try phone.sync()
+        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
+        try tablet.sync()
+        return (root, server, phone, tablet)
+    }
+
     static let blocks = "Library/Preferences/com.example.blocks.plist"
     static let sudoku = "Documents/games/daily.json"
     static let kingdoms = "Library/Preferences/com.example.kingdoms.plist"
@@ -291,14 +304,9 @@ struct SyncSeedTests {
     /// A merge whose result is this very file (each place changed on both sides kept as here)
     /// is still said to be a merge, with its decisions, not a plain push.
     @Test func aMergeThatKeepsThisFileIsSaidToBeOne() throws {
-        let root = try Processes.temporaryDirectory("sync-kept")
+        let (root, server, phone, tablet) = try Self.twoSyncedDevices("sync-kept")
         defer { try? FileManager.default.removeItem(at: root) }
-        let (store, _) = try SyncStore.local.make(in: root)
-        let server = try SyncServerProcess(store: store)
-        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
-        try phone.sync()
-        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
-        try tablet.sync()
+        defer { withExtendedLifetime(server) {} }
         try phone.set(Self.blocks, "/musicVolume", "0.1")
         try phone.sync()
         try tablet.set(Self.blocks, "/musicVolume", "0.9")
@@ -341,14 +349,8 @@ struct SyncSeedTests {
     /// A conflict: the device's file is left as it was, the exit code is 1, and the server
     /// keeps the push (parked) without serving it.
     @Test func aConflictLeavesTheFileAndParksThePush() throws {
-        let root = try Processes.temporaryDirectory("sync-conflict")
+        let (root, server, phone, tablet) = try Self.twoSyncedDevices("sync-conflict")
         defer { try? FileManager.default.removeItem(at: root) }
-        let (store, _) = try SyncStore.local.make(in: root)
-        let server = try SyncServerProcess(store: store)
-        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: server.url)
-        try phone.sync()
-        let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
-        try tablet.sync()
         // The player's name has no rule (ask): changed on both, it is a conflict.
         try phone.set(Self.kingdoms, "/player_name", #""Drita P""#)
         try tablet.set(Self.kingdoms, "/player_name", #""Drita T""#)

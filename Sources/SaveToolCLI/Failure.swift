@@ -112,7 +112,7 @@ public enum Failure {
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
         case let error as BundleImportError: return "\(error.path): \(error)"
-        case let error as ArchiveError: return prefix.isEmpty ? "\(error.archive): \(error)" : prefix + " \(error)"
+        case let error as ArchiveError: return prefix.isEmpty ? "\(shownArchive(of: error)): \(error)" : prefix + " \(error)"
         case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + " \(error)"
         default: return "\(error)"
         }
@@ -120,6 +120,16 @@ public enum Failure {
 }
 
 extension Failure {
+    /// An archive named `-` is standard output when written (`export -o -`), standard input
+    /// when read (`import -`).
+    static func shownArchive(of error: ArchiveError) -> String {
+        guard error.archive == "-" else { return error.archive }
+        switch error {
+        case .cannotCreate, .ioFailure, .sizeMismatch: return "<stdout>"
+        case .malformed, .unreadable: return "-"
+        }
+    }
+
     /// `-` is standard input when read and standard output when written.
     static func shownPath(of error: FileError) -> String {
         guard error.path == "-" else { return error.path }

@@ -15,7 +15,6 @@ public final class ArchiveWriter {
     /// Compression on a thread of its own, for compressed tar.
     private var pipeline: CompressionPipeline?
     private let output: ArchiveOutput
-    private var stream: TarStream?
 
     /// Writes to `descriptor` (left open); `name` is for messages.
     public convenience init(fileDescriptor descriptor: Int32, name: String, format: ArchiveFormat, level: Int? = nil) throws(ArchiveError) {
@@ -57,10 +56,10 @@ public final class ArchiveWriter {
         if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
         if status == ARCHIVE_OK {
             if let pipeline {
-                stream = TarStream(pipeline: pipeline)
-                status = archive_write_open2(archive, Unmanaged.passUnretained(stream!).toOpaque(), nil, { _, context, buffer, length in
-                    let stream = Unmanaged<TarStream>.fromOpaque(context!).takeUnretainedValue()
-                    guard let buffer, stream.send(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
+                // The writer's bytes go to the compressor's queue (which `pipeline` keeps alive).
+                status = archive_write_open2(archive, Unmanaged.passUnretained(pipeline).toOpaque(), nil, { _, context, buffer, length in
+                    let pipeline = Unmanaged<CompressionPipeline>.fromOpaque(context!).takeUnretainedValue()
+                    guard let buffer, pipeline.push(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
                     return length
                 }, nil, nil)
             } else {
@@ -96,15 +95,6 @@ public final class ArchiveWriter {
             let added = filter(archive)
             return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(archive, optionText) : added
         }
-    }
-
-    /// Where the tar writer's bytes go when it compresses: the compressor's queue.
-    private final class TarStream {
-        let pipeline: CompressionPipeline
-
-        init(pipeline: CompressionPipeline) { self.pipeline = pipeline }
-
-        func send(_ bytes: UnsafeRawBufferPointer) -> Bool { pipeline.push(bytes) }
     }
 
     deinit {

@@ -128,9 +128,7 @@ public final class SyncClient: Sendable {
         /// The answer written here; `pending` says it went through ``mergePending``, whose
         /// outcome stands as it is.
         func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> (outcome: Outcome, pending: Bool) {
-            guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
-                throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
-            }
+            let version = try Self.version(of: response, url: url)
             guard let written = try write(Array(response.body), over: local, to: file, mode: mode, links: links) else {
                 guard pushed else { throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again") }
                 // The server took the push, and the app has saved again since: its new changes
@@ -235,9 +233,7 @@ public final class SyncClient: Sendable {
         }
         let response = try send("GET", url, file: file)
         guard response.status == 200 else { throw failure(response, url: url, file: file) }
-        guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
-            throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
-        }
+        let version = try Self.version(of: response, url: url)
         let bytes = Array(response.body)
         // Created exclusively: a file the app made meanwhile is never replaced by a pull.
         do {
@@ -271,9 +267,7 @@ public final class SyncClient: Sendable {
                 return try sync(file: file, slot: slot, entry: &entry, links: links, remember: remember)
             }
             guard response.status == 200 else { throw failure(response, url: url, file: file) }
-            guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
-                throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
-            }
+            let version = try Self.version(of: response, url: url)
             head = (version, Array(response.body))
         }
         let (version, remote) = head!
@@ -303,6 +297,14 @@ public final class SyncClient: Sendable {
     }
 
     // MARK: -
+
+    /// The version an answer is, from its ETag.
+    private static func version(of response: HTTPResponse, url: String) throws(SaveError) -> Int {
+        guard let version = response.header("ETag").flatMap(VersionTag.version(in:)) else {
+            throw SaveError(.badData, file: url, "an answer without a version (ETag), expected one")
+        }
+        return version
+    }
 
     private func readLocal(_ file: String) throws -> ([UInt8], mode_t) {
         do { return try FileIO.readFile(file) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }

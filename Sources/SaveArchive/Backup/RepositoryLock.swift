@@ -37,23 +37,19 @@ public final class RepositoryLock {
     }
 
     /// Takes the lock of `repository`, waiting up to `wait` seconds for another holder.
-    public convenience init(repository: String, wait: TimeInterval = 3) throws(Failure) {
+    public init(repository: String, wait: TimeInterval = 3) throws(Failure) {
         let path = repository + "/.savetool-lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: FileError.reason(errno)) }
-        try self.init(descriptor: descriptor, path: path, operation: LOCK_EX, wait: wait)
-    }
-
-    /// Owns `descriptor` from here: closes it if the lock is not had.
-    private init(descriptor: Int32, path: String, operation: Int32, wait: TimeInterval) throws(Failure) {
         let deadline = Date().addingTimeInterval(wait)
-        while flock(descriptor, operation | LOCK_NB) != 0 {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else {
                 close(descriptor)
                 throw .busy(path: path, waited: wait)
             }
             usleep(50_000)
         }
+        // Set only once the lock is had: a throw before leaves nothing for deinit to close again.
         self.descriptor = descriptor
     }
 

@@ -68,7 +68,7 @@ public enum KindLoader {
         func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
         try checkShape(of: kind, fail: fail)
         /// What stands at a place, for a message: `missing`, or the value itself.
-        func found(_ value: SaveValue?) -> String { value.map { "found \(Schema.text($0))" } ?? "missing" }
+        func found(_ value: SaveValue?) -> String { value.map { "found \($0.compactText)" } ?? "missing" }
         guard kind["format"]?.stringValue?.hasPrefix("savetool.kind/1") == true else {
             throw fail(["format"], "\(found(kind["format"])), expected \"savetool.kind/1\"")
         }

@@ -87,14 +87,14 @@ public final class Schema: Sendable {
             return
         }
         if let allowed, !allowed.contains(value) {
-            let listed = allowed.prefix(10).map(Self.text).joined(separator: ", ") + (allowed.count > 10 ? ", …" : "")
-            report("found \(Self.text(value)), expected one of \(listed)")
+            let listed = allowed.prefix(10).map(\.compactText).joined(separator: ", ") + (allowed.count > 10 ? ", …" : "")
+            report("found \(value.compactText), expected one of \(listed)")
         }
         if let minimum, let order = Self.compareNumbers(value, minimum), order < 0 {
-            report("\(Self.text(value)) is below the minimum \(Self.text(minimum))")
+            report("\(value.compactText) is below the minimum \(minimum.compactText)")
         }
         if let maximum, let order = Self.compareNumbers(value, maximum), order > 0 {
-            report("\(Self.text(value)) is above the maximum \(Self.text(maximum))")
+            report("\(value.compactText) is above the maximum \(maximum.compactText)")
         }
         switch value {
         case .dictionary(let entries):
@@ -122,15 +122,6 @@ public final class Schema: Sendable {
         default:
             break
         }
-    }
-
-    /// A value as typed JSON on one line, for messages.
-    static func text(_ value: SaveValue) -> String {
-        var options = EncodingOptions()
-        options.pretty = false
-        guard var bytes = try? JSONCodec().encode(value, options: options) else { return value.typeNameWithArticle }
-        if bytes.last == 0x0A { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// -1, 0 or 1 as the number `a` is below, equal to or above `b`, exactly: integers are

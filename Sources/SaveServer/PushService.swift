@@ -200,29 +200,42 @@ public struct PushService: Sendable {
             if pushed.bytes == head.bytes { return .alreadyHead(head.record, bytes: head.bytes) }
             return try keep(record(next, pushed.bytes, how: .fastForward, base: number), pushed.bytes)
         case .version(let number):
-            if let earlier = try earlierAnswer(to: pushed, base: number, head: head.record.version, device: device, at: address) { return earlier }
+            if let known = try knownPush(pushed, device: device, base: number, head: head, at: address) { return known }
             // A base thinned away since is treated as none: every difference reaches a rule.
             let baseBytes = try self.store.version(number, of: address)?.bytes
             return try merge(pushed, base: baseBytes, baseNumber: number, head: head, address: address, device: device)
         case .unknown:
             if pushed.bytes == head.bytes { return .alreadyHead(head.record, bytes: head.bytes) }
+            if let known = try knownPush(pushed, device: device, base: nil, head: head, at: address) { return known }
             return try merge(pushed, base: nil, baseNumber: nil, head: head, address: address, device: device)
         }
     }
 
-    /// The version this very push made already (the same bytes, base and device): a device
-    /// tries a push again when its answer was lost, and merging it twice would count its
-    /// counters twice. Looked for among the versions since the base (up to 64), for pushes
-    /// that name their device.
-    private func earlierAnswer(to pushed: Checked, base: Int, head: Int, device: String?, at address: SlotAddress) throws -> Outcome? {
-        // Without a Device-Id, two devices' equal pushes could not be told from one sent twice.
+    /// The answer to a push the server has seen before, looked for among the versions since its
+    /// base (the last 64):
+    /// - the version this very push made already (the same bytes, base and device): a device
+    ///   sends a push again when it never got the answer, and merging it twice would count its
+    ///   counters twice;
+    /// - the head, when the push is, byte for byte, a version made since its base in answer to
+    ///   this device's own push: the device wrote that answer and was stopped before it could
+    ///   remember so. It changed nothing since; merged against the older base, each change
+    ///   between the two would count twice. (Another device's version, equal by chance, is not
+    ///   this: two devices that each earned 10 coins from one base both count.)
+    ///
+    /// Only for pushes that name their device: two devices' equal pushes cannot be told from one
+    /// sent twice otherwise.
+    private func knownPush(_ pushed: Checked, device: String?, base: Int?, head: SlotStore.Stored, at address: SlotAddress) throws -> Outcome? {
         guard device != nil else { return nil }
-        for number in stride(from: head, to: max(base, head - 64), by: -1) {
-            guard try store.origin(of: number, at: address) == SlotStore.Origin(base: base, pushed: pushed.pushed, device: device) else { continue }
-            guard let stored = try store.version(number, of: address) else { continue }
-            return .stored(stored.record, bytes: stored.bytes)
+        let newest = head.record.version
+        var held = false
+        for number in stride(from: newest, to: max(base ?? 0, newest - 64), by: -1) {
+            guard let origin = try store.origin(of: number, at: address), origin.device == device else { continue }
+            if origin.base == base, origin.pushed == pushed.pushed, let stored = try store.version(number, of: address) {
+                return .stored(stored.record, bytes: stored.bytes)
+            }
+            held = held || origin.sha256 == pushed.pushed
         }
-        return nil
+        return held ? .alreadyHead(head.record, bytes: head.bytes) : nil
     }
 
     private func merge(

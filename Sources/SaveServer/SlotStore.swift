@@ -28,11 +28,17 @@ public final class SlotStore: @unchecked Sendable {
     /// Versions seen lately, whole: a push's head and base are seldom read from storage twice.
     private let recent = RecentVersions(budget: 16 << 20)
 
-    /// What tells a push tried again from a new one.
+    /// What tells a push tried again from a new one, and a device that holds a version already.
     public struct Origin: Sendable, Equatable {
         public var base: Int?
         public var pushed: String?
         public var device: String?
+        /// The version's own bytes' SHA-256.
+        public var sha256: String
+
+        init(_ record: VersionRecord) {
+            (base, pushed, device, sha256) = (record.base, record.pushed, record.device, record.sha256)
+        }
     }
 
     public init(storage: any SaveStorage) { self.storage = storage }
@@ -84,13 +90,13 @@ public final class SlotStore: @unchecked Sendable {
     /// Where version `number` came from, from memory when it was seen lately.
     public func origin(of number: Int, at address: SlotAddress) throws -> Origin? {
         if let known = lock.withLock({ recentOrigins[address]?[number] }) { return known }
-        return try version(number, of: address).map { Origin(base: $0.record.base, pushed: $0.record.pushed, device: $0.record.device) }
+        return try version(number, of: address).map { Origin($0.record) }
     }
 
     private func keep(_ record: VersionRecord, of address: SlotAddress) {
         lock.withLock {
             // Changed in place: a copy of the slot's table per push showed in profiles.
-            recentOrigins[address, default: [:]][record.version] = Origin(base: record.base, pushed: record.pushed, device: record.device)
+            recentOrigins[address, default: [:]][record.version] = Origin(record)
             if recentOrigins[address]!.count > 64, let oldest = recentOrigins[address]!.keys.min() { recentOrigins[address]![oldest] = nil }
         }
     }

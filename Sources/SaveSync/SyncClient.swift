@@ -98,9 +98,9 @@ public final class SyncClient: Sendable {
     /// that is an error. Without `leavingOut` (a file named alone), such a file is an error too.
     ///
     /// `remember` is called with `entry` at each step that must survive a failure or a kill of
-    /// what follows (the pushed bytes kept as a pending base; the merge of them written here),
-    /// before that next step: the caller saves it. Otherwise a push the server took could be
-    /// pushed again from the old base and merged twice.
+    /// what follows (the bytes about to be pushed; the pushed bytes kept as a pending base; the
+    /// merge of them written here), before that next step: the caller saves it. Otherwise a
+    /// push the server took could be pushed again from the old base and merged twice.
     public func sync(
         file: String, slot: String, entry: inout SyncState.Entry?, links: LinkPolicy = .follow, leavingOut: Bool = false,
         remember: (SyncState.Entry?) throws -> Void = { _ in }
@@ -129,11 +129,11 @@ public final class SyncClient: Sendable {
         /// outcome stands as it is.
         func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> (outcome: Outcome, pending: Bool) {
             let version = try Self.version(of: response, url: url)
-            guard let written = try write(Array(response.body), over: local, to: file, mode: mode, links: links) else {
+            guard let written = try write(Array(response.body), over: pushing, to: file, mode: mode, links: links) else {
                 guard pushed else { throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again") }
                 // The server took the push, and the app has saved again since: its new changes
                 // are relative to what was pushed, which is now part of `version`.
-                entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "", pendingBase: local)
+                entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "", pendingBase: pushing)
                 try remember(entry)
                 let outcome = try mergePending(
                     file: file, slot: slot, url: url, entry: &entry, links: links, head: (version, Array(response.body)), remember: remember)
@@ -145,10 +145,15 @@ public final class SyncClient: Sendable {
             return (Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions), false)
         }
 
-        if let remembered, remembered.pendingBase != nil {
+        // What this run pushes: the file, or a push whose answer an earlier run never got (it was
+        // stopped, or lost the connection), sent again first. The server knows a push sent
+        // again (same bytes, base and device) and answers with what it made of it.
+        var pushing = local
+        if let inFlight = remembered?.inFlight {
+            pushing = inFlight
+        } else if let remembered, remembered.pendingBase != nil {
             return try mergePending(file: file, slot: slot, url: url, entry: &entry, links: links, head: nil, remember: remember)
-        }
-        if let remembered, remembered.sha256 == sha256 {
+        } else if let remembered, remembered.sha256 == sha256 {
             // Unchanged here since the last sync: only a newer head comes down.
             let response = try send("GET", url, headers: [("If-None-Match", "\"\(remembered.version)\"")], file: file)
             switch response.status {
@@ -160,9 +165,22 @@ public final class SyncClient: Sendable {
             default: throw failure(response, url: url, file: file)
             }
         }
-        var condition = remembered.map { ("If-Match", "\"\($0.version)\"") } ?? ("If-None-Match", "*")
+        var condition = remembered.map { $0.version == 0 ? ("If-None-Match", "*") : ("If-Match", "\"\($0.version)\"") } ?? ("If-None-Match", "*")
+        // Remembered before it is sent: a run stopped before it learns what the server did with
+        // the push sends it again, rather than the file's later state from the same base.
+        let before = remembered.map { SyncState.Entry(server: $0.server, space: $0.space, slot: $0.slot, version: $0.version, sha256: $0.sha256) }
+        if remembered?.inFlight == nil {
+            entry = SyncState.Entry(server: server, space: space, slot: slot, version: before?.version ?? 0, sha256: before?.sha256 ?? "", inFlight: pushing)
+            try remember(entry)
+        }
+        /// The server refused the push for good: nothing of it was stored, and it is not sent again.
+        func refused(_ error: SaveError) throws -> SaveError {
+            entry = before
+            try remember(entry)
+            return error
+        }
         for _ in 1...3 {
-            let response = try send("PUT", url, headers: [condition], body: local, file: file)
+            let response = try send("PUT", url, headers: [condition], body: pushing, file: file)
             switch response.status {
             case 200, 201:
                 let finished = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed, pushed: true)
@@ -171,13 +189,16 @@ public final class SyncClient: Sendable {
                 // The server had this very copy already (a device joining a slot it holds, or a
                 // push of the version it is based on): nothing new was stored.
                 let merged = response.header("Save-Merged") == "true"
-                let joined = condition == ("If-Match", "\"0\"") && !merged && Array(response.body) == local
+                let joined = condition == ("If-Match", "\"0\"") && !merged && Array(response.body) == pushing
                 if joined || outcome.version == remembered?.version { return Outcome(file: file, slot: slot, action: .upToDate, version: outcome.version) }
                 // Merged into a new version that is this very file (each place changed on both
                 // sides kept as here): nothing written here, but a merge all the same.
-                if merged && Array(response.body) == local { outcome.unchangedHere = true }
+                if merged && Array(response.body) == pushing { outcome.unchangedHere = true }
                 return outcome
             case 409:
+                // Parked, not merged: the file stays based on the version it was.
+                entry = before
+                try remember(entry)
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
                 let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0
                 return Outcome(
@@ -186,13 +207,13 @@ public final class SyncClient: Sendable {
             case 412:
                 // The slot exists though this device never synced it, or the server no longer
                 // has the version remembered: merged with the head without a base.
-                guard condition != ("If-Match", "\"0\"") else { throw failure(response, url: url, file: file) }
+                guard condition != ("If-Match", "\"0\"") else { throw try refused(failure(response, url: url, file: file)) }
                 condition = ("If-Match", "\"0\"")
             default:
-                throw failure(response, url: url, file: file)
+                throw try refused(failure(response, url: url, file: file))
             }
         }
-        throw SaveError(.busy, file: file, "the server kept refusing the push's base; try again")
+        throw try refused(SaveError(.busy, file: file, "the server kept refusing the push's base; try again"))
     }
 
     /// The space's slots, as the server lists them.
@@ -311,9 +332,9 @@ public final class SyncClient: Sendable {
     }
 
     /// Writes what the server holds in the local file's codec (a device that writes binary
-    /// plists keeps binary plists, whatever another device pushed); returns the bytes written,
-    /// or `nil` when the file no longer holds `local`: the app saved while the request was out,
-    /// and its save is not overwritten.
+    /// plists keeps binary plists, whatever another device pushed); returns the bytes written
+    /// (or found there already), or `nil` when the file no longer holds `local`: the app saved
+    /// while the request was out, and its save is not overwritten.
     private func write(_ answer: [UInt8], over local: [UInt8], to file: String, mode: mode_t, links: LinkPolicy) throws -> [UInt8]? {
         var bytes = answer
         if let localCodec = registry.codec(sniffing: local) ?? registry.codec(forPath: file), let answerCodec = registry.codec(sniffing: answer),
@@ -327,8 +348,10 @@ public final class SyncClient: Sendable {
                 throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
             }
         }
-        guard (try? FileIO.read(file)) == local else { return nil }
-        guard bytes != local else { return local }
+        let current = try? FileIO.read(file)
+        // Written by a run stopped before it could remember so.
+        if current == bytes { return bytes }
+        guard current == local else { return nil }
         do { try FileIO.writeAtomically(bytes, to: file, mode: mode, links: links) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         return bytes
     }

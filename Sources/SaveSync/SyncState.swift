@@ -13,6 +13,10 @@ import SaveKit
 /// them into `version`). They are kept in `.savetool-sync/bases/<sha256>` until the next sync
 /// has merged the file's newer changes with the server's copy, so that nothing pushed is
 /// counted twice.
+///
+/// The bytes of a push are kept the same way (*in flight*) from before it is sent until its
+/// answer is remembered: a run stopped in between sends them again first, and the server, which
+/// knows a push sent twice, answers with what it made of it.
 public struct SyncState: Sendable {
     public struct Entry: Sendable, Equatable {
         public var server: String
@@ -21,9 +25,12 @@ public struct SyncState: Sendable {
         public var version: Int
         public var sha256: String
         public var pendingBase: [UInt8]?
+        /// A push whose answer is not known yet; its base is `version` (0: the slot's first push).
+        public var inFlight: [UInt8]?
 
-        public init(server: String, space: String, slot: String, version: Int, sha256: String, pendingBase: [UInt8]? = nil) {
-            (self.server, self.space, self.slot, self.version, self.sha256, self.pendingBase) = (server, space, slot, version, sha256, pendingBase)
+        public init(server: String, space: String, slot: String, version: Int, sha256: String, pendingBase: [UInt8]? = nil, inFlight: [UInt8]? = nil) {
+            (self.server, self.space, self.slot, self.version, self.sha256) = (server, space, slot, version, sha256)
+            (self.pendingBase, self.inFlight) = (pendingBase, inFlight)
         }
     }
 
@@ -53,12 +60,13 @@ public struct SyncState: Sendable {
                 var entry = Entry(
                     server: try read.string("server"), space: try read.string("space"), slot: try read.string("slot"), version: try read.int("version"),
                     sha256: try read.string("sha256"))
-                if let base = value.dictionaryValue?["pendingBase"]?.stringValue {
+                for (key, keep) in [("pendingBase", \Entry.pendingBase), ("inFlight", \Entry.inFlight)] {
+                    guard let base = value.dictionaryValue?[key]?.stringValue else { continue }
                     let stored = Self.basePath(folder: folder, sha256: base)
                     guard let bytes = try? FileIO.read(stored), Checksum.sha256(bytes) == base else {
                         throw SaveError(.badData, file: stored, "missing or changed, expected the bytes last pushed; remove \(file) to sync every file again as new")
                     }
-                    entry.pendingBase = bytes
+                    entry[keyPath: keep] = bytes
                     knownBases.insert(base)
                 }
                 entries[path] = entry
@@ -99,7 +107,8 @@ public struct SyncState: Sendable {
                 "server": .string(entry.server), "space": .string(entry.space), "slot": .string(entry.slot),
                 "version": .integer(Int64(entry.version)), "sha256": .string(entry.sha256),
             ]
-            if let base = entry.pendingBase {
+            for (key, kept) in [("pendingBase", entry.pendingBase), ("inFlight", entry.inFlight)] {
+                guard let base = kept else { continue }
                 // On disk before the state that names it.
                 let sha256 = Checksum.sha256(base)
                 let stored = Self.basePath(folder: FileIO.parentDirectory(of: folder), sha256: sha256)
@@ -110,7 +119,7 @@ public struct SyncState: Sendable {
                 if access(stored, F_OK) != 0 {
                     do { try FileIO.writeAtomically(base, to: stored) } catch { throw SaveError(error.category, file: stored, error.description, cause: error) }
                 }
-                fields["pendingBase"] = .string(sha256)
+                fields[key] = .string(sha256)
                 bases.insert(sha256)
             }
             files[path] = .dictionary(fields)

@@ -204,7 +204,9 @@ struct SyncSeedTests {
 
     /// A proxy that, once `ARM` exists, holds the next PUT until told to let it go: the app
     /// saves while the push is out. (`HOLD` is made when the PUT arrives; `RELEASE`, made by
-    /// the test, lets it on.) While `FAIL` exists, every other PUT is answered 503.
+    /// the test, lets it on.) Once `ARM_ANSWER` exists, it passes the next PUT on and holds
+    /// its answer instead (`HOLD` is made once the server answered). While `FAIL` exists,
+    /// every other PUT is answered 503.
     static let holdingProxy = #"""
         import http.server, os, sys, time, urllib.request
         upstream, folder = sys.argv[1], sys.argv[2]
@@ -225,6 +227,9 @@ struct SyncSeedTests {
                     answer = urllib.request.urlopen(request); status, headers, data = answer.status, answer.headers, answer.read()
                 except urllib.error.HTTPError as error:
                     status, headers, data = error.code, error.headers, error.read()
+                if self.command == "PUT" and os.path.exists(folder + "/ARM_ANSWER") and not os.path.exists(folder + "/HOLD"):
+                    open(folder + "/HOLD", "w").close()
+                    while not os.path.exists(folder + "/RELEASE"): time.sleep(0.02)
                 self.send_response(status)
                 for key, value in headers.items():
                     if key.lower() not in ("transfer-encoding", "connection", "content-length", "date", "server"): self.send_header(key, value)
@@ -239,10 +244,12 @@ struct SyncSeedTests {
     /// The app saves again while a push is out, and the server merges and takes the push: the
     /// file is not overwritten, and its newer change is merged here with the server's copy and
     /// pushed on top of it. The change that was pushed is counted once, never twice.
-    @Test(arguments: [false, true])
-    func aSaveDuringAPushIsMergedOnTopNotCountedTwice(_ followUpFails: Bool) throws {
-        let root = try Processes.temporaryDirectory("sync-race")
-        defer { try? FileManager.default.removeItem(at: root) }
+    /// The set-up of the tests of a push held on its way: a server, the proxy above before it,
+    /// and two synced devices, the phone's sync going through the proxy. The tablet took 30 of
+    /// the 40 coins and synced; the phone found 25 since, not synced yet. The caller removes
+    /// `root` and kills the proxy's process group.
+    static func pushAboutToBeHeld(_ label: String) throws -> (root: URL, server: SyncServerProcess, proxy: Process, phone: Device, tablet: Device) {
+        let root = try Processes.temporaryDirectory(label)
         let (store, _) = try SyncStore.local.make(in: root)
         let server = try SyncServerProcess(store: store)
         let script = root.appendingPathComponent("proxy.py")
@@ -253,11 +260,8 @@ struct SyncSeedTests {
         let proxyOutput = Pipe()
         proxy.standardOutput = proxyOutput
         try proxy.run()
-        defer { kill(-proxy.processIdentifier, SIGKILL) }
         let port = try #require(Int(String(decoding: proxyOutput.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
-        let throughProxy = "http://127.0.0.1:\(port)"
-
-        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: throughProxy)
+        let phone = try Device(root.appendingPathComponent("phone"), name: "phone", server: "http://127.0.0.1:\(port)")
         try phone.sync()
         let tablet = try Device(root.appendingPathComponent("tablet"), name: "tablet", server: server.url, from: phone)
         try tablet.sync()
@@ -265,18 +269,32 @@ struct SyncSeedTests {
         try tablet.set(Self.blocks, "/gameSave/coins", "10")  // -30
         try tablet.sync()
         try phone.set(Self.blocks, "/gameSave/coins", "65")  // +25
+        return (root, server, proxy, phone, tablet)
+    }
 
-        // Only the blocks file changed: its push is the one held.
-        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("ARM").path, contents: nil)
+    /// Starts the phone's sync through the proxy once `arm` is made, and waits until the
+    /// proxy holds it (only the blocks file changed: its push is the one held).
+    static func startHeldSync(of phone: Device, root: URL, arm: String) throws -> (sync: Process, errors: Pipe) {
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent(arm).path, contents: nil)
         let sync = Process()
         sync.executableURL = URL(fileURLWithPath: CLI.executable)
-        sync.arguments = ["sync", phone.root.path, "--server", throughProxy, "--space", "games/player-42", "--device", "phone"]
+        sync.arguments = ["sync", phone.root.path, "--server", phone.server, "--space", "games/player-42", "--device", "phone"]
         let errors = Pipe()
         sync.standardError = errors
         sync.standardOutput = FileHandle.nullDevice
         try sync.run()
         let deadline = Date().addingTimeInterval(30)
         while !FileManager.default.fileExists(atPath: root.appendingPathComponent("HOLD").path), Date() < deadline { usleep(20_000) }
+        return (sync, errors)
+    }
+
+    @Test(arguments: [false, true])
+    func aSaveDuringAPushIsMergedOnTopNotCountedTwice(_ followUpFails: Bool) throws {
+        let (root, server, proxy, phone, tablet) = try Self.pushAboutToBeHeld("sync-race")
+        defer { try? FileManager.default.removeItem(at: root) }
+        defer { kill(-proxy.processIdentifier, SIGKILL) }
+        defer { withExtendedLifetime(server) {} }
+        let (sync, errors) = try Self.startHeldSync(of: phone, root: root, arm: "ARM")
         try phone.set(Self.blocks, "/hasSeenTutorial", "false")  // the app saves meanwhile
         // The push of the merge made here fails (the server is down a moment): the sync says
         // so (75), and remembers the merge, so that the next sync pushes it from its new base.
@@ -299,6 +317,51 @@ struct SyncSeedTests {
         #expect(try tablet.get(Self.blocks, "/hasSeenTutorial") == "false")
         let bases = (try? FileManager.default.contentsOfDirectory(atPath: phone.root.appendingPathComponent(".savetool-sync/bases").path)) ?? []
         #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
+    }
+
+    /// A sync killed after the server took its push, before it learnt so; the app then saves
+    /// again. The next sync sends the push again first (the server answers with what it made of
+    /// it), then merges the newer save on top: the push's +25 counted once.
+    @Test func aSyncKilledBeforeItsAnswerSendsThePushAgainNotItsLaterSave() throws {
+        let (root, server, proxy, phone, tablet) = try Self.pushAboutToBeHeld("sync-killed")
+        defer { try? FileManager.default.removeItem(at: root) }
+        defer { kill(-proxy.processIdentifier, SIGKILL) }
+        defer { withExtendedLifetime(server) {} }
+        let (sync, _) = try Self.startHeldSync(of: phone, root: root, arm: "ARM_ANSWER")
+        kill(sync.processIdentifier, SIGKILL)
+        sync.waitUntilExit()
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("RELEASE").path, contents: nil)
+        #expect(try SyncAPI(server.url).get("games/player-42", Self.blocks).version == 3, "the server took the push")
+        try phone.set(Self.blocks, "/gameSave/coins", "70")  // +5 more
+        try phone.set(Self.blocks, "/hasSeenTutorial", "false")
+        try phone.sync()
+        try tablet.sync()
+        for device in [phone, tablet] {
+            #expect(try device.get(Self.blocks, "/gameSave/coins") == "40", "\(device.name): 40 - 30 + 25 + 5, never 65")
+            #expect(try device.get(Self.blocks, "/hasSeenTutorial") == "false", "\(device.name)")
+        }
+    }
+
+    /// A sync stopped after it wrote the merged answer, before it remembered it: the file holds
+    /// the server's head, and its state the older base. Pushed again from that base, the
+    /// tablet's -30 and the phone's +25 would count twice; the server knows the head's bytes.
+    @Test func aSyncStoppedBeforeItRememberedItsAnswerCountsNothingTwice() throws {
+        let (root, server, phone, tablet) = try Self.twoSyncedDevices("sync-unremembered")
+        defer { try? FileManager.default.removeItem(at: root) }
+        defer { withExtendedLifetime(server) {} }
+        try tablet.set(Self.blocks, "/gameSave/coins", "10")  // -30
+        try tablet.sync()
+        try phone.set(Self.blocks, "/gameSave/coins", "65")  // +25
+        let state = phone.root.appendingPathComponent(".savetool-sync/state.json")
+        let remembered = try Data(contentsOf: state)
+        let merged = try phone.sync()
+        #expect(merged.outputText.contains("merged with other devices' changes, version 3 written here"), "\(merged.outputText)")
+        try remembered.write(to: state)  // as if stopped before the state was saved
+        try phone.sync()
+        try tablet.sync()
+        for device in [phone, tablet] { #expect(try device.get(Self.blocks, "/gameSave/coins") == "35", "\(device.name): 40 - 30 + 25") }
+        let history = try Codecs.json.decode(try SyncAPI(server.url).request("GET", SyncAPI.slot("games/player-42", Self.blocks) + "/history").bytes).arrayValue ?? []
+        #expect(history.count == 3, "nothing new stored: \(history.count) versions")
     }
 
     /// A merge whose result is this very file (each place changed on both sides kept as here)

@@ -70,7 +70,7 @@ struct ExportCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let missing = try CLI.run("export", "/nonexistent/saves", "-o", directory.appendingPathComponent("x.tar.gz").path)
         #expect(missing.status == 66)
-        #expect(missing.errors == "savetool: /nonexistent/saves: cannot read: no such file or directory\n")
+        #expect(missing.errors == "savetool: /nonexistent/saves: cannot read: no such file or directory, expected a file or folder that can be read\n")
         let samples = Corpus.packageRoot.appendingPathComponent("samples").path
         #expect(try CLI.run("export", samples, "-o", "/nonexistent/dir/x.tar.gz").status == 73)
         #expect(try CLI.run("export", samples, "-o", directory.appendingPathComponent("x.zip").path, "--zip", "--compression", "xz").status == 64)

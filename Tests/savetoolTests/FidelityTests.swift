@@ -99,3 +99,59 @@ struct FidelityTests {
         #expect(backup.status == 0 && backup.outputText.contains("(1 file)"), "\(backup.outputText) \(backup.errors)")
     }
 }
+
+/// Folders whose modes shut out their own owner (a read-only `0555` folder in the destination,
+/// a `0000` one in a bundle), for a user who is not root: an import still leaves nothing behind.
+@Suite("imports by a user who is not root")
+struct UnprivilegedImportTests {
+    @Test func aReadOnlyFolderInTheDestinationLeavesNothingBehind() throws {
+        guard getuid() == 0 else {
+            Issue.record("this test runs savetool as nobody: it needs root, as CI has")
+            return
+        }
+        let directory = try Processes.temporaryDirectory("unprivileged")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(directory.path, 0o777)
+        let user = directory.appendingPathComponent("user")
+        try FileManager.default.createDirectory(at: user.appendingPathComponent("dest/locked"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: user.appendingPathComponent("new/d"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: user.appendingPathComponent("dest/locked/s.json"))
+        try Data(#"{"coins": 1}"#.utf8).write(to: user.appendingPathComponent("new/d/save.json"))
+        _ = try Processes.run(["chown", "-R", "65534:65534", user.path])
+        func asNobody(_ arguments: String...) throws -> ProcessResult {
+            try FidelityTests.run([savetool] + arguments, asRoot: false)
+        }
+        let bundle = user.appendingPathComponent("new.tar.gz").path
+        let exported = try asNobody("export", user.appendingPathComponent("new").path, "-o", bundle)
+        #expect(exported.status == 0, "\(exported.errors)")
+        chmod(user.appendingPathComponent("dest/locked").path, 0o555)
+
+        let imported = try asNobody("import", bundle, "--into", user.appendingPathComponent("dest").path)
+        #expect(imported.status == 0, "\(imported.errors)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: user.path).filter { $0.hasPrefix(".dest.") }
+        #expect(left.isEmpty, "the old contents were removed once saved: \(left)")
+        #expect(FileManager.default.fileExists(atPath: user.appendingPathComponent("dest/d/save.json").path))
+        #expect(!imported.errors.contains("could not all be removed"), "\(imported.errors)")
+
+        // A bundle's folder that shuts out its owner (mode 0000) is restored as it was. A second
+        // import cannot keep what that folder holds: it says so, and leaves no staging behind.
+        let sealed = directory.appendingPathComponent("sealed")
+        try FileManager.default.createDirectory(at: sealed.appendingPathComponent("d"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: sealed.appendingPathComponent("d/save.json"))
+        chmod(sealed.appendingPathComponent("d").path, 0)
+        let sealedBundle = directory.appendingPathComponent("sealed.tar.gz").path
+        #expect(try CLI.run("export", sealed.path, "-o", sealedBundle).status == 0)
+        chmod(sealedBundle, 0o644)
+        let into = user.appendingPathComponent("r1").path
+        let first = try asNobody("import", sealedBundle, "--into", into)
+        #expect(first.status == 0, "\(first.errors)")
+        var info = stat()
+        #expect(lstat(into + "/d", &info) == 0 && info.st_mode & 0o7777 == 0)
+        let second = try asNobody("import", sealedBundle, "--into", into)
+        #expect(second.status == 66, "\(second.errors)")
+        #expect(second.errors.contains("\(into)/d: cannot read: permission denied, expected to read it to keep what \(into) holds before the import replaces it"), "\(second.errors)")
+        let staged = try FileManager.default.contentsOfDirectory(atPath: user.path).filter { $0.hasPrefix(".r1.") }
+        #expect(staged.isEmpty, "the staging folder, with its own 0000 folder, is gone: \(staged)")
+    }
+}

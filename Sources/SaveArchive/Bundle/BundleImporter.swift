@@ -128,14 +128,14 @@ public struct BundleImporter {
         } catch {
             throw BundleImportError.io(path: destination, reason: "\(error)")
         }
-        defer { if !swapped { try? FileManager.default.removeItem(atPath: staging) } }
+        defer { if !swapped { FileIO.removeTree(staging) } }
         var existing = stat()
         chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
         let leftOut = LeftOut()
         outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory, leftOut: leftOut)
         outcome.notes = leftOut.lines.map { "\($0); the import removed it, and the bundle of what the folder held does not have it" } + outcome.notes
-        try swap(staging, into: destination)
+        if let left = try swap(staging, into: destination) { outcome.notes.append(left) }
         swapped = true
         return outcome
     }
@@ -615,7 +615,13 @@ public struct BundleImporter {
         }
         var keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
         keeper.warn = { leftOut.add($0) }
-        return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
+        do {
+            return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
+        } catch BundleError.unreadable(let path, let reason) where !reason.contains(", expected") {
+            // Not the bundle's fault: what the folder holds now must be kept before it is replaced.
+            throw BundleError.unreadable(
+                path: path, reason: "\(reason), expected to read it to keep what \(destination) holds before the import replaces it; make it readable, or import into a new folder")
+        }
     }
 
     /// What saving the destination's contents left out, as the exporter said it.
@@ -626,13 +632,19 @@ public struct BundleImporter {
         var lines: [String] { lock.withLock { found } }
     }
 
-    /// Puts the staged directory in the destination's place in one atomic step.
-    private func swap(_ staging: String, into destination: String) throws {
+    /// Puts the staged directory in the destination's place in one atomic step; returns a note
+    /// when the old contents, already saved, could not be removed.
+    private func swap(_ staging: String, into destination: String) throws -> String? {
+        var left: String?
+        func removeOld(_ old: String) {
+            guard let reason = FileIO.removeTree(old) else { return }
+            left = "its old contents, saved in the bundle of what it held, could not all be removed from \(old): \(reason); remove that folder yourself"
+        }
         var info = stat()
         if lstat(destination, &info) != 0 {
             guard rename(staging, destination) == 0 else { throw BundleImportError.io(path: destination, reason: FileError.reason(errno)) }
         } else if savetool_rename_exchange(staging, destination) == 0 {
-            try? FileManager.default.removeItem(atPath: staging)  // now the old contents, already saved
+            removeOld(staging)  // now the old contents, already saved
         } else {
             // A file system that cannot exchange: two renames, with a moment without the directory.
             let old = staging + ".old"
@@ -642,9 +654,10 @@ public struct BundleImporter {
                 rename(old, destination)
                 throw BundleImportError.io(path: destination, reason: reason)
             }
-            try? FileManager.default.removeItem(atPath: old)
+            removeOld(old)
         }
         FileIO.syncDirectory(FileIO.parentDirectory(of: destination))
+        return left
     }
 
     /// Staging directories left by an import that was killed (`.name.savetool-XXXXXX`).
@@ -656,7 +669,7 @@ public struct BundleImporter {
             var info = stat()
             let path = parent + "/" + sibling
             if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                try? FileManager.default.removeItem(atPath: path)
+                FileIO.removeTree(path)
             }
         }
     }

@@ -69,7 +69,7 @@ public struct MergeJob: Sendable {
             return outcome
         }
         var extracted: [String] = []
-        defer { for folder in extracted { try? FileManager.default.removeItem(atPath: folder) } }
+        defer { for folder in extracted { FileIO.removeTree(folder) } }
         func folder(_ input: String) throws -> String {
             if Self.isFolder(input) { return input }
             guard BackupRepository.isBundle(input) else {
@@ -93,7 +93,7 @@ public struct MergeJob: Sendable {
             throw SaveError(.cannotCreate, file: output, "exists, expected a new folder (or bundle) for the merged copy, or the local folder itself")
         }
         let staging = dryRun ? nil : try FileIO.makeTemporaryDirectory(beside: toBundle ? output : inPlace ? local : output)
-        defer { if let staging { try? FileManager.default.removeItem(atPath: staging) } }
+        defer { if let staging { FileIO.removeTree(staging) } }
         // In place, only what changes is staged and remembered; a new output gets every file.
         var changed: [(path: String, present: Bool)] = []
         tree.writesUnchanged = !inPlace

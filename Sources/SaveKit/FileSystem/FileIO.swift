@@ -256,6 +256,37 @@ public enum FileIO {
         String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Removes a tree this process made or took over (a staging folder, a destination's old
+    /// contents once saved), including folders whose modes shut out their own owner (a bundle's
+    /// `0555` or `0000` folder): those are opened to the owner first, as `rm -rf` does not.
+    /// Names are handled as the bytes the file system holds. `nil` when it is gone, else why not.
+    @discardableResult
+    public static func removeTree(_ path: String) -> String? {
+        removeTree(bytes: Array(path.utf8))
+    }
+
+    private static func removeTree(bytes path: [UInt8]) -> String? {
+        let terminated = path + [0]
+        return terminated.withUnsafeBufferPointer { buffer -> String? in
+            let name = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+            func failure() -> String { String(decoding: path, as: UTF8.self) + ": " + FileError.reason(errno) }
+            var info = stat()
+            guard lstat(name, &info) == 0 else { return errno == ENOENT ? nil : failure() }
+            guard info.st_mode & S_IFMT == S_IFDIR else { return unlink(name) == 0 || errno == ENOENT ? nil : failure() }
+            if info.st_mode & S_IRWXU != S_IRWXU { chmod(name, (info.st_mode & 0o7777) | S_IRWXU) }
+            var problem: String?
+            guard let stream = opendir(name) else { return failure() }
+            var children: [[UInt8]] = []
+            while let entry = readdir(stream) {
+                let child = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+                if child != [0x2E] && child != [0x2E, 0x2E] { children.append(path + [0x2F] + child) }
+            }
+            closedir(stream)
+            for child in children { problem = problem ?? removeTree(bytes: child) }
+            return rmdir(name) == 0 || errno == ENOENT ? nil : problem ?? failure()
+        }
+    }
+
     /// Flushes a directory's entries, so that a rename in it survives a power cut.
     public static func syncDirectory(_ directory: String) {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

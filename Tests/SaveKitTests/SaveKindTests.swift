@@ -107,6 +107,24 @@ struct SaveKindTests {
             #expect(Schema.compareNumbers(a, b) == order, "\(a) \(b)")
         }
         #expect(throws: FormatDefinitionError.self) { try Schema(parsing: try Codecs.value(#"{"minimum": "0"}"#)) }
+        // A misspelt keyword's value is the schema's mistake, named where it is, not every save's.
+        let names = "object, dictionary, array, string, boolean, bool, null, integer, number, real, date, data, uid"
+        for (schema, message) in [
+            (#"{"properties": {"gold": {"type": "integr"}}}"#, "/properties/gold/type: found \"integr\", expected a type name (\(names)) or a list of them"),
+            (#"{"type": ["integer", 5]}"#, "/type/1: found an integer, expected a type name (\(names)) or a list of them"),
+            (#"{"type": {"integer": true}}"#, "/type: found a dictionary, expected a type name (\(names)) or a list of them"),
+            (#"{"required": "gold"}"#, "/required: found \"gold\", expected a list of property names"),
+            (#"{"required": ["gold", 1]}"#, "/required/1: found an integer, expected a property name"),
+            (#"{"items": {"enum": "a"}}"#, "/items/enum: found \"a\", expected a list of the values allowed"),
+            (#"{"properties": ["gold"]}"#, "/properties: found an array, expected an object of schemas by property name"),
+        ] {
+            do {
+                _ = try Schema(parsing: try Codecs.value(schema))
+                Issue.record("accepted: \(schema)")
+            } catch let error as FormatDefinitionError {
+                #expect(error.description == message)
+            }
+        }
         #expect(schema.violations(of: try Codecs.value(#"{"round": 1.5}"#)).map(\.description) == ["/round: found a real, expected integer"])
         #expect(schema.requires(JSONPointer(tokens: ["round"])))
         #expect(schema.requires(JSONPointer(tokens: ["players", "*", "name"])))

@@ -39,10 +39,25 @@ public final class Schema: Sendable {
         guard let entries = value.dictionaryValue else {
             throw FormatDefinitionError(at: JSONPointer(tokens: path), message: "found \(value.typeNameWithArticle), expected a schema object")
         }
+        // A misspelt keyword's value would otherwise fail every save, each blamed for the schema's
+        // mistake, or pass every save unchecked.
+        func mistake(_ keyword: String, _ index: Int? = nil, found: SaveValue, expected: String) -> FormatDefinitionError {
+            var shown = found.typeNameWithArticle
+            if case .string = found { shown = found.compactText }
+            return FormatDefinitionError(at: JSONPointer(tokens: path + [keyword] + (index.map { [String($0)] } ?? [])), message: "found \(shown), expected \(expected)")
+        }
+        let typeExpected = "a type name (\(ValueTypes.names.joined(separator: ", "))) or a list of them"
         switch entries["type"] {
-        case .string(let type)?: typeNames = [type]
-        case .array(let list)?: typeNames = list.compactMap(\.stringValue)
-        default: typeNames = []
+        case .string(let type)?:
+            guard ValueTypes.names.contains(type) else { throw mistake("type", found: .string(type), expected: typeExpected) }
+            typeNames = [type]
+        case .array(let list)?:
+            for (index, name) in list.enumerated() where name.stringValue.map(ValueTypes.names.contains) != true {
+                throw mistake("type", index, found: name, expected: typeExpected)
+            }
+            typeNames = list.compactMap(\.stringValue)
+        case nil: typeNames = []
+        case let other?: throw mistake("type", found: other, expected: typeExpected)
         }
         types = typeNames.reduce(into: ValueTypes()) { $0.formUnion(ValueTypes(name: $1)) }
         var properties: [(key: String, schema: Schema)] = []
@@ -57,7 +72,21 @@ public final class Schema: Sendable {
             if case .bool = schema { return nil }
             return try Schema(parsing: schema, at: path + ["additionalProperties"])
         }
-        required = entries["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        switch entries["required"] {
+        case nil: required = []
+        case .array(let list)?:
+            for (index, name) in list.enumerated() where name.stringValue == nil {
+                throw mistake("required", index, found: name, expected: "a property name")
+            }
+            required = list.compactMap(\.stringValue)
+        case let other?: throw mistake("required", found: other, expected: "a list of property names")
+        }
+        for keyword in ["properties", "enum"] where entries[keyword] != nil {
+            let expectsList = keyword == "enum"
+            if expectsList ? entries[keyword]?.arrayValue == nil : entries[keyword]?.dictionaryValue == nil {
+                throw mistake(keyword, found: entries[keyword]!, expected: expectsList ? "a list of the values allowed" : "an object of schemas by property name")
+            }
+        }
         allowed = entries["enum"]?.arrayValue
         for bound in ["minimum", "maximum"] {
             if let value = entries[bound], value.numberValue == nil {
@@ -190,6 +219,9 @@ struct ValueTypes: OptionSet, Sendable {
     init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// An unknown name matches nothing.
+    /// Every type name a schema may use.
+    static let names = ["object", "dictionary", "array", "string", "boolean", "bool", "null", "integer", "number", "real", "date", "data", "uid"]
+
     init(name: String) {
         switch name {
         case "object", "dictionary": self = .dictionary

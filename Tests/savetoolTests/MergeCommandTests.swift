@@ -165,14 +165,14 @@ struct MergeCommandTests {
         #expect(try CLI.run("set", tablet, "/gameSave/coins", #""abc""#).status == 0)
         let invalid = try CLI.run("merge", "--local", phone, "--remote", tablet, "--base", base, "-o", out)
         #expect(invalid.status == 65, "\(invalid.outputText)\(invalid.errors)")
-        #expect(invalid.errors == "savetool: \(tablet): /gameSave/coins: not a valid blocks.defaults version 1: found a string, expected integer\n", "\(invalid.errors)")
+        #expect(invalid.errors == "savetool: \(tablet): /gameSave/coins: not a valid blocks.gamesave version 2: found a string, expected integer\n", "\(invalid.errors)")
         // An answer that gives a value the schema refuses: refused, nothing written.
         #expect(try CLI.run("set", tablet, "/gameSave/coins", "25").status == 0)
         let answers = root.appendingPathComponent("answers.json").path
         try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/gameSave/coins", "value": "lots"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
         let answered = try CLI.run("merge", "--local", phone, "--remote", tablet, "-o", out, "--answers", answers)
         #expect(answered.status == 1, "a conflict, left open: \(answered.outputText)\(answered.errors)")
-        #expect(answered.outputText.contains("conflict at /gameSave/coins: the merged save would break blocks.defaults version 1 here: found a string, expected integer"), "\(answered.outputText)")
+        #expect(answered.outputText.contains("conflict at /gameSave/coins: the merged save would break blocks.gamesave version 2 here: found a string, expected integer"), "\(answered.outputText)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 

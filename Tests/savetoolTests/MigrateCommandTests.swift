@@ -134,6 +134,10 @@ struct MigrateCommandTests {
         let validated = try CLI.run("validate", prefs)
         #expect(validated.outputText.contains("/gameSave: blocks.gamesave version 2 of 2"))
         #expect(try CLI.run("migrate", prefs, "--check").status == 0)
+        // A mistake inside the embedded save is named with that save's kind, not the holder's.
+        #expect(try CLI.run("set", prefs, "/gameSave/coins", #""lots""#).status == 0)
+        let invalid = try CLI.run("migrate", prefs, "--dry-run")
+        #expect(invalid.errors.contains("invalid: not a valid blocks.gamesave version 2: /gameSave/coins: found a string, expected integer"), "\(invalid.errors)")
     }
 
     @Test func theWalkSkipsHiddenNamesAndDoesNotFollowDirectoryLinks() throws {

@@ -189,7 +189,10 @@ public struct Migrator: Sendable {
                 continue
             }
             for violation in innerKind.schemas[innerVersion]?.violations(of: inner) ?? [] {
-                violations.append(Schema.Violation(at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message))
+                violations.append(
+                    Schema.Violation(
+                        at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message,
+                        schema: "\(innerKind.name) version \(innerVersion)"))
             }
         }
         return violations

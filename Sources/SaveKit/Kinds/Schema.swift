@@ -27,9 +27,13 @@ public final class Schema: Sendable {
     public struct Violation: Sendable, Equatable, CustomStringConvertible {
         public var at: JSONPointer
         public var message: String
-        public init(at: JSONPointer, message: String) {
+        /// The schema broken, when it is an embedded document's (`blocks.gamesave version 2`);
+        /// `nil` for the document's own.
+        public var schema: String?
+        public init(at: JSONPointer, message: String, schema: String? = nil) {
             self.at = at
             self.message = message
+            self.schema = schema
         }
         public var description: String { "\(at.displayText): \(message)" }
     }

@@ -75,7 +75,9 @@ public struct SaveMerger: Sendable {
         if checksCopies {
             for (copy, value) in [(local, sides[0]), (remote, sides[1])] + (base.map { [($0, baseCurrent!)] } ?? []) {
                 if let violation = migrator.violations(in: value, of: kind, version: kind.currentVersion, registry: registry).first {
-                    throw SaveError(.badData, file: copy.name, location: violation.at.displayText, "not a valid \(kind.name) version \(kind.currentVersion): \(violation.message)")
+                    throw SaveError(
+                        .badData, file: copy.name, location: violation.at.displayText,
+                        "not a valid \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)"): \(violation.message)")
                 }
             }
         }
@@ -85,7 +87,7 @@ public struct SaveMerger: Sendable {
         // its schema's maximum, an answer's value): a conflict at that place, never written, so
         // that it is answered, or parked by a server, rather than refused on every try.
         if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
-            let why = "the merged save would break \(kind.name) version \(kind.currentVersion) here: \(violation.message)"
+            let why = "the merged save would break \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)") here: \(violation.message)"
             return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
         }
         var options = EncodingOptions()

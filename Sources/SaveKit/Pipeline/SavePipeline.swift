@@ -110,7 +110,9 @@ public struct SavePipeline: Sendable {
                 result.status = .unchanged
             } else {
                 result.violations = violations
-                result.fail(.invalid, "not a valid \(found.kind.name) version \(version): " + Self.listed(violations))
+                // Named by the schema broken: an embedded document's, when all are in one.
+                let schema = Set(violations.map(\.schema)).count == 1 ? violations[0].schema : nil
+                result.fail(.invalid, "not a valid \(schema ?? "\(found.kind.name) version \(version)"): " + Self.listed(violations))
             }
         // An outcome may be an embedded document's: it names its own kind, and the holder's
         // version stays what was recognised.

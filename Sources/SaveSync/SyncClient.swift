@@ -341,9 +341,7 @@ public final class SyncClient: Sendable {
             localCodec.id != answerCodec.id
         {
             do {
-                var options = EncodingOptions()
-                options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.contains(0x0A) : true
-                bytes = try localCodec.encode(try answerCodec.decode(answer), options: options)
+                bytes = try localCodec.encode(try answerCodec.decode(answer), options: .keepingLayout(of: local, codec: localCodec))
             } catch {
                 throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
             }

@@ -111,6 +111,31 @@ struct EditingCommandTests {
         #expect(try Codecs.value(removed.outputText) == ["file": .string(save), "pointer": "/a", "removed": true])
     }
 
+    /// An edit keeps a JSON file's layout: one line (a final newline or not) stays one line, so
+    /// that a one-field edit is a one-line diff; a file over several lines stays pretty.
+    @Test func editsKeepAJSONFilesLayout() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (original, edited) in [
+            ("{\"a\":1,\"b\":false}\n", "{\"a\":1,\"b\":true}\n"), ("{\"a\":1,\"b\":false}", "{\"a\":1,\"b\":true}\n"),
+            ("{\n  \"a\": 1,\n  \"b\": false\n}\n", "{\n  \"a\": 1,\n  \"b\": true\n}\n"),
+        ] {
+            let save = directory.appendingPathComponent("s.json")
+            try Data(original.utf8).write(to: save)
+            #expect(try CLI.run("set", save.path, "/b", "true").status == 0)
+            #expect(try String(contentsOf: save, encoding: .utf8) == edited, "\(original)")
+            #expect(try CLI.run("remove", save.path, "/b").status == 0)
+            #expect(try String(contentsOf: save, encoding: .utf8).contains("\n ") == original.contains("\n "))
+        }
+        // Migrated in place, a one-line save stays one line.
+        let game = directory.appendingPathComponent("game.json")
+        let oneLine = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: CLI.sample("sudoku/Documents/games/v1-fresh.json")))))
+        try (oneLine + Data("\n".utf8)).write(to: game)
+        #expect(try CLI.run("migrate", game.path, "--kind", "sudoku.game", "--in-place", "--no-backup").status == 0)
+        let migrated = try String(contentsOf: game, encoding: .utf8)
+        #expect(migrated.hasSuffix("}\n") && migrated.dropLast().contains("\n") == false, "\(migrated)")
+    }
+
     /// A save reached through a symbolic link is edited where it is, and the link stays: a
     /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
     @Test func writesGoThroughSymbolicLinks() throws {

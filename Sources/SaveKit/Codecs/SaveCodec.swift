@@ -157,6 +157,18 @@ public struct EncodingOptions: Sendable {
 
     public init() {}
 
+    /// The options that rewrite `original`, a document of `codec`, in its own layout: a codec
+    /// whose layout follows its input (JSON) writes a file that spans one line (`jq -c`, most
+    /// APIs; a final newline does not count) compactly, and any other prettily.
+    public static func keepingLayout(of original: [UInt8], codec: any SaveCodec) -> EncodingOptions {
+        var options = EncodingOptions()
+        if codec.traits.contains(.layoutFollowsInput) {
+            let end = original.lastIndex { $0 != 0x0A && $0 != 0x0D && $0 != 0x20 && $0 != 0x09 } ?? 0
+            options.pretty = original[..<end].contains(0x0A)
+        }
+        return options
+    }
+
     public enum NullPolicy: String, Sendable, CaseIterable {
         /// Refuse, naming the JSON Pointer of the first `null`.
         case error

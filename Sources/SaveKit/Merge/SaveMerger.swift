@@ -90,8 +90,7 @@ public struct SaveMerger: Sendable {
             let why = "the merged save would break \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)") here: \(violation.message)"
             return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
         }
-        var options = EncodingOptions()
-        options.pretty = localCodec.traits.contains(.layoutFollowsInput) ? local.bytes.contains(0x0A) : true
+        let options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)
         do {
             let output = try localCodec.encode(merged, options: options)
             return Result(output: output, kind: kind.name, decisions: decisions, changesLocal: output != local.bytes)

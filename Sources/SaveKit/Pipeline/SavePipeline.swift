@@ -93,10 +93,8 @@ public struct SavePipeline: Sendable {
         switch outcome {
         case .migrated(_, let from, let to, let steps, let migrated):
             (result.from, result.to, result.steps) = (from, to, steps)
-            var options = EncodingOptions()
-            options.pretty = codec.traits.contains(.layoutFollowsInput) ? bytes.contains(0x0A) : true
             do {
-                let output = try codec.encode(migrated, options: options)
+                let output = try codec.encode(migrated, options: .keepingLayout(of: bytes, codec: codec))
                 result.status = .migrated
                 result.output = output
                 result.sha256After = Checksum.sha256(output)

@@ -74,7 +74,7 @@ struct SetValue: ParsableCommand {
 enum DocumentOutput {
     static func replace(_ document: LoadedDocument, global: GlobalOptions) throws {
         var report = ValueLowering.Report()
-        let bytes = try document.codec.encode(document.value, options: EncodingOptions(), report: &report)
+        let bytes = try document.codec.encode(document.value, options: .keepingLayout(of: document.bytes, codec: document.codec), report: &report)
         for warning in report.warnings { global.warn("\(document.path): \(Failure.warning(warning))") }
         try FileIO.writeAtomically(bytes, to: document.path, links: .follow)
     }

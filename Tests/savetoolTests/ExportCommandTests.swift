@@ -75,4 +75,26 @@ struct ExportCommandTests {
         #expect(try CLI.run("export", samples, "-o", "/nonexistent/dir/x.tar.gz").status == 73)
         #expect(try CLI.run("export", samples, "-o", directory.appendingPathComponent("x.zip").path, "--zip", "--compression", "xz").status == 64)
     }
+
+    /// A bundle written inside the folder it exports leaves itself out, as tar leaves out its
+    /// own archive, with its temporary file: a second export never holds the first.
+    @Test(arguments: ["me.tar.gz", "sub/me.tar.zst"])
+    func aBundleInsideItsFolderLeavesItselfOut(_ name: String) throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: saves.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: saves.appendingPathComponent("a.json"))
+        let bundle = saves.appendingPathComponent(name).path
+        let first = try CLI.run("export", saves.path, "-o", bundle)
+        #expect(first.status == 0 && first.errors.isEmpty, "\(first.errors)")
+        // Named another way (through `..` and a link to the folder), the bundle is still itself.
+        try FileManager.default.createSymbolicLink(atPath: directory.appendingPathComponent("link").path, withDestinationPath: "saves")
+        let second = try CLI.run("export", directory.appendingPathComponent("link").path, "-o", saves.appendingPathComponent("sub/../" + name).path)
+        #expect(second.status == 0, "\(second.errors)")
+        #expect(second.errors.contains("\(name): the bundle being written, left out"), "\(second.errors)")
+        let listed = try CLI.run("--json", "inspect", bundle)
+        let names = (try Codecs.value(listed.outputText)["manifest"]?["files"]?.arrayValue ?? []).compactMap { $0["path"]?.stringValue }
+        #expect(names == ["a.json", "sub"], "\(listed.outputText)")
+    }
 }

@@ -58,6 +58,10 @@ public struct BundleExporter: Sendable {
         try FileIO.requireNonEmpty(source, expected: "the save folder to export")
         let root = Self.trimmed(source)
         var walk = try Walk(root: root, exporter: self)
+        if let place = Self.place(of: destination, in: root, links: destinationLinks) {
+            let parts = place.split(separator: "/", omittingEmptySubsequences: false)
+            walk.bundle = (place, parts.dropLast().joined(separator: "/"), "." + parts.last! + ".savetool-")
+        }
         return try export(root: root, next: { try walk.next() }, to: destination, replacing: replacing)
     }
 
@@ -84,6 +88,19 @@ public struct BundleExporter: Sendable {
             return described.summary
         }
         return try writeInOnePass(root: root, next: next, to: destination, replacing: replacing)
+    }
+
+    /// Where the bundle lands relative to `root`, when inside it (`export saves -o
+    /// saves/backup.tar.gz`): the walk leaves it out, as tar leaves out its own archive, and
+    /// its temporary files beside it; else a second export would hold the first.
+    static func place(of destination: String, in root: String, links: LinkPolicy) -> String? {
+        guard destination != "-", let landing = try? FileIO.destination(of: destination, links: links),
+            let folder = FileIO.realPath(FileIO.parentDirectory(of: landing)), let top = FileIO.realPath(root)
+        else { return nil }
+        let name = landing.split(separator: "/").last.map(String.init) ?? landing
+        if folder == top { return name }
+        guard folder.hasPrefix(top == "/" ? "/" : top + "/") else { return nil }
+        return String(folder.dropFirst(top == "/" ? 1 : top.count + 1)) + "/" + name
     }
 
     private static func trimmed(_ source: String) -> String {
@@ -303,6 +320,9 @@ public struct BundleExporter: Sendable {
         private let exporter: BundleExporter
         /// Per level, what is left of a directory's listing, largest key first.
         private var levels: [[Item]]
+        /// The bundle being written, when it lands inside `root`: its path relative to `root`,
+        /// its folder's, and the start of the names of its temporary files there.
+        var bundle: (path: String, folder: String, temporaryPrefix: String)?
 
         init(root: String, exporter: BundleExporter) throws {
             var info = stat()
@@ -334,6 +354,10 @@ public struct BundleExporter: Sendable {
             for (name, direntType) in try BundleExporter.names(in: directory) {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
+                if let bundle, child == bundle.path || (relative == bundle.folder && name.hasPrefix(bundle.temporaryPrefix)) {
+                    if child == bundle.path { exporter.warn("\(path): the bundle being written, left out") }
+                    continue
+                }
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
                 guard seen.insert(name).inserted else {
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart; expected names that differ (rename one)")

@@ -187,6 +187,13 @@ struct KeyedArchiveCommandTests {
         #expect(try CLI.run("get", base, "/root/experience").outputText == "1250\n")
         #expect(try CLI.run("get", base, "/root/saveVersion").outputText == "2\n")
         #expect(try CLI.run("get", base, "/root/xp").status == 1)
+        // The renamed field keeps its place, in the view and in the archive's own object.
+        let player = try Codecs.value(try CLI.run("get", base, "/root").outputText)
+        #expect(player.dictionaryValue.map { Array($0.keys.prefix(4)) } == ["$class", "name", "level", "experience"], "\(player)")
+        #expect(try CLI.run("get", archive, "/$objects/1", "--raw-archive").outputText.contains("\"xp\": 1250,\n  \"lastPlayed\""), "xp stood there")
+        let objects = try Codecs.value(try CLI.run("get", base, "/$objects", "--raw-archive").outputText).arrayValue ?? []
+        let stored = objects.compactMap(\.dictionaryValue).first { $0["experience"] != nil }.map { Array($0.keys) } ?? []
+        #expect(stored.firstIndex(of: "experience") == stored.firstIndex(of: "level").map { $0 + 1 }, "\(stored)")
         #expect(try CLI.run("--formats", formats, "validate", base).outputText.contains("archived.player version 2 of 2"))
 
         // Two devices from that base: the merge rules of the kind decide, on the view.

@@ -255,19 +255,24 @@ struct ViewWriter {
         return try object(fields: named, className: className, replacing: old, at: at, escaped: true)
     }
 
-    /// An object of the app's own class (or one kept as `$fields`): its fields, in the order
-    /// they had, new ones after.
+    /// An object of the app's own class (or one kept as `$fields`): its fields in the view's
+    /// order, which is the archive's for those it had (a field renamed in the view keeps its
+    /// place), and `$class` where it stood (last in a new object).
     private mutating func object(
         fields: OrderedDictionary<String, SaveValue>, className: SaveValue, replacing old: SaveValue?, at: JSONPointer, escaped: Bool
     ) throws(CodecError) -> SaveValue {
         var oldFields = OrderedDictionary<String, SaveValue>()
         if case .dictionary(let entry)? = old { oldFields = entry }
         var entry = OrderedDictionary<String, SaveValue>()
-        for (key, value) in oldFields where key == "$class" || fields[key] != nil { entry[key] = value }
         for (name, value) in fields {
             entry[name] = try field(value, original: oldFields[name], at: JSONPointer(tokens: at.tokens + [escaped ? KeyedArchive.viewName(ofField: name) : name]))
         }
-        entry["$class"] = .uid(UInt64(classUID(className)))
+        let classUID = SaveValue.uid(UInt64(classUID(className)))
+        if let place = oldFields.index(forKey: "$class"), place < entry.count {
+            entry.updateValue(classUID, forKey: "$class", insertingAt: place)
+        } else {
+            entry["$class"] = classUID
+        }
         return .dictionary(entry)
     }
 

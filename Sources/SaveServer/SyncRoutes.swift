@@ -225,21 +225,28 @@ struct SyncRoutes: Sendable {
         }
         let limit = configuration.maxBody
         let timeout = configuration.bodyTimeout
-        // The body and a timer race; the loser is left behind (a body still coming in ends with
-        // its connection), so a client that stops half-way gets its 408 at once.
-        let race = BodyRace()
-        let buffer: ByteBuffer = try await withCheckedThrowingContinuation { continuation in
-            race.continuation = continuation
-            // The timer first, so that a body that wins at once finds it to cancel.
-            race.timer = Task {
-                try? await Task.sleep(for: timeout)
-                guard !Task.isCancelled else { return }
-                race.finish(.failure(APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")))
-            }
-            Task {
-                do { race.finish(.success(try await request.body.collect(upTo: limit))) } catch { race.finish(.failure(error)) }
-            }
+        // A body that has not all come in when the timer fires is cancelled, not left reading:
+        // the connection's own loop reads what is left of it once the answer is written, and
+        // two readers of one body stop the server (swift-nio allows one iterator). Cancelled,
+        // the body ends at once, so a client that stops half-way gets its 408 at once, and the
+        // connection is closed.
+        let timedOut = TimedOut()
+        let reading = Task { try await request.body.collect(upTo: limit) }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            guard !Task.isCancelled else { return }
+            timedOut.fire()
+            reading.cancel()
         }
+        defer { timer.cancel() }
+        let buffer: ByteBuffer
+        do {
+            buffer = try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
+        } catch where timedOut.fired {
+            throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")
+        }
+        // A cancelled body may end as if it were whole: what came in time is never taken for all.
+        guard !timedOut.fired else { throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)") }
         return Array(buffer.readableBytesView)
     }
 
@@ -299,25 +306,12 @@ private enum CheckedPush: Sendable {
     case waiting(PushService.Checked)
 }
 
-/// Hands the first of two results to a continuation, once.
-private final class BodyRace: @unchecked Sendable {
+/// Whether a request's body timer fired.
+private final class TimedOut: @unchecked Sendable {
     private let lock = NSLock()
-    var continuation: CheckedContinuation<ByteBuffer, any Error>?
-    /// The timer, cancelled when the body wins (a sleeping task per request would pile up).
-    var timer: Task<Void, Never>? {
-        get { lock.withLock { _timer } }
-        set { lock.withLock { _timer = newValue } }
-    }
-    private var _timer: Task<Void, Never>?
-
-    func finish(_ result: Result<ByteBuffer, any Error>) {
-        let (waiting, timer) = lock.withLock {
-            defer { continuation = nil }
-            return (continuation, _timer)
-        }
-        timer?.cancel()
-        waiting?.resume(with: result)
-    }
+    private var state = false
+    func fire() { lock.withLock { state = true } }
+    var fired: Bool { lock.withLock { state } }
 }
 
 /// What a request's path names.

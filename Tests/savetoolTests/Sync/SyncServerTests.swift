@@ -196,6 +196,26 @@ struct SyncServerTests {
         #expect(listed.arrayValue?.count == 1, "\(listed)")
     }
 
+    /// A body that stops coming in gets 408 after `--timeout`, and the server stays up, on a
+    /// connection kept alive too: the connection's own loop then reads what is left of the body,
+    /// and a second reader of it stopped the whole server (SIGILL).
+    @Test func aBodyThatStallsIs408AndTheServerStaysUp() throws {
+        let root = try Processes.temporaryDirectory("sync-stall")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store, arguments: ["--timeout", "1"])
+        let head = "PUT /v1/spaces/blocks/p1/slots/slow.json HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: *\r\n"
+        for (name, request) in [
+            ("a short body", head + "Content-Length: 100\r\n\r\n{\"a\""),
+            ("no body at all", head + "Content-Length: 100\r\n\r\n"),
+            ("a chunked body that stalls", head + "Transfer-Encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n"),
+        ] {
+            #expect(Self.raw(server.port, Array(request.utf8)) == 408, "\(name)")
+            #expect(try SyncAPI(server.url).request("GET", "/healthz").status == 200, "still up after \(name)")
+        }
+        #expect(try SyncAPI(server.url).get("blocks/p1", "slow.json").status == 404, "nothing stored")
+    }
+
     /// Names that the store's own markers once shared: every one is a slot of its own.
     @Test func slotsNamedLikeTheStoresMarkersAreSlotsLikeAnyOther() throws {
         let root = try Processes.temporaryDirectory("sync-names")

@@ -341,7 +341,11 @@ public final class SyncClient: Sendable {
             localCodec.id != answerCodec.id
         {
             do {
-                bytes = try localCodec.encode(try answerCodec.decode(answer), options: .keepingLayout(of: local, codec: localCodec))
+                // A fraction of a second that the local codec cannot hold (an XML plist, where another
+                // device wrote a binary one) is dropped, as the app's own writer drops it.
+                var options = EncodingOptions.keepingLayout(of: local, codec: localCodec)
+                options.subsecondDatePolicy = .truncate
+                bytes = try localCodec.encode(try answerCodec.decode(answer), options: options)
             } catch {
                 throw SaveError(.badData, file: file, "the server's copy cannot be written as \(localCodec.id): \(error)", cause: error)
             }

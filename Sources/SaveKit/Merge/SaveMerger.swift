@@ -90,7 +90,11 @@ public struct SaveMerger: Sendable {
             let why = "the merged save would break \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)") here: \(violation.message)"
             return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
         }
-        let options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)
+        var options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)
+        // The other copy may be a binary plist with a fraction of a second in a date, which an
+        // XML plist cannot hold: dropped, as the app's own XML writer drops it, rather than
+        // leaving a save that no merge can ever write.
+        options.subsecondDatePolicy = .truncate
         do {
             let output = try localCodec.encode(merged, options: options)
             return Result(output: output, kind: kind.name, decisions: decisions, changesLocal: output != local.bytes)

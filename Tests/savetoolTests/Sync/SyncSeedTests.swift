@@ -319,6 +319,42 @@ struct SyncSeedTests {
         #expect(bases.isEmpty, "no pending base is left once merged: \(bases)")
     }
 
+    /// A device whose app writes XML plists, where another writes binary ones with a fraction of
+    /// a second in a date, which XML cannot hold: the fraction is dropped where an XML plist is
+    /// written (as the app's own writer drops it), and nothing is stuck or lost.
+    @Test func anXMLPlistDeviceTakesADateWithAFractionFromABinaryOne() throws {
+        let root = try Processes.temporaryDirectory("sync-fraction")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let phone = root.appendingPathComponent("phone"), tablet = root.appendingPathComponent("tablet")
+        for device in [phone, tablet] { try FileManager.default.createDirectory(at: device, withIntermediateDirectories: true) }
+        let name = "com.example.kingdoms.plist"
+        try FileManager.default.copyItem(atPath: CLI.kingdoms, toPath: phone.appendingPathComponent(name).path)
+        #expect(try CLI.run("convert", CLI.kingdoms, "--to", "plist", "-o", tablet.appendingPathComponent(name).path).status == 0)
+        func sync(_ device: URL) throws -> ProcessResult {
+            try CLI.run("sync", device.path, "--server", server.url, "--space", "kingdom/drita", "--device", device.lastPathComponent)
+        }
+        for device in [phone, tablet] { #expect(try sync(device).status == 0) }
+        #expect(try CLI.run("set", phone.appendingPathComponent(name).path, "/cooldowns/raid", #"{"$date": "2026-11-21T07:30:00.5Z"}"#).status == 0)
+        #expect(try sync(phone).status == 0)
+        let pulled = try sync(tablet)
+        #expect(pulled.status == 0, "\(pulled.errors)")
+        #expect(try CLI.run("get", tablet.appendingPathComponent(name).path, "/cooldowns/raid").outputText == "{\"$date\": \"2026-11-21T07:30:00Z\"}\n")
+        // Changed on the tablet since: merged with the binary head, written as XML.
+        #expect(try CLI.run("set", tablet.appendingPathComponent(name).path, "/gold", "5000").status == 0)
+        #expect(try CLI.run("set", phone.appendingPathComponent(name).path, "/level", "10").status == 0)
+        #expect(try sync(phone).status == 0)
+        let merged = try sync(tablet)
+        #expect(merged.status == 0 && merged.outputText.contains("merged with other devices' changes"), "\(merged.outputText) \(merged.errors)")
+        #expect(try sync(phone).status == 0)
+        for device in [phone, tablet] {
+            #expect(try CLI.run("get", device.appendingPathComponent(name).path, "/gold").outputText == "5000\n", "\(device.lastPathComponent)")
+            #expect(try CLI.run("get", device.appendingPathComponent(name).path, "/level").outputText == "10\n", "\(device.lastPathComponent)")
+        }
+        #expect(try Data(contentsOf: tablet.appendingPathComponent(name)).starts(with: Data("<?xml".utf8)), "the tablet keeps XML")
+    }
+
     /// A sync killed after the server took its push, before it learnt so; the app then saves
     /// again. The next sync sends the push again first (the server answers with what it made of
     /// it), then merges the newer save on top: the push's +25 counted once.

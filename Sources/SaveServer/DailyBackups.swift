@@ -8,8 +8,10 @@ import SaveSync
 
 /// Once a day, the head of every slot goes into a bundle of the backup repository
 /// (`--backup-repo`), with the backup engine's rules: one bundle a day, `unchanged` when nothing
-/// changed, the last `keep` days kept. The bundle holds `<space>/<slot>` files, so restoring a
-/// day is `savetool import` of it.
+/// changed, the last `keep` days kept. The bundle holds `<space>/slots/<slot>` files, as the
+/// API names them (no space has a `slots` segment, so no two heads can meet, as a space
+/// `t/c/d.json` and the slot `d.json` of the space `t/c` would), and restoring a day is
+/// `savetool import` of it.
 public final class DailyBackups: Sendable {
     /// A backup repository: a local folder, or one on an object store.
     public enum Repository: Sendable {
@@ -59,11 +61,15 @@ public final class DailyBackups: Sendable {
         for space in try store.spaces() {
             for (slot, _) in try store.slots(in: space.split(separator: "/").map(String.init)) {
                 guard let address = try? SlotAddress(space: space, slot: slot), let head = try store.head(of: address) else { continue }
-                let file = folder + "/" + space + "/" + slot
-                try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: file), withIntermediateDirectories: true)
-                // Each head keeps its version's time, so that an unchanged day compares equal.
-                try FileIO.writeAtomically(head.bytes, to: file, durable: false)
-                try FileManager.default.setAttributes([.modificationDate: head.record.createdAt], ofItemAtPath: file)
+                let file = folder + "/" + space + "/slots/" + slot
+                do {
+                    try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: file), withIntermediateDirectories: true)
+                    // Each head keeps its version's time, so that an unchanged day compares equal.
+                    try FileIO.writeAtomically(head.bytes, to: file, durable: false)
+                    try FileManager.default.setAttributes([.modificationDate: head.record.createdAt], ofItemAtPath: file)
+                } catch {
+                    throw SaveError(.io, file: file, "cannot stage the head of \(space)/slots/\(slot): \((error as? FileError)?.description ?? error.localizedDescription)")
+                }
                 heads += 1
             }
         }

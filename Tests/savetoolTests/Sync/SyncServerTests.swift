@@ -249,11 +249,13 @@ struct SyncServerTests {
         #expect(try api.push("blocks/p2", "Library/Preferences/com.example.blocks.plist", blocks, base: nil).status == 200)
         let changed = Array(String(decoding: Self.save, as: UTF8.self).replacingOccurrences(of: "\"round\": 2", with: "\"round\": 3").utf8)
         #expect(try api.push("kape/p1", Self.slot, changed, base: 1).version == 2)
+        // A space named like another space's slot: both heads have a place of their own.
+        #expect(try api.push("kape/p1/Documents", "current_tournament.json", Self.save, base: nil).status == 200)
 
         let made = try api.request("POST", "/v1/admin/backup")
         #expect(made.status == 200, "\(made.text)")
         let report = try Codecs.json.decode(made.bytes)
-        #expect(report["heads"] == 2 && report["outcome"] != "unchanged", "\(made.text)")
+        #expect(report["heads"] == 3 && report["outcome"] != "unchanged", "\(made.text)")
         let again = try Codecs.json.decode(try api.request("POST", "/v1/admin/backup").bytes)
         #expect(again["outcome"] == "unchanged", "nothing changed since: \(again)")
 
@@ -261,10 +263,11 @@ struct SyncServerTests {
         let restored = root.appendingPathComponent("restored").path
         let imported = try CLI.run("import", bundle, "--into", restored, "--no-migrate")
         #expect(imported.status == 0, "\(imported.errors)")
-        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/kape/p1/" + Self.slot)) == Data(changed), "the head, not version 1")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/kape/p1/slots/" + Self.slot)) == Data(changed), "the head, not version 1")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/kape/p1/Documents/slots/current_tournament.json")) == Data(Self.save))
         // The blocks sample was migrated on its way in: the head is what the server holds.
         let head = try api.get("blocks/p2", "Library/Preferences/com.example.blocks.plist").bytes
-        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/Library/Preferences/com.example.blocks.plist")) == Data(head))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/slots/Library/Preferences/com.example.blocks.plist")) == Data(head))
     }
 
     /// `--keep-versions`: old versions go, the head and the last ones stay, and a server

@@ -19,6 +19,8 @@ public final class S3Client: Sendable {
     public let attempts: Int
     private let signer: SigV4
     private let connections: HTTPConnections
+    /// Until when a store that went silent is not waited on again.
+    private let silence = Silence()
 
     public init(environment: AWSEnvironment, bucket: String, timeout: TimeInterval = 30, attempts: Int = 4) {
         self.environment = environment
@@ -35,6 +37,12 @@ public final class S3Client: Sendable {
     /// its side; a 4xx answer comes back as it is, for the caller to read.
     public func send(_ method: String, key: String? = nil, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: Data = Data()) throws -> Response {
         let path = "/" + bucket + (key.map { "/" + $0 } ?? "")
+        // A store that just went silent on a request is not waited on again at once: a failed
+        // run's clean-up (an upload to abort, a lock to give back) would wait a minute per step.
+        // Those are left to the next run, which takes over a dead lock.
+        if let problem = silence.recent(within: timeout) {
+            throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(problem)) moments ago; not tried again yet")
+        }
         var lastProblem = ""
         var tries = 0, timeouts = 0
         trying: for attempt in 1...attempts {
@@ -55,7 +63,10 @@ public final class S3Client: Sendable {
                 // Each such try waits the whole timeout: a few are enough to tell a silent store.
                 lastProblem = error.reason
                 timeouts += 1
-                if timeouts == HTTPConnections.TimedOut.triesBeforeGivingUp { break trying }
+                if timeouts == HTTPConnections.TimedOut.triesBeforeGivingUp {
+                    silence.began(error.reason)
+                    break trying
+                }
             case .failure(let error):
                 lastProblem = "\(error)"
             }
@@ -144,6 +155,22 @@ public final class S3Client: Sendable {
             return SaveError(.conflict, file: place, "exists already (\(code)), expected a new object")
         default:
             return SaveError(.io, file: place, "the object store answered \(response.status) (\(code))")
+        }
+    }
+}
+
+/// When an object store last went silent, and why.
+private final class Silence: @unchecked Sendable {
+    private let lock = NSLock()
+    private var since: (time: ContinuousClock.Instant, problem: String)?
+
+    func began(_ problem: String) { lock.withLock { since = (.now, problem) } }
+
+    /// The problem, if the store went silent less than `seconds` ago.
+    func recent(within seconds: TimeInterval) -> String? {
+        lock.withLock {
+            guard let since, ContinuousClock.now - since.time < .milliseconds(Int(seconds * 1000)) else { return nil }
+            return since.problem
         }
     }
 }

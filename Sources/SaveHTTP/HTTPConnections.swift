@@ -86,6 +86,7 @@ public final class HTTPConnections: @unchecked Sendable {
             }
             if Self.untrustedCodes.contains(code) { return .failure(Untrusted(reason: Self.text(problem), withOwnCertificates: trustedCertificates != nil)) }
             if code == Self.timedOutCode { return .failure(TimedOut(reason: Self.text(problem))) }
+            if Self.notConnectedCodes.contains(code) { return .failure(NotConnected(reason: Self.text(problem))) }
             return .failure(SaveError(.io, Self.text(problem)))
         }
         return .success(HTTPResponse(status: status, headers: answer.headers, body: answer.received))
@@ -111,6 +112,12 @@ public final class HTTPConnections: @unchecked Sendable {
         public static let triesBeforeGivingUp = 2
     }
 
+    /// No connection could be made (no such host, nothing listening): the request never left.
+    public struct NotConnected: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+
     /// The server's certificate is not trusted: no use trying again until someone changes what
     /// is trusted.
     public struct Untrusted: Error {
@@ -127,6 +134,8 @@ public final class HTTPConnections: @unchecked Sendable {
     private static let badCAFile: Int32 = 77
     /// OPERATION_TIMEDOUT.
     private static let timedOutCode: Int32 = 28
+    /// COULDNT_RESOLVE_HOST 6, COULDNT_CONNECT 7.
+    private static let notConnectedCodes: Set<Int32> = [6, 7]
 
     /// What comes back, gathered by curl's callbacks.
     private final class Answer {

@@ -180,7 +180,12 @@ public final class SyncClient: Sendable {
             return error
         }
         for _ in 1...3 {
-            let response = try send("PUT", url, headers: [condition], body: pushing, file: file)
+            let response: HTTPResponse
+            do {
+                response = try send("PUT", url, headers: [condition], body: pushing, file: file)
+            } catch let error as SaveError where (error.cause as? Unreachable)?.neverSent == true {
+                throw try refused(error)  // it never left: nothing to send again
+            }
             switch response.status {
             case 200, 201:
                 let finished = try finish(response, condition.0 == "If-None-Match" ? .created : .pushed, pushed: true)
@@ -365,23 +370,28 @@ public final class SyncClient: Sendable {
         if let token { all.append(("Authorization", "Bearer " + token)) }
         if let device { all.append(("Device-Id", device)) }
         var problem = ""
-        var tries = 0, timeouts = 0, unreachable = false
+        var tries = 0, timeouts = 0, unreachable = false, connected = false
+        // A 503 (the server's store did not answer) is the whole server's state, not this
+        // file's: no other file of the run would do better.
         trying: for attempt in 1...attempts {
             tries = attempt
             switch connections.perform(HTTPRequest(method: method, url: url, headers: all, body: Data(body), sendsBody: method == "PUT" || method == "POST")) {
             case .success(let response) where response.status < 500:
                 return response
             case .success(let response):
-                unreachable = false
+                connected = true
+                unreachable = response.status == 503
                 problem = "the server answered \(response.status)" + (Self.message(response).map { ": " + $0 } ?? "")
                 if attempt < attempts {
                     let asked = response.header("Retry-After").flatMap(Double.init) ?? 0
                     Thread.sleep(forTimeInterval: min(5, max(asked, 0.25 * pow(2, Double(attempt - 1)))))
                 }
             case .failure(let error as HTTPConnections.Unavailable):
-                throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)", cause: Unreachable())
-            case .failure(let error as SaveError) where error.category == .badData:
-                throw error  // the trusted certificates' file: no use trying again
+                throw SaveError(.io, file: file, "cannot reach the server: \(error.reason)", cause: Unreachable(neverSent: true))
+            case .failure(var error as SaveError) where error.category == .badData:
+                // The trusted certificates' file: no use trying again, for this file or another.
+                error.cause = Unreachable()
+                throw error
             case .failure(let error as HTTPConnections.Untrusted):
                 throw SaveError(
                     .permissionDenied, file: file, "\(server) is not trusted: \(error.reason), expected a certificate that the trusted ones vouch for",
@@ -390,22 +400,28 @@ public final class SyncClient: Sendable {
                 // Each such try waits the whole timeout: a few are enough to tell a silent server.
                 problem = "no answer from \(server): \(error.reason)"
                 unreachable = true
+                connected = true
                 timeouts += 1
                 if timeouts == HTTPConnections.TimedOut.triesBeforeGivingUp { break trying }
             case .failure(let error):
                 problem = "cannot reach \(server): \(error)"
                 unreachable = true
+                connected = connected || !(error is HTTPConnections.NotConnected)
                 if attempt < attempts { Thread.sleep(forTimeInterval: 0.25 * pow(2, Double(attempt - 1))) }
             }
         }
         // A server that answered, even with 5xx, may do better for the next file; one that did
         // not answer will not.
-        throw SaveError(.busy, file: file, "\(problem) (tried \(tries) times); try again later", cause: unreachable ? Unreachable() : nil)
+        throw SaveError(.busy, file: file, "\(problem) (tried \(tries) times); try again later", cause: unreachable ? Unreachable(neverSent: !connected) : nil)
     }
 
     /// The cause of an error that no file of this run can do better on: the server did not
-    /// answer after the tries, or cannot be reached at all.
-    public struct Unreachable: Error, Sendable {}
+    /// answer after the tries (or answered 503 to each), cannot be reached at all, or its
+    /// trusted certificates cannot be read.
+    public struct Unreachable: Error, Sendable {
+        /// No connection was made: the request cannot have reached the server.
+        public var neverSent = false
+    }
 
     /// A 4xx answer as an error of its category (cli.md's exit codes follow).
     private func failure(_ response: HTTPResponse, url: String, file: String) -> SaveError {

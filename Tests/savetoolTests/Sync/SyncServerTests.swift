@@ -392,6 +392,10 @@ struct SyncServerTests {
         #expect(whole.status == 75, "\(whole.errors)")
         #expect(whole.errors.split(separator: "\n").count == 1, "\(whole.errors)")
         #expect(whole.errors.hasPrefix("savetool: \(folder.path)/a.json: cannot reach"), "\(whole.errors)")
+        // A server whose store does not answer (503 to every try) stops it the same way.
+        let stopped = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
+        #expect(stopped.status == 75, "\(stopped.errors)")
+        #expect(stopped.errors.split(separator: "\n").count == 1 && stopped.errors.contains("a.json: the server answered 503"), "[\(stopped.errors)]")
     }
 
     /// A folder's files that no slot can hold (a readme beside the saves, a name with a space)

@@ -57,8 +57,11 @@ public enum SyncServer {
     /// (`bind(descriptor:ptr:bytes:): Address already in use (errno: 98)`) names neither the
     /// address nor what to do.
     public static func explainStartFailure(_ error: any Error, host: String, port: Int) -> any Error {
-        guard let failure = error as? IOError else { return error }
         let place = "\(host):\(port)"
+        if error is SocketAddressError.UnknownHost {
+            return SaveError(.usage, file: place, "no such host, expected an address or a name of this machine (127.0.0.1, 0.0.0.0, …)")
+        }
+        guard let failure = error as? IOError else { return error }
         switch failure.errnoCode {
         case EADDRINUSE: return SaveError(.busy, file: place, "in use by another process, expected a free port")
         case EACCES: return SaveError(.permissionDenied, file: place, "this user may not listen there (ports below 1024 need privileges), expected a port it may use")

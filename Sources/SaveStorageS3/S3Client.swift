@@ -145,7 +145,7 @@ public final class S3Client: Sendable {
             (_, "AuthorizationHeaderMalformed"):
             return SaveError(.permissionDenied, file: place, "the object store refused the credentials (\(code)), expected a key and secret it accepts")
         case (_, "NoSuchBucket"):
-            return SaveError(.notFound, file: "s3://\(bucket)", "no such bucket (\(code))")
+            return SaveError(.notFound, file: "s3://\(bucket)", "no such bucket (\(code)), expected an existing bucket the credentials may use")
         case (_, "NoSuchUpload"):
             // The object is not missing: the upload under way was given up (aborted elsewhere).
             return SaveError(.io, file: place, "the upload was aborted before it completed (\(code)); try again")

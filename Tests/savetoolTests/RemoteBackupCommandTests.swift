@@ -361,7 +361,7 @@ struct RemoteBackupCommandTests {
         }
         let missing = try Self.run(server, "backup", "list", "--repo", "s3://no-such-bucket-anywhere/qa")
         #expect(missing.status == 66)
-        #expect(missing.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket)\n")
+        #expect(missing.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket), expected an existing bucket the credentials may use\n")
         var variables = server.variables
         variables.removeValue(forKey: "AWS_ACCESS_KEY_ID")
         let noCredentials = try Processes.run([CLI.executable, "backup", "list", "--repo", repo], environment: variables)

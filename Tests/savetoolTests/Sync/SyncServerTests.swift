@@ -325,6 +325,11 @@ struct SyncServerTests {
         let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0")
         #expect(open.status == 64)
         #expect(open.errors == "savetool: listening on 0.0.0.0 without --tokens, expected a tokens file (savetool serve token add) or a loopback address (127.0.0.1)\n")
+        let tokens = root.appendingPathComponent("tokens.json").path
+        #expect(try CLI.run("serve", "token", "add", "--tokens", tokens, "--spaces", "kape/*").status == 0)
+        let nowhere = try CLI.run("serve", "--store", store, "--tokens", tokens, "--host", "nonsense.invalid", "--port", "8099")
+        #expect(nowhere.status == 64, "\(nowhere.errors)")
+        #expect(nowhere.errors == "savetool: nonsense.invalid:8099: no such host, expected an address or a name of this machine (127.0.0.1, 0.0.0.0, …)\n")
         let file = root.appendingPathComponent("a-file").path
         try Data("x".utf8).write(to: URL(fileURLWithPath: file))
         let notAFolder = try CLI.run("serve", "--store", file)
@@ -334,7 +339,7 @@ struct SyncServerTests {
         let moto = try MotoServer.shared()
         let noBucket = try Processes.run([CLI.executable, "serve", "--store", "s3://no-such-bucket-anywhere/sync"], environment: moto.variables)
         #expect(noBucket.status == 66, "\(noBucket.errors)")
-        #expect(noBucket.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket)\n")
+        #expect(noBucket.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket), expected an existing bucket the credentials may use\n")
         var wrongSecret = moto.variables
         wrongSecret["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
         let refused = try Processes.run([CLI.executable, "serve", "--store", "s3://\(try moto.makeBucket())/sync"], environment: wrongSecret)

@@ -76,6 +76,16 @@ struct BackupCommandTests {
         #expect(again.errors.contains("\(path): the day's backup fails its checks ("))
         #expect(try CLI.run("backup", "verify", "--repo", fixture.repo).status == 0)
         #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-20", "--compression", "none").outputText.hasPrefix("unchanged: "))
+
+        // Compressed, a flipped byte spoils the manifest before any file: said all the same.
+        #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-21").status == 0)
+        let compressed = fixture.repo + "/kape-2026-11-21.tar.gz"
+        var packed = try Data(contentsOf: URL(fileURLWithPath: compressed))
+        packed[20] ^= 0x01  // inside the manifest's own stream, the first
+        try packed.write(to: URL(fileURLWithPath: compressed))
+        let rewritten = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-21")
+        #expect(rewritten.status == 0 && rewritten.outputText.hasPrefix("replaced: \(compressed)"), "\(rewritten.outputText)")
+        #expect(rewritten.errors.contains("\(compressed): the day's backup fails its checks ("), "\(rewritten.errors)")
     }
 
     /// A day's file that is not a readable backup (cut short, or junk under a backup's name)

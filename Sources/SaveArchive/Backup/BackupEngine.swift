@@ -82,7 +82,14 @@ public struct BackupEngine: Sendable {
         let named = try repository.backups(named: name)
         try checkSameSource(named, name: name, sourcePath: sourcePath)
         let sameDay = named.filter { $0.day == day }
-        let existing = sameDay.first(where: { $0.path == path }).flatMap { try? StoredEntries(bundle: $0.path, createdBy: createdBy) }
+        var existing: StoredEntries?
+        if let stored = sameDay.first(where: { $0.path == path }) {
+            do {
+                existing = try StoredEntries(bundle: stored.path, createdBy: createdBy)
+            } catch where (error as? any CategorizedError)?.category == .badData {
+                warn("\(path): the day's backup fails its checks (\(error)); it is written again")
+            }
+        }
         let files: Int
         let unchanged: Bool
         if existing == nil, writing == nil {

@@ -73,15 +73,25 @@ public final class DailyBackups: Sendable {
                 heads += 1
             }
         }
-        switch repository {
-        case .folder(let repository):
-            let report = try BackupEngine(repository: repository, createdBy: "savetool serve").create(
-                source: folder, name: Self.name, day: today, today: today, keep: keep)
-            return Report(outcome: "\(report.outcome)", bundle: report.backup.path, heads: heads)
-        case .remote(let repository):
-            let report = try repository.create(source: folder, name: Self.name, day: today, today: today, keep: keep)
-            return Report(outcome: "\(report.outcome)", bundle: report.object, heads: heads)
+        do {
+            switch repository {
+            case .folder(let repository):
+                let report = try BackupEngine(repository: repository, createdBy: "savetool serve").create(
+                    source: folder, name: Self.name, day: today, today: today, keep: keep)
+                return Report(outcome: "\(report.outcome)", bundle: report.backup.path, heads: heads)
+            case .remote(let repository):
+                let report = try repository.create(source: folder, name: Self.name, day: today, today: today, keep: keep)
+                return Report(outcome: "\(report.outcome)", bundle: report.object, heads: heads)
+            }
+        } catch let error as SaveError {
+            throw RepositoryFailure(error: error)
         }
+    }
+
+    /// The backup repository failed, not the store the heads were read from.
+    public struct RepositoryFailure: Error, Sendable, CustomStringConvertible {
+        public var error: SaveError
+        public var description: String { error.description }
     }
 
     /// `<temporary folder>/savetool-serve-<uid>`, made with mode 0700 and checked to be this

@@ -37,6 +37,12 @@ struct SyncRoutes: Sendable {
                 let answer = APIError(error)
                 if let detail = answer.detail { configuration.accessLog("store: \(detail)") }
                 return answer.response
+            } catch let failure as DailyBackups.RepositoryFailure {
+                // Answered as a store's failure is, naming the backup repository instead.
+                var answer = APIError(failure.error)
+                answer.message = answer.message.replacingOccurrences(of: "the server's store", with: "the backup repository")
+                if let detail = answer.detail { configuration.accessLog("backup repository: \(detail)") }
+                return answer.response
             } catch {
                 return APIError(.internalServerError, "internal", "the backup failed: \(error)").response
             }

@@ -270,6 +270,20 @@ struct SyncServerTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/slots/Library/Preferences/com.example.blocks.plist")) == Data(head))
     }
 
+    /// A backup repository that does not answer is named as such, not as the server's store.
+    @Test func aBackupRepositoryThatIsDownIsNamed() throws {
+        let root = try Processes.temporaryDirectory("sync-backup-down")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        var environment = ProcessInfo.processInfo.environment
+        (environment["AWS_ACCESS_KEY_ID"], environment["AWS_SECRET_ACCESS_KEY"], environment["AWS_REGION"]) = ("key", "secret", "us-east-1")
+        environment["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(try MotoServer.freePort())"  // nothing listens there
+        let server = try SyncServerProcess(store: store, arguments: ["--backup-repo", "s3://daily/heads"], environment: environment)
+        #expect(try SyncAPI(server.url).push("kape/p1", Self.slot, Self.save, base: nil).status == 200, "the store itself is fine")
+        let made = try SyncAPI(server.url).request("POST", "/v1/admin/backup")
+        #expect(made.status == 503 && made.text.contains("the backup repository did not answer"), "\(made.status) \(made.text)")
+    }
+
     /// `--keep-versions`: old versions go, the head and the last ones stay, and a server
     /// started again finds the head above the thinned ones.
     @Test func oldVersionsAreThinned() throws {

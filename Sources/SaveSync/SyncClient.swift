@@ -34,6 +34,8 @@ public final class SyncClient: Sendable {
     ) throws(SaveError) {
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
+        // A URL's scheme is case-insensitive (RFC 3986): HTTP:// is http://.
+        if let colon = server.firstIndex(of: ":") { server = server[..<colon].lowercased() + server[colon...] }
         guard server.hasPrefix("http://") || server.hasPrefix("https://") else {
             throw SaveError(.usage, "the server \"\(server)\", expected http://host:port or https://host")
         }

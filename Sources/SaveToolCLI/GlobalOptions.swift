@@ -8,7 +8,7 @@ import SaveKit
 public struct GlobalOptions: ParsableArguments, Sendable {
     public init() {}
 
-    @Flag(help: "Machine-readable output: one JSON document on standard output.")
+    @Flag(help: "Machine-readable output on standard output: one JSON document, or one JSON line per file where a command goes through many (migrate, sync).")
     public var json = false
 
     @Flag(name: .shortAndLong, help: "Print only errors.")

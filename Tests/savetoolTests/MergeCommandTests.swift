@@ -414,6 +414,7 @@ struct MergeCommandTests {
         _ = try git("commit", "-q", "-am", "phone")
         let merge = try git("merge", "-q", "--no-edit", "tablet")
         #expect(merge.status == 0)
+        #expect(merge.outputText.contains("written to \(save)\n"), "the file's path, not git's temporary name: \(merge.outputText)")
         #expect(try device.get(save, "/gameSave/coins") == "55", "40 + 30 − 15")
         #expect(try device.get(save, "/gameSave/unlockedThemes/4") == #""lava""#)
         #expect(Array(try Data(contentsOf: URL(fileURLWithPath: device.file(save))).prefix(8)) == Array("bplist00".utf8))

@@ -146,7 +146,9 @@ struct Merge: ParsableCommand {
                 try reportOutput.commit()
             }
             if global.json { try Console.outputJSON(collected.value) }
-            if printing { Console.output(Self.summary(outcome, output: git ? gitFiles[1] : output, dryRun: dryRun)) }
+            // Under git, %A is a temporary name of git's own: the file is named by its path, %P.
+            let shown = git ? (gitFiles.count == 4 ? gitFiles[3] : gitFiles[1]) : output
+            if printing { Console.output(Self.summary(outcome, output: shown, dryRun: dryRun)) }
             if let kept = outcome.keptOriginals, !global.quiet { Console.error("savetool: the copy it replaced is kept in \(kept)") }
             if let given, let answers, !global.quiet {
                 for (index, answer) in given.answers.enumerated() where !used.contains(index) {

@@ -45,7 +45,7 @@ struct ImportCommandTests {
             #expect(try Data(contentsOf: restored.appendingPathComponent(file)) == Data(contentsOf: URL(fileURLWithPath: CLI.sample("kape") + "/" + file)), "\(file)")
         }
         let damaged = try Processes.run([CLI.executable, "import", "-", "--into", directory.appendingPathComponent("x").path], input: Array(exported.output.prefix(100)))
-        #expect(damaged.status == 65 && damaged.errors.hasPrefix("savetool: -: "), "named as given, not by a temporary file: \(damaged.errors)")
+        #expect(damaged.status == 65 && damaged.errors.hasPrefix("savetool: <stdin>: "), "named as the other commands name standard input, not by a temporary file: \(damaged.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x").path))
         let json = try Processes.run([CLI.executable, "--json", "export", CLI.sample("kape"), "-o", "-"])
         #expect(json.status == 64 && json.output.isEmpty, "\(json.errors)")

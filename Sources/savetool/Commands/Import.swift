@@ -108,7 +108,7 @@ struct Import: ParsableCommand {
                 } else if bundle == "-" {
                     // Standard input (`… | savetool import - --into dir`, as `tar -xf -`): kept
                     // in a temporary file first, since every byte is checked before any lands.
-                    guard isatty(STDIN_FILENO) == 0 else { throw SaveError(.usage, file: "-", "standard input is a terminal, expected a bundle piped in") }
+                    guard isatty(STDIN_FILENO) == 0 else { throw SaveError(.usage, file: "<stdin>", "standard input is a terminal, expected a bundle piped in") }
                     scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/import")
                     local = scratch! + "/standard-input"
                     let output = try AtomicFileOutput(path: local, durable: false)
@@ -120,7 +120,7 @@ struct Import: ParsableCommand {
                 } catch let error as any CategorizedError where bundle == "-" && Self.names(error, local) {
                     // About the bundle: named as the user named it, not by the temporary file
                     // it was kept in. (Errors about --into keep their own paths.)
-                    throw SaveError(error.category, file: "-", "\(error)".replacingOccurrences(of: local + ": ", with: "").replacingOccurrences(of: local, with: "-"), hint: error.hint, cause: error)
+                    throw SaveError(error.category, file: "<stdin>", "\(error)".replacingOccurrences(of: local + ": ", with: "").replacingOccurrences(of: local, with: "<stdin>"), hint: error.hint, cause: error)
                 }
             }
             let count = outcome.summary.fileCount

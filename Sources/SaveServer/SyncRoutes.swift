@@ -16,6 +16,17 @@ struct SyncRoutes: Sendable {
     let backups: DailyBackups?
     /// Pushes and restores to one slot, one after another, waiting off the pools.
     let turns = SlotTurns()
+    /// The tokens file, followed as it changes.
+    let tokenFile: TokenFile?
+
+    init(configuration: SyncServerConfiguration, service: PushService, metrics: ServerMetrics, backups: DailyBackups?) {
+        (self.configuration, self.service, self.metrics, self.backups) = (configuration, service, metrics, backups)
+        if let file = configuration.tokensFile, let tokens = configuration.tokens {
+            tokenFile = TokenFile(path: file, tokens: tokens, log: configuration.accessLog)
+        } else {
+            tokenFile = nil
+        }
+    }
 
     func add(to router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, _ in Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok\n"))) }
@@ -104,7 +115,7 @@ struct SyncRoutes: Sendable {
     // MARK: Who may do what
 
     private func authenticate(_ request: Request) throws -> TokenList.Entry? {
-        guard let tokens = configuration.tokens else { return nil }
+        guard let tokens = tokenFile?.current ?? configuration.tokens else { return nil }
         // The scheme's name is case-insensitive (RFC 9110): `bearer` is `Bearer`.
         guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ", let entry = tokens.entry(for: String(header.dropFirst(7))) else {
             throw APIError(.unauthorized, "unauthorized", "a missing or unknown token, expected Authorization: Bearer <token>")

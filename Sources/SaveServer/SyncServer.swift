@@ -17,6 +17,8 @@ public struct SyncServerConfiguration: Sendable {
     public var storage: any SaveStorage
     /// `nil`: no tokens, and the server must listen on a loopback address only.
     public var tokens: TokenList?
+    /// The file `tokens` came from, read again while the server runs when it changes.
+    public var tokensFile: String?
     public var kinds: [SaveKind]
     public var registry: CodecRegistry
     /// A larger body is refused with 413 before it is read.

@@ -138,6 +138,7 @@ struct Serve: ParsableCommand {
                 var configuration = SyncServerConfiguration(
                     storage: storage, tokens: try tokens.map { try TokenList(file: $0) }, kinds: try global.kinds(), registry: global.registry())
                 (configuration.host, configuration.port, configuration.maxBody) = (host, port, maxBody)
+                configuration.tokensFile = tokens
                 // A body that stalls gets its 408 before the connection is given up as idle.
                 configuration.bodyTimeout = .seconds(timeout)
                 configuration.idleTimeout = .seconds(Int64(timeout) + 2)

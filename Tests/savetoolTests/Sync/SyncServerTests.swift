@@ -91,6 +91,25 @@ struct SyncServerTests {
         #expect(log.contains("PUT kape/player-1 Documents/current_tournament.json 200"))
         for token in [writer, reader, admin, other] { #expect(!log.contains(token)) }
 
+        // The file is read again as it changes: a token added while the server runs counts, one
+        // removed from the file by hand (revoked) no longer does, and a file broken meanwhile
+        // leaves the tokens read before in force.
+        let late = try add("kape/*", "read")
+        func status(_ token: String) throws -> Int { try SyncAPI(server.url, token: token).get(space, Self.slot).status }
+        let deadline = Date().addingTimeInterval(10)
+        while try status(late) != 200, Date() < deadline { usleep(200_000) }
+        #expect(try status(late) == 200, "a token added while the server runs")
+        var listed = try Codecs.json.decode(Array(try Data(contentsOf: URL(fileURLWithPath: tokens)))).arrayValue ?? []
+        let readerHash = SHA256.hash(data: Array(reader.utf8)).map { String(format: "%02x", $0) }.joined()
+        listed.removeAll { $0["sha256"]?.stringValue == readerHash }
+        try Data(try Codecs.json.encode(.array(listed))).write(to: URL(fileURLWithPath: tokens))
+        while try status(reader) != 401, Date() < deadline { usleep(200_000) }
+        #expect(try status(reader) == 401, "a token removed from the file")
+        try Data("[{".utf8).write(to: URL(fileURLWithPath: tokens))
+        usleep(1_200_000)
+        #expect(try status(late) == 200, "the tokens read before stay in force")
+        #expect(server.log.contains("the tokens read before stay in force"), "\(server.log)")
+
         // Without tokens, only a loopback address is served.
         let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0", "--port", "0")
         #expect(open.status == 64 && open.errors.contains("without --tokens"), "\(open.errors)")

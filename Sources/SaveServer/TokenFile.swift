@@ -1,0 +1,51 @@
+import Foundation
+import SaveKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The tokens file a running server reads again when it changes: a token added with
+/// `savetool serve token add`, or one removed from the file by hand (its revocation), counts
+/// within a second, without a restart. A file that no longer reads leaves the tokens read
+/// before in force, and says so once in the server's log.
+final class TokenFile: @unchecked Sendable {
+    let path: String
+    private let log: @Sendable (String) -> Void
+    private let lock = NSLock()
+    private var tokens: TokenList
+    /// What the file was when `tokens` was read (or last found unreadable): its identity and time.
+    private var seen: (device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int)
+    private var lastLook = ContinuousClock.now
+
+    init(path: String, tokens: TokenList, log: @escaping @Sendable (String) -> Void) {
+        (self.path, self.tokens, self.log) = (path, tokens, log)
+        seen = Self.look(at: path) ?? (0, 0, -1, 0, 0)
+    }
+
+    /// The tokens in force, the file looked at again at most once a second.
+    var current: TokenList {
+        lock.withLock {
+            let now = ContinuousClock.now
+            guard now - lastLook >= .seconds(1) else { return tokens }
+            lastLook = now
+            guard let found = Self.look(at: path), found != seen else { return tokens }
+            seen = found
+            do {
+                tokens = try TokenList(file: path)
+                log("tokens: \(path) read again: \(tokens.entries.count) token\(tokens.entries.count == 1 ? "" : "s")")
+            } catch {
+                log("tokens: \(error); the tokens read before stay in force")
+            }
+            return tokens
+        }
+    }
+
+    private static func look(at path: String) -> (device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+    }
+}

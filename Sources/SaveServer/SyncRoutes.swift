@@ -86,6 +86,12 @@ struct SyncRoutes: Sendable {
     private func route(_ request: Request) async throws -> Response {
         let caller = try authenticate(request)
         let target = try Target(path: request.uri.path, method: request.method)
+        // HEAD is GET without the body (the headers say what GET would give).
+        if request.method == .head, case .slot(let address) = target {
+            try authorise(caller, space: address.spaceName, .read)
+            let answer = try await read(address, request)
+            return Response(status: answer.status, headers: answer.headers, body: .init())
+        }
         switch (target, request.method) {
         case (.slots(let space), .get):
             try authorise(caller, space: space, .read)
@@ -153,7 +159,11 @@ struct SyncRoutes: Sendable {
         let stored = try await blocking { try asked.map { try service.store.version($0, of: address) } ?? service.store.head(of: address) }
         guard let stored else { throw APIError(.notFound, "notFound", asked.map { "no version \($0) of this slot" } ?? "no such slot") }
         let tag = "\"\(stored.record.version)\""
-        if asked == nil, request.headers[.ifNoneMatch] == tag { return Response(status: .notModified, headers: [.eTag: tag]) }
+        // `*`, or a list of tags one of which is the head's (weak or not), as RFC 9110 reads them.
+        let held = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        if asked == nil, held.contains(where: { $0 == "*" || VersionTag.version(in: $0) == stored.record.version }) {
+            return Response(status: .notModified, headers: [.eTag: tag])
+        }
         return saveResponse(.ok, stored.record, bytes: stored.bytes, merged: nil)
     }
 

@@ -289,6 +289,24 @@ struct SyncServerTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/blocks/p2/slots/Library/Preferences/com.example.blocks.plist")) == Data(head))
     }
 
+    /// `If-None-Match` as RFC 9110 reads it (`*`, a list, weak tags), and HEAD as GET without
+    /// its body.
+    @Test func conditionalReadsAndHEADAreAnsweredAsHTTPSays() throws {
+        let root = try Processes.temporaryDirectory("sync-conditional")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let api = SyncAPI(server.url)
+        #expect(try api.push("kape/p1", Self.slot, Self.save, base: nil).status == 200)
+        let path = SyncAPI.slot("kape/p1", Self.slot)
+        for (tags, status) in [("\"1\"", 304), ("*", 304), ("\"5\", \"1\"", 304), ("W/\"1\"", 304), ("\"2\"", 200), ("\"2\", \"3\"", 200)] {
+            #expect(try api.request("GET", path, headers: [("If-None-Match", tags)]).status == status, "If-None-Match: \(tags)")
+        }
+        let head = try api.request("HEAD", path)
+        #expect(head.status == 200 && head.bytes.isEmpty && head.header("ETag") == "\"1\"" && head.header("Content-Length") == String(Self.save.count))
+        #expect(try api.request("HEAD", SyncAPI.slot("kape/p1", "nope.json")).status == 404)
+    }
+
     /// A backup repository that does not answer is named as such, not as the server's store.
     @Test func aBackupRepositoryThatIsDownIsNamed() throws {
         let root = try Processes.temporaryDirectory("sync-backup-down")

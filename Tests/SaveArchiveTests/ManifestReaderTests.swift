@@ -109,16 +109,16 @@ struct ManifestReaderTests {
 
     @Test func nothingLiesInsideAFileOrALink() {
         // `a.x` comes between `a` and `a/b` in byte order.
-        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a.x"), Self.file("a/b")])) == "a/b: inside a, listed as a file")
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a.x"), Self.file("a/b")])) == "a/b: inside a, listed as a file, expected entries inside folders only")
         let link = #"{"path": "a", "type": "symlink", "target": "d"}"#
         #expect(Self.refusal(Self.manifest([link, Self.directory("d"), Self.file("a/b")]))
-            == "a/b: inside a, a symbolic link, which an import never writes through")
+            == "a/b: inside a, a symbolic link, which an import never writes through, expected entries inside folders only")
         // Parents that are not listed (format 1, or a hand-made bundle) are fine.
         #expect(Self.refusal(Self.manifest([Self.file("a/b/c"), Self.file("a/d")])) == nil)
         // A "/" followed by a combining mark is one Character, and still a separator.
-        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a/\u{301}b")])) == "a/\u{301}b: inside a, listed as a file")
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a/\u{301}b")])) == "a/\u{301}b: inside a, listed as a file, expected entries inside folders only")
         // Files in one folder, then in another below a file.
-        #expect(Self.refusal(Self.manifest([Self.directory("d"), Self.file("d/x"), Self.file("d/y"), Self.file("e"), Self.file("e/z")])) == "e/z: inside e, listed as a file")
+        #expect(Self.refusal(Self.manifest([Self.directory("d"), Self.file("d/x"), Self.file("d/y"), Self.file("e"), Self.file("e/z")])) == "e/z: inside e, listed as a file, expected entries inside folders only")
     }
 
     @Test func aHardLinkLeadsToAFileListedBeforeIt() {

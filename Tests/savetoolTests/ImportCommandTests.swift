@@ -248,8 +248,8 @@ struct ImportOrderTests {
         let cases: [(order: String, status: Int32, message: String)] = [
             ("a.json,b.json,c.json", 0, ""),
             ("b.json,a.json,c.json", 65, "files/b.json: where the manifest lists files/a.json next, expected the entries it lists, each once, in its order"),
-            ("a.json,a.json,b.json,c.json", 65, "files/a.json: where the manifest lists files/b.json next"),
-            ("a.json,b.json,c.json,c.json", 65, "files/c.json: after every entry the manifest lists, expected only the entries it lists"),
+            ("a.json,a.json,b.json,c.json", 65, "files/a.json: a second copy of the entry before it, expected each entry once"),
+            ("a.json,b.json,c.json,c.json", 65, "files/c.json: a second copy of the entry before it, expected each entry once"),
             ("a.json,b.json", 65, "files/c.json: listed in the manifest but not in the bundle"),
         ]
         for (index, (order, status, message)) in cases.enumerated() {

@@ -257,6 +257,8 @@ public struct BundleImporter {
         // Whatever happens, nothing is left running against the staging tree.
         defer { lander.queue.sync {} }
         var report = Report()
+        /// The entry before, which a second copy of it is told by.
+        var previous = ""
         var done = WorkProgress(
             phase: staging == nil ? .verifying : .restoring, entries: 0, bytes: 0,
             totalEntries: manifest.summary.entryCount, totalBytes: manifest.summary.byteCount)
@@ -276,11 +278,13 @@ public struct BundleImporter {
                 if entry.kind == .directory && entry.path.hasPrefix("files/") && onlyFiles {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
-                let reason = next.map { "where the manifest lists files/\($0.path) next, expected the entries it lists, each once, in its order" }
+                let reason = entry.path == previous ? "a second copy of the entry before it, expected each entry once"
+                    : next.map { "where the manifest lists files/\($0.path) next, expected the entries it lists, each once, in its order" }
                     ?? "after every entry the manifest lists, expected only the entries it lists"
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: reason)
             }
             next = try listed.next()
+            previous = entry.path
             done.entries += 1
             done.bytes += file.size
             defer { progress(done) }

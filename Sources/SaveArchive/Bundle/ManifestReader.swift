@@ -350,7 +350,7 @@ struct ManifestChecks {
         // Nothing lies inside a file or a link ("a" a file and "a/b"): only inside a directory.
         if file.type != .directory, let inside = unlistedParents[file.path] {
             let what = file.type == .symlink ? "a symbolic link, which an import never writes through" : "listed as a file"
-            throw BundleImportError.unsafeEntry(bundle: bundle, entry: inside, reason: "inside \(file.path), \(what)")
+            throw BundleImportError.unsafeEntry(bundle: bundle, entry: inside, reason: "inside \(file.path), \(what), expected entries inside folders only")
         }
         if file.type == .file, !linkTargets.isEmpty, case let bytes = Array(file.path.utf8), linkTargets[bytes] != nil, targetIndexes[bytes] == nil {
             targetIndexes[bytes] = index

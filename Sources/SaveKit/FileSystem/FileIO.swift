@@ -348,7 +348,7 @@ public enum FileIO {
                 locked = flock(descriptor, LOCK_EX | LOCK_NB) == 0
             }
             guard locked else {
-                throw SaveError(.busy, file: path, "another savetool is editing it (waited \(Int(wait)) s), expected it free; try again")
+                throw SaveError(.busy, file: path, "another program holds its edit lock, most likely another savetool editing it (waited \(Int(wait)) s), expected it free; try again")
             }
             // Still the file at that path? An edit that held the lock may have replaced it.
             var held = stat(), current = stat()

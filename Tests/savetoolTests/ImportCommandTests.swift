@@ -226,6 +226,32 @@ struct ImportThreadFailureTests {
 /// against the next one listed, so an import keeps no table of every path.
 @Suite("import: entries in the manifest's order")
 struct ImportOrderTests {
+    /// `inspect` of a bundle says which entries import refuses by their paths alone (a way out
+    /// of the destination), before anyone imports it.
+    @Test func inspectNamesWhatImportRefuses() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("hostile.tar").path
+        let script = #"""
+            import io, json, sys, tarfile
+            manifest = {"format": "savetool.bundle/2", "createdAt": "2026-11-25T00:00:00Z", "createdBy": "test", "files": [
+                {"path": "../evil.json", "size": 2, "sha256": "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", "mode": "0644", "modifiedAt": "2026-11-25T00:00:00Z"},
+                {"path": "out", "type": "symlink", "target": "/etc", "mode": "0777", "modifiedAt": "2026-11-25T00:00:00Z"},
+                {"path": "ok.json", "size": 2, "sha256": "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a", "mode": "0644", "modifiedAt": "2026-11-25T00:00:00Z"}]}
+            with tarfile.open(sys.argv[1], "w") as out:
+                data = json.dumps(manifest).encode()
+                info = tarfile.TarInfo("manifest.json"); info.size = len(data); out.addfile(info, io.BytesIO(data))
+            """#
+        #expect(try Processes.run(["python3", "-c", script, bundle]).status == 0)
+        let inspected = try CLI.run("inspect", bundle)
+        #expect(inspected.status == 0, "\(inspected.errors)")
+        let text = inspected.outputText
+        #expect(text.contains("  ../evil.json  2 bytes  (import refuses it: "), "\(text)")
+        #expect(text.contains("  out  symlink → /etc  (import refuses it: a symbolic link to the absolute path /etc"), "\(text)")
+        #expect(text.contains("  ok.json  2 bytes\n"), "\(text)")
+        #expect(text.contains("import refuses this bundle (2 entries above)"), "\(text)")
+    }
+
     @Test func reorderedDuplicatedExtraAndMissingEntriesAreRefused() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -186,7 +186,7 @@ public struct BundleImporter {
 
     /// Why a symbolic link at `path` could lead outside the destination, or `nil` when its target,
     /// read from the link's own folder, stays inside.
-    static func symbolicLinkProblem(_ path: String, _ target: String) -> String? {
+    public static func symbolicLinkProblem(_ path: String, _ target: String) -> String? {
         if target.hasPrefix("/") { return "a symbolic link to the absolute path \(target), expected a target inside the save directory" }
         // `..` only at the start: after a name it could climb out of what that name links to.
         var depth = path.split(separator: "/").count - 1
@@ -204,7 +204,7 @@ public struct BundleImporter {
     }
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
-    static func unsafePathReason(_ path: String) -> String? {
+    public static func unsafePathReason(_ path: String) -> String? {
         // One pass over the bytes: this runs for every entry of a bundle, twice.
         let bytes = path.utf8
         if bytes.isEmpty { return "an empty path, expected a relative path" }

@@ -113,6 +113,7 @@ struct Inspect: ParsableCommand {
             for key in ["createdAt", "createdBy", "label", "source"] {
                 if let text = manifest[key]?.stringValue { lines.append("  \(key.padding(toLength: 10, withPad: " ", startingAt: 0)) \(text)") }
             }
+            var refused = 0
             for entry in files {
                 let codec = entry["codec"]?.stringValue.map { "  \($0)" } ?? ""
                 let what = switch entry["type"]?.stringValue ?? "file" {
@@ -120,7 +121,16 @@ struct Inspect: ParsableCommand {
                 case "directory": "directory"
                 case let type: "\(type) → \(Self.printable(entry["target"]?.stringValue ?? "?"))"
                 }
-                lines.append("  \(Self.printable(entry["path"]?.stringValue ?? "?"))  \(what)\(codec)")
+                // What import would refuse at once, by the path alone, is said here too: a support
+                // engineer inspects a bundle before importing it.
+                let path = entry["path"]?.stringValue ?? ""
+                let problem = BundleImporter.unsafePathReason(path)
+                    ?? entry["target"]?.stringValue.flatMap { BundleImporter.symbolicLinkProblem(path, $0) }
+                if problem != nil { refused += 1 }
+                lines.append("  \(Self.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
+            }
+            if refused > 0 {
+                lines.append("import refuses this bundle (\(refused) entr\(refused == 1 ? "y" : "ies") above); `import --dry-run` checks every byte as import does")
             }
         } else {
             for entry in entries {

@@ -24,14 +24,19 @@ public final class SyncClient: Sendable {
     /// Merges a file's newer changes with the server's copy here, by the kinds' rules, when
     /// the app saved the file again while its push was out (see ``SyncState``).
     public let merger: SaveMerger
+    /// On a conflict, write the server's head over the file, once the server has parked the
+    /// push (so the file as it was is kept there): the way out of a conflict a player settles by
+    /// taking the other device's progress.
+    public let takesServerCopyOnConflict: Bool
     private let connections: HTTPConnections
 
     /// `trustedCertificates`: a PEM file of the certificates that an `https` server's is checked
     /// against instead of the system's CAs (a private CA, or the server's own self-signed one).
     public init(
         server: String, space: String, token: String?, device: String?, registry: CodecRegistry, kinds: [SaveKind] = [], attempts: Int = 4,
-        timeout: TimeInterval = 30, trustedCertificates: String? = nil
+        timeout: TimeInterval = 30, trustedCertificates: String? = nil, takesServerCopyOnConflict: Bool = false
     ) throws(SaveError) {
+        self.takesServerCopyOnConflict = takesServerCopyOnConflict
         var server = server
         while server.hasSuffix("/") { server.removeLast() }
         // A URL's scheme is case-insensitive (RFC 3986): HTTP:// is http://.
@@ -66,6 +71,9 @@ public final class SyncClient: Sendable {
             case pulled
             /// Changes on both sides that no rule settles: nothing was written here.
             case conflict
+            /// A conflict settled by taking the server's head (``SyncClient/takesServerCopyOnConflict``):
+            /// written here, this file's copy parked on the server (``Outcome/parked``).
+            case tookServerCopy
             /// A file of a folder that no slot can hold (see ``Outcome/reason``): not sent.
             case leftOut
         }
@@ -208,9 +216,21 @@ public final class SyncClient: Sendable {
                 try remember(entry)
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
                 let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0
-                return Outcome(
+                var outcome = Outcome(
                     file: file, slot: slot, action: .conflict, version: head, conflicts: answer.dictionaryValue?["conflicts"]?.arrayValue ?? [],
                     parked: answer.dictionaryValue?["parked"]?.stringValue)
+                // The file as pushed is parked on the server: the head may take its place here.
+                if takesServerCopyOnConflict, outcome.parked != nil {
+                    let current = try send("GET", url, file: file)
+                    guard current.status == 200 else { throw failure(current, url: url, file: file) }
+                    let version = try Self.version(of: current, url: url)
+                    guard let written = try write(Array(current.body), over: pushing, to: file, mode: mode, links: links) else {
+                        throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+                    }
+                    entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
+                    (outcome.action, outcome.version) = (.tookServerCopy, version)
+                }
+                return outcome
             case 412:
                 // The slot exists though this device never synced it, or the server no longer
                 // has the version remembered: merged with the head without a base.

@@ -68,6 +68,9 @@ struct Sync: ParsableCommand {
     @Option(help: ArgumentHelp("Trust the certificates in this PEM file for an https server, instead of the system's CAs (a private CA, or a self-signed server).", valueName: "file"), transform: PathArgument.named)
     var cacert: String?
 
+    @Flag(help: "On a conflict, take the server's version: written over the file once the server has kept this copy (parked), so nothing is lost.")
+    var takeServer = false
+
     func run() throws {
         var worst: Int32 = 0
         try Failure.reporting {
@@ -78,7 +81,7 @@ struct Sync: ParsableCommand {
             }
             let client = try SyncClient(
                 server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry(),
-                kinds: try global.kinds(), trustedCertificates: cacert)
+                kinds: try global.kinds(), trustedCertificates: cacert, takesServerCopyOnConflict: takeServer)
             var info = stat()
             guard stat(path, &info) == 0 else { throw SaveError(.notFound, file: path, FileError.reason(errno)) }
             let isFolder = info.st_mode & S_IFMT == S_IFDIR
@@ -184,12 +187,15 @@ struct Sync: ParsableCommand {
                 ? "\(outcome.file): merged with other devices' changes, version \(outcome.version), which is this file as it is (\(decisions))\n"
                 : "\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(decisions))\n")
         case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
+        case .tookServerCopy:
+            Console.output("\(outcome.file): conflict settled by taking version \(outcome.version) from the server; this copy is kept there as \(outcome.parked ?? "a parked push")\n")
         case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
         case .conflict:
             var text = outcome.sincePush
                 ? "\(outcome.file): its changes since its last push (which the server took) conflict with version \(outcome.version) on the server; the file is left as it was"
                 : "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
             if let parked = outcome.parked { text += " (the server keeps the push as \(parked))" }
+            if takeServer && outcome.parked == nil { text += "; not taken from the server: these changes are kept nowhere else" }
             for conflict in outcome.conflicts {
                 let fields = conflict.dictionaryValue ?? [:]
                 let shown = { (key: String) in fields[key].map { $0.compactText } ?? "(none)" }

@@ -481,5 +481,13 @@ struct SyncSeedTests {
         _ = try phone.sync(expecting: 1)
         let moved = try Codecs.json.decode(try api.request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
         #expect(moved.map { $0["state"]?.stringValue ?? "" }.sorted() == ["parked", "parked", "version", "version", "version"])
+
+        // The player takes the other device's copy: written here once the server keeps this one.
+        let taken = try CLI.run("sync", phone.root.path, "--server", phone.server, "--space", "games/player-42", "--device", "phone", "--take-server")
+        #expect(taken.status == 0, "\(taken.errors)")
+        #expect(taken.outputText.contains("\(phone.file(Self.kingdoms)): conflict settled by taking version 3 from the server; this copy is kept there as p"), "\(taken.outputText)")
+        #expect(try phone.get(Self.kingdoms, "/player_name") == #""Drita T2""#)
+        try phone.sync()
+        #expect(try phone.sync().outputText.contains("\(phone.file(Self.kingdoms)): up to date (version 3)"))
     }
 }

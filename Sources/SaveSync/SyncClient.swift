@@ -95,6 +95,9 @@ public final class SyncClient: Sendable {
         public var sincePush = false
         /// For a merge: its result is this file as it is, so nothing was written here.
         public var unchangedHere = false
+        /// For a push the server migrated before it stored it (`kape.tournament version 3`):
+        /// what was written here in its place.
+        public var migratedTo: String?
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).
@@ -152,7 +155,12 @@ public final class SyncClient: Sendable {
             entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
             let merged = response.header("Save-Merged") == "true"
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-            return (Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions), false)
+            var outcome = Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
+            // A push the server stored as something else than was sent: its pipeline migrated it.
+            if pushed, !merged, written != pushing, let kind = response.header("Save-Kind"), let schema = response.header("Save-Version") {
+                outcome.migratedTo = "\(kind) version \(schema)"
+            }
+            return (outcome, false)
         }
 
         // What this run pushes: the file, or a push whose answer an earlier run never got (it was

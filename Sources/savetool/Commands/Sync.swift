@@ -163,6 +163,11 @@ struct Sync: ParsableCommand {
         if worst != 0 { throw ExitCode(worst) }
     }
 
+    /// What the server made of a push it migrated, said where the push is.
+    private static func migrated(_ outcome: SyncClient.Outcome) -> String {
+        outcome.migratedTo.map { "; the server migrated it to \($0), written here" } ?? ""
+    }
+
     private func report(_ outcome: SyncClient.Outcome) {
         if global.json {
             var fields: [(String, SaveValue)] = [
@@ -173,14 +178,15 @@ struct Sync: ParsableCommand {
             if !outcome.conflicts.isEmpty { fields.append(("conflicts", .array(outcome.conflicts))) }
             if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
             if let reason = outcome.reason { fields.append(("reason", .string(reason))) }
+            if let migrated = outcome.migratedTo { fields.append(("migratedTo", .string(migrated))) }
             if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
             return
         }
         guard !global.quiet || outcome.action == .conflict else { return }
         switch outcome.action {
         case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
-        case .created: Console.output("\(outcome.file): pushed as the slot's first version\n")
-        case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\n")
+        case .created: Console.output("\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))\n")
+        case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\(Self.migrated(outcome))\n")
         case .merged:
             let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"): the server's history has them"
             Console.output(outcome.unchangedHere

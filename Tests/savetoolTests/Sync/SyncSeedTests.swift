@@ -414,6 +414,21 @@ struct SyncSeedTests {
         #expect(try tablet.get(Self.blocks, "/musicVolume") == "0.9")
     }
 
+    /// A save of an older version is migrated by the server before it is stored, and the
+    /// migrated copy written here: sync says so, rather than "pushed" alone.
+    @Test func aPushTheServerMigratedIsSaidToBeOne() throws {
+        let root = try Processes.temporaryDirectory("sync-migrated")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let file = root.appendingPathComponent("daily.json").path
+        try FileManager.default.copyItem(atPath: CLI.sample("sudoku/Documents/games/v1-in-progress.json"), toPath: file)
+        let synced = try CLI.run("sync", file, "--server", server.url, "--space", "sudoku/p1", "--slot", "Documents/games/daily.json")
+        #expect(synced.status == 0, "\(synced.errors)")
+        #expect(synced.outputText == "\(file): pushed as the slot's first version; the server migrated it to sudoku.game version 2, written here\n", "\(synced.outputText)")
+        #expect(try CLI.run("get", file, "/version").outputText == "2\n")
+    }
+
     /// A file remembers one slot: synced as another, it says that it starts over.
     @Test func anotherSlotForAFileIsSaid() throws {
         let root = try Processes.temporaryDirectory("sync-slot")

@@ -119,6 +119,8 @@ public struct PushService: Sendable {
         var codec: String
         var kind: String?
         var schemaVersion: Int?
+        /// The version the pipeline migrated the push from, if it did.
+        var migratedFrom: Int?
     }
 
     /// Bad data is refused before anything is stored: a body that does not decode, is not in
@@ -149,7 +151,9 @@ public struct PushService: Sendable {
         }
         switch result.status {
         case .migrated, .unchanged, .unrecognized:
-            return Checked(pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from)
+            return Checked(
+                pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from,
+                migratedFrom: result.status == .migrated ? result.from : nil)
         case .ambiguous, .future, .invalid, .failed:
             throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
         }

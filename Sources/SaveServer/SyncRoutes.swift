@@ -202,19 +202,24 @@ struct SyncRoutes: Sendable {
             let checked = try service.check(body, slot: address)
             guard turns.tryTake(address) else { return .waiting(checked) }
             defer { turns.give(address) }
-            return .stored(try service.push(checked, to: address, base: base, device: device))
+            return .stored(try service.push(checked, to: address, base: base, device: device), migratedFrom: checked.migratedFrom)
         }
         let outcome: PushService.Outcome
+        let migratedFrom: Int?
         switch first {
-        case .stored(let stored):
-            outcome = stored
+        case .stored(let stored, let from):
+            (outcome, migratedFrom) = (stored, from)
         case .waiting(let checked):
             outcome = try await turns.inTurn(address) { try await durably { try service.push(checked, to: address, base: base, device: device) } }
+            migratedFrom = checked.migratedFrom
         }
         metrics.pushed(outcome, bytes: body.count, took: ContinuousClock.now - started)
         switch outcome {
         case .stored(let record, let bytes):
-            return saveResponse(.ok, record, bytes: bytes, merged: record.how == .merged || record.how == .mergedWithoutBase)
+            var answer = saveResponse(.ok, record, bytes: bytes, merged: record.how == .merged || record.how == .mergedWithoutBase)
+            // The push went through the pipeline's migration before it was stored.
+            if let migratedFrom { answer.headers[HTTPField.Name("Save-Migrated-From")!] = String(migratedFrom) }
+            return answer
         case .alreadyHead(let record, let bytes):
             // Save-Merged tells of this push: the head's own history is in …/history.
             return saveResponse(.ok, record, bytes: bytes, merged: false)
@@ -329,7 +334,7 @@ struct SyncRoutes: Sendable {
 
 /// A push after its check: stored already, or waiting for its slot's turn.
 private enum CheckedPush: Sendable {
-    case stored(PushService.Outcome)
+    case stored(PushService.Outcome, migratedFrom: Int?)
     case waiting(PushService.Checked)
 }
 

@@ -19,10 +19,14 @@ public final class S3Client: Sendable {
     public let attempts: Int
     private let signer: SigV4
     private let connections: HTTPConnections
-    /// Until when a store that went silent is not waited on again.
+    /// Whether a store that went silent is not waited on again for a while (one command's run:
+    /// its clean-up is left to the next run). A long-lived server keeps trying each request.
+    public let givesUpOnSilence: Bool
+    /// When the store last went silent.
     private let silence = Silence()
 
-    public init(environment: AWSEnvironment, bucket: String, timeout: TimeInterval = 30, attempts: Int = 4) {
+    public init(environment: AWSEnvironment, bucket: String, timeout: TimeInterval = 30, attempts: Int = 4, givesUpOnSilence: Bool = false) {
+        self.givesUpOnSilence = givesUpOnSilence
         self.environment = environment
         self.bucket = bucket
         self.timeout = timeout
@@ -40,7 +44,7 @@ public final class S3Client: Sendable {
         // A store that just went silent on a request is not waited on again at once: a failed
         // run's clean-up (an upload to abort, a lock to give back) would wait a minute per step.
         // Those are left to the next run, which takes over a dead lock.
-        if let problem = silence.recent(within: timeout) {
+        if givesUpOnSilence, let problem = silence.recent(within: timeout) {
             throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(problem)) moments ago; not tried again yet")
         }
         var lastProblem = ""

@@ -26,9 +26,12 @@ public struct S3Storage: SaveStorage {
     /// Keys removed by one DeleteObjects request (S3's limit, 1,000).
     public var deleteBatch = 1000
 
-    public init(_ place: S3Location, environment: AWSEnvironment) {
+    /// `forOneRun`: the store of one command's run, which gives up on a store that went silent
+    /// for the rest of the run (``S3Client/givesUpOnSilence``); a server, which lives on, keeps
+    /// trying each request.
+    public init(_ place: S3Location, environment: AWSEnvironment, forOneRun: Bool = false) {
         self.place = place
-        client = S3Client(environment: environment, bucket: place.bucket)
+        client = S3Client(environment: environment, bucket: place.bucket, givesUpOnSilence: forOneRun)
     }
 
     public var location: String { place.description }

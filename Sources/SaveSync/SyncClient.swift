@@ -156,8 +156,8 @@ public final class SyncClient: Sendable {
             let merged = response.header("Save-Merged") == "true"
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
             var outcome = Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
-            // A push the server stored as something else than was sent: its pipeline migrated it.
-            if pushed, !merged, written != pushing, let kind = response.header("Save-Kind"), let schema = response.header("Save-Version") {
+            // A push the server's pipeline migrated before it stored it.
+            if pushed, !merged, response.header("Save-Migrated-From") != nil, let kind = response.header("Save-Kind"), let schema = response.header("Save-Version") {
                 outcome.migratedTo = "\(kind) version \(schema)"
             }
             return (outcome, false)
@@ -186,14 +186,27 @@ public final class SyncClient: Sendable {
         var condition = remembered.map { $0.version == 0 ? ("If-None-Match", "*") : ("If-Match", "\"\($0.version)\"") } ?? ("If-None-Match", "*")
         // Remembered before it is sent: a run stopped before it learns what the server did with
         // the push sends it again, rather than the file's later state from the same base.
-        let before = remembered.map { SyncState.Entry(server: $0.server, space: $0.space, slot: $0.slot, version: $0.version, sha256: $0.sha256) }
-        if remembered?.inFlight == nil {
-            entry = SyncState.Entry(server: server, space: space, slot: slot, version: before?.version ?? 0, sha256: before?.sha256 ?? "", inFlight: pushing)
+        let original = entry
+        let resending = remembered?.inFlight != nil
+        if !resending {
+            entry = SyncState.Entry(server: server, space: space, slot: slot, version: remembered?.version ?? 0, sha256: remembered?.sha256 ?? "", inFlight: pushing)
             try remember(entry)
         }
-        /// The server refused the push for good: nothing of it was stored, and it is not sent again.
-        func refused(_ error: SaveError) throws -> SaveError {
-            entry = before
+        /// The file's state once this push is known to be in no version: as the caller gave it
+        /// (another server's, even), or, for a push sent again, without it.
+        func withoutThePush() -> SyncState.Entry? {
+            guard resending else { return original }
+            var settled = remembered
+            settled?.inFlight = nil
+            return settled
+        }
+        /// Nothing of this sending was stored (the server refused it, or it never left). A push
+        /// first sent by an earlier run stays in flight all the same, since that sending may have
+        /// been stored, unless the server refused its very content (400, 413, 422), which it
+        /// would have refused then too.
+        func refused(_ error: SaveError, content: Bool = false) throws -> SaveError {
+            guard !resending || content else { return error }
+            entry = withoutThePush()
             try remember(entry)
             return error
         }
@@ -220,7 +233,7 @@ public final class SyncClient: Sendable {
                 return outcome
             case 409:
                 // Parked, not merged: the file stays based on the version it was.
-                entry = before
+                entry = withoutThePush()
                 try remember(entry)
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
                 let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0
@@ -245,7 +258,7 @@ public final class SyncClient: Sendable {
                 guard condition != ("If-Match", "\"0\"") else { throw try refused(failure(response, url: url, file: file)) }
                 condition = ("If-Match", "\"0\"")
             default:
-                throw try refused(failure(response, url: url, file: file))
+                throw try refused(failure(response, url: url, file: file), content: [400, 413, 422].contains(response.status))
             }
         }
         throw try refused(SaveError(.busy, file: file, "the server kept refusing the push's base; try again"))

@@ -247,7 +247,7 @@ struct StorageTests {
         let silent = try SilentListener()
         defer { silent.close() }
         let environment = AWSEnvironment(accessKey: "a", secretKey: "b", endpoint: URL(string: "http://127.0.0.1:\(silent.port)")!)
-        let client = S3Client(environment: environment, bucket: "saves", timeout: 1, attempts: 4)
+        let client = S3Client(environment: environment, bucket: "saves", timeout: 1, attempts: 4, givesUpOnSilence: true)
         let started = Date()
         #expect { try client.send("GET") } throws: { error in
             let error = error as? SaveError
@@ -262,6 +262,18 @@ struct StorageTests {
             (error as? SaveError)?.description.contains("did not answer (") == true && (error as? SaveError)?.category == .busy
         }
         #expect(Date().timeIntervalSince(cleanUp) < 0.5)
+        // A server's client keeps trying each request: one stalled request does not shut every
+        // device out.
+        let serving = S3Client(environment: environment, bucket: "saves", timeout: 1, attempts: 4)
+        #expect(throws: SaveError.self) { try serving.send("GET") }
+        let again = Date()
+        #expect(throws: SaveError.self) { try serving.send("GET") }
+        #expect(Date().timeIntervalSince(again) >= 1.5, "tried again, each try waiting its timeout")
+        // And a run's client tries again once the window has passed.
+        sleep(1)
+        let later = Date()
+        #expect(throws: SaveError.self) { try client.send("GET") }
+        #expect(Date().timeIntervalSince(later) >= 1.5, "tried again after the window")
     }
 
     @Test func locationsAreParsedAndChecked() throws {

@@ -206,7 +206,7 @@ struct SyncSeedTests {
     /// saves while the push is out. (`HOLD` is made when the PUT arrives; `RELEASE`, made by
     /// the test, lets it on.) Once `ARM_ANSWER` exists, it passes the next PUT on and holds
     /// its answer instead (`HOLD` is made once the server answered). While `FAIL` exists,
-    /// every other PUT is answered 503.
+    /// every other PUT is answered 503, and while `FORBID` exists, every PUT 403.
     static let holdingProxy = #"""
         import http.server, os, sys, time, urllib.request
         upstream, folder = sys.argv[1], sys.argv[2]
@@ -217,6 +217,9 @@ struct SyncSeedTests {
                 if self.command == "PUT" and os.path.exists(folder + "/ARM") and not os.path.exists(folder + "/HOLD"):
                     open(folder + "/HOLD", "w").close()
                     while not os.path.exists(folder + "/RELEASE"): time.sleep(0.02)
+                elif self.command == "PUT" and os.path.exists(folder + "/FORBID"):
+                    self.send_response(403); self.send_header("Content-Length", "0"); self.end_headers()
+                    return
                 elif self.command == "PUT" and os.path.exists(folder + "/FAIL"):
                     self.send_response(503); self.send_header("Retry-After", "0"); self.send_header("Content-Length", "0"); self.end_headers()
                     return
@@ -368,6 +371,11 @@ struct SyncSeedTests {
         sync.waitUntilExit()
         _ = FileManager.default.createFile(atPath: root.appendingPathComponent("RELEASE").path, contents: nil)
         #expect(try SyncAPI(server.url).get("games/player-42", Self.blocks).version == 3, "the server took the push")
+        // A sync refused meanwhile (a token revoked a moment) proves nothing of the first
+        // sending: the push stays in flight.
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("FORBID").path, contents: nil)
+        try phone.sync(expecting: 77)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("FORBID"))
         try phone.set(Self.blocks, "/gameSave/coins", "70")  // +5 more
         try phone.set(Self.blocks, "/hasSeenTutorial", "false")
         try phone.sync()
@@ -427,6 +435,26 @@ struct SyncSeedTests {
         #expect(synced.status == 0, "\(synced.errors)")
         #expect(synced.outputText == "\(file): pushed as the slot's first version; the server migrated it to sudoku.game version 2, written here\n", "\(synced.outputText)")
         #expect(try CLI.run("get", file, "/version").outputText == "2\n")
+    }
+
+    /// A sync that fails on a mistyped server (no such host) leaves what the file remembers of
+    /// its own server as it was: the next sync there is up to date, not a merge without a base.
+    @Test func aFailedSyncElsewhereForgetsNothing() throws {
+        let root = try Processes.temporaryDirectory("sync-typo")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let file = root.appendingPathComponent("current_tournament.json").path
+        try FileManager.default.copyItem(atPath: CLI.tournament, toPath: file)
+        #expect(try CLI.run("sync", file, "--server", server.url, "--space", "games/p1").status == 0)
+        let typo = try CLI.run("sync", file, "--server", "http://no-such-host.invalid:8080", "--space", "games/p1")
+        #expect(typo.status == 75 || typo.status == 74, "\(typo.errors)")
+        let state = try Codecs.json.decode(Array(try Data(contentsOf: root.appendingPathComponent(".savetool-sync/state.json"))))
+        #expect(state["files"]?["current_tournament.json"]?["server"]?.stringValue == server.url, "\(state)")
+        #expect(state["files"]?["current_tournament.json"]?["version"] == 1, "\(state)")
+        let again = try CLI.run("sync", file, "--server", server.url, "--space", "games/p1")
+        #expect(again.status == 0 && again.errors.isEmpty, "\(again.errors)")
+        #expect(again.outputText.contains("up to date (version 1)"), "\(again.outputText)")
     }
 
     /// A file remembers one slot: synced as another, it says that it starts over.

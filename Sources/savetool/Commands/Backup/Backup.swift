@@ -69,7 +69,7 @@ struct RepositoryOptions: ParsableArguments {
 extension RemoteRepository {
     /// `s3://bucket/prefix`, with the credentials and endpoint of the standard AWS variables.
     static func s3(_ text: String) throws -> RemoteRepository {
-        let storage = S3Storage(try S3Location(parsing: text), environment: try AWSEnvironment.current())
+        let storage = S3Storage(try S3Location(parsing: text), environment: try AWSEnvironment.current(), forOneRun: true)
         return RemoteRepository(storage: storage, createdBy: "savetool \(SaveTool.version)")
     }
 

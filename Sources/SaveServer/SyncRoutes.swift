@@ -277,8 +277,13 @@ struct SyncRoutes: Sendable {
         } catch where timedOut.fired {
             throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")
         }
-        // A cancelled body may end as if it were whole: what came in time is never taken for all.
+        // A cancelled body may end as if it were whole: what came in time is never taken for all,
+        // nor what came before the request itself was cancelled (a client gone, a shutdown).
         guard !timedOut.fired else { throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)") }
+        try Task.checkCancellation()
+        if let length = request.headers[.contentLength].flatMap(Int.init), length != buffer.readableBytes {
+            throw APIError(.badRequest, "truncated", "a body of \(buffer.readableBytes) bytes, expected the \(length) its Content-Length says")
+        }
         return Array(buffer.readableBytesView)
     }
 

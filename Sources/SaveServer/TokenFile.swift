@@ -20,9 +20,14 @@ final class TokenFile: @unchecked Sendable {
     private var seen: (device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int)
     private var lastLook = ContinuousClock.now
 
+    /// Whether the file was missing at the last look (said once).
+    private var missing = false
+
     init(path: String, tokens: TokenList, log: @escaping @Sendable (String) -> Void) {
-        (self.path, self.tokens, self.log) = (path, tokens, log)
+        (self.path, self.log) = (path, log)
+        // Looked at before it is read again: a change in between is seen at the next look.
         seen = Self.look(at: path) ?? (0, 0, -1, 0, 0)
+        self.tokens = (try? TokenList(file: path)) ?? tokens
     }
 
     /// The tokens in force, the file looked at again at most once a second.
@@ -31,7 +36,13 @@ final class TokenFile: @unchecked Sendable {
             let now = ContinuousClock.now
             guard now - lastLook >= .seconds(1) else { return tokens }
             lastLook = now
-            guard let found = Self.look(at: path), found != seen else { return tokens }
+            guard let found = Self.look(at: path) else {
+                if !missing { log("tokens: \(path): \(FileError.reason(errno)); the tokens read before stay in force") }
+                missing = true
+                return tokens
+            }
+            missing = false
+            guard found != seen else { return tokens }
             seen = found
             do {
                 tokens = try TokenList(file: path)

@@ -85,7 +85,7 @@ struct BackupCommandTests {
         try packed.write(to: URL(fileURLWithPath: compressed))
         let rewritten = try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--date", "2026-11-21")
         #expect(rewritten.status == 0 && rewritten.outputText.hasPrefix("replaced: \(compressed)"), "\(rewritten.outputText)")
-        #expect(rewritten.errors.contains("\(compressed): the day's backup fails its checks ("), "\(rewritten.errors)")
+        #expect(rewritten.errors.contains("\(compressed): the day's backup cannot be read ("), "\(rewritten.errors)")
     }
 
     /// A day's file that is not a readable backup (cut short, or junk under a backup's name)

@@ -86,8 +86,9 @@ public struct BackupEngine: Sendable {
         if let stored = sameDay.first(where: { $0.path == path }) {
             do {
                 existing = try StoredEntries(bundle: stored.path, createdBy: createdBy)
-            } catch where (error as? any CategorizedError)?.category == .badData {
-                warn("\(path): the day's backup fails its checks (\(error)); it is written again")
+            } catch {
+                // Whatever keeps it from being read, the day still gets its backup.
+                warn("\(path): the day's backup cannot be read (\(error)); it is written again")
             }
         }
         let files: Int

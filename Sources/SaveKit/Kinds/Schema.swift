@@ -222,10 +222,10 @@ struct ValueTypes: OptionSet, Sendable {
 
     init(rawValue: UInt16) { self.rawValue = rawValue }
 
-    /// An unknown name matches nothing.
-    /// Every type name a schema may use.
+    /// Every type name a schema may use (each one ``init(name:)`` knows).
     static let names = ["object", "dictionary", "array", "string", "boolean", "bool", "null", "integer", "number", "real", "date", "data", "uid"]
 
+    /// An unknown name matches nothing.
     init(name: String) {
         switch name {
         case "object", "dictionary": self = .dictionary

@@ -124,8 +124,10 @@ struct Inspect: ParsableCommand {
                 // What import would refuse at once, by the path alone, is said here too: a support
                 // engineer inspects a bundle before importing it.
                 let path = entry["path"]?.stringValue ?? ""
+                let target = entry["target"]?.stringValue
                 let problem = BundleImporter.unsafePathReason(path)
-                    ?? entry["target"]?.stringValue.flatMap { BundleImporter.symbolicLinkProblem(path, $0) }
+                    ?? (entry["type"]?.stringValue == "symlink" ? target.flatMap { BundleImporter.symbolicLinkProblem(path, $0) } : nil)
+                    ?? (entry["type"]?.stringValue == "hardlink" ? target.flatMap { BundleImporter.unsafePathReason($0).map { "a hard link to \($0)" } } : nil)
                 if problem != nil { refused += 1 }
                 lines.append("  \(Self.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
             }

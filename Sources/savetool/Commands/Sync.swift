@@ -182,7 +182,8 @@ struct Sync: ParsableCommand {
             if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
             return
         }
-        guard !global.quiet || outcome.action == .conflict else { return }
+        // A conflict, and a file given up for the server's copy, are said even under --quiet.
+        guard !global.quiet || outcome.action == .conflict || outcome.action == .tookServerCopy else { return }
         switch outcome.action {
         case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
         case .created: Console.output("\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))\n")

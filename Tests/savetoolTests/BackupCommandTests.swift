@@ -31,8 +31,10 @@ struct BackupCommandTests {
     @Test func createListVerifyPrune() throws {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.root) }
-        // An empty repository: verify says it checked nothing, rather than nothing at all.
+        // An empty repository (one create made, whose backups are gone): verify says it checked
+        // nothing, rather than nothing at all.
         try FileManager.default.createDirectory(atPath: fixture.repo, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: fixture.repo + "/.savetool-lock", contents: nil)
         let empty = try CLI.run("backup", "verify", "--repo", fixture.repo)
         #expect(empty.status == 0 && empty.outputText == "no backups to verify in \(fixture.repo)\n", "\(empty.outputText)\(empty.errors)")
         for day in ["2026-11-18", "2026-11-19", "2026-11-20"] {
@@ -53,6 +55,40 @@ struct BackupCommandTests {
         #expect(try fixture.repoFiles().filter { $0.hasSuffix(".tar.gz") }.count == 3)
         #expect(try CLI.run("backup", "create", fixture.source.path, "--repo", fixture.repo, "--keep", "0").status == 64)
         #expect(try CLI.run("backup", "prune", "--repo", fixture.repo, "--keep", "0").status == 64)
+    }
+
+    /// A folder that is no repository (a save folder given to --repo by mistake) is refused by
+    /// list, verify and prune, and nothing is written into it; a first create that fails leaves
+    /// no repository behind, so that the next one makes it and says so.
+    @Test func aFolderThatIsNoRepositoryIsSaidToBeOne() throws {
+        let fixture = try Fixture(size: 10)
+        defer { try? FileManager.default.removeItem(at: fixture.root) }
+        let saves = fixture.source.path
+        for arguments in [["list"], ["verify"], ["prune", "--keep", "2", "--dry-run"], ["prune", "--keep", "2"]] {
+            let refused = try Processes.run([CLI.executable, "backup"] + arguments + ["--repo", saves])
+            #expect(refused.status == 66, "\(arguments): \(refused.outputText) \(refused.errors)")
+            #expect(refused.errors == "savetool: \(saves): holds no backups and was never a repository, expected a folder that backup create made\n", "\(refused.errors)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: saves + "/.savetool-lock"), "nothing written into it")
+
+        let file = fixture.root.appendingPathComponent("a-file").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let onAFile = try CLI.run("backup", "create", saves, "--repo", file)
+        #expect(onAFile.status == 73 && onAFile.errors == "savetool: \(file): a file, expected a folder for the backups\n", "\(onAFile.errors)")
+
+        let fresh = fixture.root.appendingPathComponent("fresh").path
+        let missing = try CLI.run("backup", "create", fixture.root.appendingPathComponent("no-such-saves").path, "--repo", fresh)
+        #expect(missing.status == 66, "\(missing.errors)")
+        // A source that fails part way (a name no bundle holds), not only one that is missing.
+        let odd = saves + "/Documents/caf\u{FFFD}"
+        #expect(try Processes.run(["python3", "-c", "import sys; open(sys.argv[1].encode() + b'/caf\\xe9', 'w').close()", saves + "/Documents"]).status == 0)
+        let failed = try CLI.run("backup", "create", saves, "--repo", fresh)
+        #expect(failed.status == 65, "\(failed.errors)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "no repository left by a failed first run")
+        _ = odd
+        #expect(try Processes.run(["python3", "-c", "import os, sys; os.remove(sys.argv[1].encode() + b'/caf\\xe9')", saves + "/Documents"]).status == 0)
+        let made = try CLI.run("backup", "create", saves, "--repo", fresh, "--date", "2026-11-20")
+        #expect(made.status == 0 && made.outputText.contains("created repository \(fresh)"), "\(made.outputText) \(made.errors)")
     }
 
     @Test func corruptionIsNamedByVerify() throws {

@@ -60,6 +60,14 @@ public struct BackupEngine: Sendable {
         let createdRepository = try repository.create()
         let lock = try RepositoryLock(repository: repository.directory, wait: lockWait)
         defer { withExtendedLifetime(lock) {} }
+        // A first run that fails leaves no repository behind: the next one makes it, and says so.
+        var succeeded = false
+        defer {
+            if createdRepository && !succeeded {
+                unlink(repository.directory + "/" + RepositoryLock.fileName)
+                rmdir(repository.directory)
+            }
+        }
         let strays = repository.removeStrayTemporaryFiles()
         let name = name ?? URL(fileURLWithPath: sourcePath).lastPathComponent
         // A repository lists no name starting with `.` (its own files do): such a backup
@@ -127,6 +135,7 @@ public struct BackupEngine: Sendable {
             for other in sameDay where other.path != path && BackupRepository.isBundle(other.path) { unlink(other.path) }
         }
         let deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: false)
+        succeeded = true
         return CreateReport(outcome: outcome, backup: backup, files: files, deleted: deleted, strayFilesRemoved: strays, createdRepository: createdRepository)
     }
 

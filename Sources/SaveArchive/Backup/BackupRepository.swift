@@ -66,12 +66,23 @@ public struct BackupRepository: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw SaveError(.notFound, file: directory, "not a directory, expected a backup repository")
         }
+        // Any folder exists: one with neither the lock `create` makes nor a backup is no
+        // repository (a save folder named by mistake), and nothing is written into it.
+        let marked = access(directory + "/" + RepositoryLock.fileName, F_OK) == 0
+        guard try marked || !listing().isEmpty else {
+            throw SaveError(.notFound, file: directory, "holds no backups and was never a repository, expected a folder that backup create made")
+        }
     }
 
     /// Makes the repository directory (and its parents) when it does not exist yet; `true` when it did not.
     public func create() throws -> Bool {
         var info = stat()
-        if stat(directory, &info) == 0 { return false }
+        if stat(directory, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw SaveError(.cannotCreate, file: directory, "\(FileIO.describeType(info.st_mode)), expected a folder for the backups")
+            }
+            return false
+        }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -91,6 +102,10 @@ public struct BackupRepository: Sendable {
     /// `name` limits them to one source. Throws when the repository cannot be listed.
     public func backups(named name: String? = nil) throws -> [Backup] {
         try checkExists()
+        return try listing(named: name)
+    }
+
+    private func listing(named name: String? = nil) throws -> [Backup] {
         let entries: [String]
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: directory)

@@ -25,7 +25,7 @@ public final class RepositoryLock {
             switch self {
             case .busy(_, let waited):
                 "another savetool holds the repository's lock (waited \(Int(waited)) s), expected it free; try again when it is done"
-            case .cannotOpen(_, let reason): "cannot open the lock: \(reason)"
+            case .cannotOpen(_, let reason): "cannot open the lock: \(reason), expected a backup repository this user may write to"
             }
         }
 
@@ -36,9 +36,12 @@ public final class RepositoryLock {
         }
     }
 
+    /// The lock's file name in a repository: it also marks the folder as one.
+    public static let fileName = ".savetool-lock"
+
     /// Takes the lock of `repository`, waiting up to `wait` seconds for another holder.
     public init(repository: String, wait: TimeInterval = 3) throws(Failure) {
-        let path = repository + "/.savetool-lock"
+        let path = repository + "/" + Self.fileName
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotOpen(path: path, reason: FileError.reason(errno)) }
         let deadline = Date().addingTimeInterval(wait)

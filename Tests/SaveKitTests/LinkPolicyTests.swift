@@ -54,3 +54,30 @@ struct LinkPolicyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["dangling.json", "games", "inside.json", "loop-a", "loop-b", "out.json"])
     }
 }
+
+/// Removing a tree this process owns (a staging folder, a destination's old contents).
+@Suite("Removing a tree")
+struct RemoveTreeTests {
+    /// Links are removed, never followed; folders that shut out their owner are opened first;
+    /// names that are not UTF-8 go like any other.
+    @Test func linksAreRemovedNotFollowedAndClosedFoldersOpened() throws {
+        let root = try Processes.temporaryDirectory("remove-tree")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let outside = root.appendingPathComponent("outside").path, tree = root.appendingPathComponent("tree").path
+        try FileManager.default.createDirectory(atPath: outside, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: outside + "/precious.json"))
+        try FileManager.default.createDirectory(atPath: tree + "/closed/inner", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: tree + "/closed/inner/a.json"))
+        try FileManager.default.createSymbolicLink(atPath: tree + "/to-outside", withDestinationPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: tree + "/closed/abs", withDestinationPath: outside + "/precious.json")
+        #expect(try Processes.run(["python3", "-c", "import sys; open(sys.argv[1].encode() + b'/caf\\xe9', 'w').close()", tree]).status == 0)
+        chmod(tree + "/closed/inner", 0o555)
+        chmod(tree + "/closed", 0)
+        #expect(FileIO.removeTree(tree) == nil)
+        #expect(!FileManager.default.fileExists(atPath: tree))
+        #expect(try String(contentsOfFile: outside + "/precious.json", encoding: .utf8) == "keep", "what a link leads to stays")
+        var info = stat()
+        #expect(stat(outside, &info) == 0 && info.st_mode & 0o777 == 0o755, "and keeps its mode")
+        #expect(FileIO.removeTree(tree) == nil, "a tree already gone is no error")
+    }
+}

@@ -259,32 +259,61 @@ public enum FileIO {
     /// Removes a tree this process made or took over (a staging folder, a destination's old
     /// contents once saved), including folders whose modes shut out their own owner (a bundle's
     /// `0555` or `0000` folder): those are opened to the owner first, as `rm -rf` does not.
-    /// Names are handled as the bytes the file system holds. `nil` when it is gone, else why not.
+    /// Each folder is opened relative to its parent's descriptor and never through a link, so
+    /// a folder swapped for a link while the tree is removed leads nowhere outside it (a root
+    /// restore must not be steered into `/etc`); names are the bytes the file system holds, and
+    /// no path grows past `PATH_MAX`. `nil` when it is gone, else why not.
     @discardableResult
     public static func removeTree(_ path: String) -> String? {
-        removeTree(bytes: Array(path.utf8))
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return errno == ENOENT ? nil : "\(path): \(FileError.reason(errno))" }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return unlink(path) == 0 || errno == ENOENT ? nil : "\(path): \(FileError.reason(errno))" }
+        let parent = open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parent >= 0 else { return "\(parentDirectory(of: path)): \(FileError.reason(errno))" }
+        defer { close(parent) }
+        let name = Array((path.split(separator: "/").last.map(String.init) ?? path).utf8)
+        return removeEntry(name, in: parent, shownAs: path)
     }
 
-    private static func removeTree(bytes path: [UInt8]) -> String? {
-        let terminated = path + [0]
-        return terminated.withUnsafeBufferPointer { buffer -> String? in
-            let name = UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self)
-            func failure() -> String { String(decoding: path, as: UTF8.self) + ": " + FileError.reason(errno) }
-            var info = stat()
-            guard lstat(name, &info) == 0 else { return errno == ENOENT ? nil : failure() }
-            guard info.st_mode & S_IFMT == S_IFDIR else { return unlink(name) == 0 || errno == ENOENT ? nil : failure() }
-            if info.st_mode & S_IRWXU != S_IRWXU { chmod(name, (info.st_mode & 0o7777) | S_IRWXU) }
-            var problem: String?
-            guard let stream = opendir(name) else { return failure() }
-            var children: [[UInt8]] = []
-            while let entry = readdir(stream) {
-                let child = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-                if child != [0x2E] && child != [0x2E, 0x2E] { children.append(path + [0x2F] + child) }
-            }
-            closedir(stream)
-            for child in children { problem = problem ?? removeTree(bytes: child) }
-            return rmdir(name) == 0 || errno == ENOENT ? nil : problem ?? failure()
+    /// Removes `name` in the folder `parent` (a descriptor), a folder with everything in it.
+    private static func removeEntry(_ name: [UInt8], in parent: Int32, shownAs shown: String) -> String? {
+        let terminated = (name + [0]).map { CChar(bitPattern: $0) }
+        func failure() -> String { shown + ": " + FileError.reason(errno) }
+        var info = stat()
+        guard fstatat(parent, terminated, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT ? nil : failure() }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return unlinkat(parent, terminated, 0) == 0 || errno == ENOENT ? nil : failure() }
+        // Opened to its owner first when its mode shuts them out; then only ever through this
+        // descriptor, which O_NOFOLLOW kept from being a link.
+        // (fchmodat would follow a link put in its place meanwhile: the change goes through a
+        // descriptor that O_NOFOLLOW kept from being one.)
+        if info.st_mode & S_IRWXU != S_IRWXU {
+            #if os(Linux)
+            let pathOnly: Int32 = 0o10000000  // O_PATH, which Glibc's module does not export
+            let handle = openat(parent, terminated, pathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard handle >= 0 else { return failure() }
+            chmod("/proc/self/fd/\(handle)", (info.st_mode & 0o7777) | S_IRWXU)
+            close(handle)
+            #else
+            fchmodat(parent, terminated, (info.st_mode & 0o7777) | S_IRWXU, AT_SYMLINK_NOFOLLOW)
+            #endif
         }
+        let folder = openat(parent, terminated, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard folder >= 0 else { return failure() }
+        guard let stream = fdopendir(folder) else {
+            close(folder)
+            return failure()
+        }
+        var children: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let child = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if child != [0x2E] && child != [0x2E, 0x2E] { children.append(child) }
+        }
+        var problem: String?
+        for child in children {
+            problem = problem ?? removeEntry(child, in: dirfd(stream), shownAs: shown + "/" + String(decoding: child, as: UTF8.self))
+        }
+        closedir(stream)  // closes `folder` too
+        return unlinkat(parent, terminated, AT_REMOVEDIR) == 0 || errno == ENOENT ? nil : problem ?? failure()
     }
 
     /// Flushes a directory's entries, so that a rename in it survives a power cut.

@@ -11,17 +11,19 @@ struct AccessLogMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
+        let read = BodyBytes()
         let response: Response
-        do { response = try await next(request, context) } catch let error as HTTPError {
+        do { response = try await BodyBytes.$current.withValue(read) { try await next(request, context) } } catch let error as HTTPError {
             response = Response(status: error.status)
         }
         let elapsed = ContinuousClock.now - started
         // Tenths of a millisecond by hand: `String(format:)` per request showed in profiles.
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
-        let received = request.headers[.contentLength].flatMap(Int.init) ?? 0
+        // The bytes of the body as read whole, not as its Content-Length claims (a body that
+        // stalled, or one refused by its length, counts none).
+        let received = read.count
         let sent = response.body.contentLength ?? 0
-        // A refused body was not read: only a request that was served counts its bytes.
-        metrics.request(status: response.status.code, bytesIn: response.status.code < 400 ? received : 0, bytesOut: sent)
+        metrics.request(status: response.status.code, bytesIn: received, bytesOut: sent)
         let (space, slot) = Self.names(in: request.uri.path)
         let device = request.headers[HTTPField.Name("Device-Id")!].map { Self.printable($0.prefix(64)) } ?? "-"
         let version = response.headers[.eTag].map { " version=" + Self.printable($0.prefix(24)).replacingOccurrences(of: "\"", with: "") } ?? ""
@@ -41,5 +43,17 @@ struct AccessLogMiddleware: RouterMiddleware {
     /// Only printable ASCII reaches the log: a request cannot forge a line.
     static func printable(_ text: Substring) -> String {
         String(text.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+    }
+}
+
+/// The size of the request's body once the route has read it whole, for the access log and the
+/// metrics.
+final class BodyBytes: @unchecked Sendable {
+    @TaskLocal static var current: BodyBytes?
+    private let lock = NSLock()
+    private var value = 0
+    var count: Int {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
     }
 }

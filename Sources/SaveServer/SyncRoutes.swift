@@ -284,6 +284,7 @@ struct SyncRoutes: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length != buffer.readableBytes {
             throw APIError(.badRequest, "truncated", "a body of \(buffer.readableBytes) bytes, expected the \(length) its Content-Length says")
         }
+        BodyBytes.current?.count = buffer.readableBytes
         return Array(buffer.readableBytesView)
     }
 

@@ -233,6 +233,10 @@ struct SyncServerTests {
             #expect(try SyncAPI(server.url).request("GET", "/healthz").status == 200, "still up after \(name)")
         }
         #expect(try SyncAPI(server.url).get("blocks/p1", "slow.json").status == 404, "nothing stored")
+        // The log counts the bytes read whole, not those a Content-Length claims.
+        #expect(server.log.contains("PUT blocks/p1 slow.json 408 in=0 "), "\(server.log)")
+        #expect(try SyncAPI(server.url).push("blocks/p1", Self.slot, Self.save, base: nil).status == 200)
+        #expect(server.log.contains("PUT blocks/p1 \(Self.slot) 200 version=1 in=\(Self.save.count) "), "\(server.log)")
     }
 
     /// Names that the store's own markers once shared: every one is a slot of its own.

@@ -15,7 +15,8 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
     /// Past a limit on size, entry count or compression ratio.
     case limitExceeded(bundle: String, reason: String, limit: ErrorHint.ImportLimit)
     /// Not enough free space for the staged copy.
-    case noSpace(destination: String, needed: Int64, available: Int64)
+    /// `why`: what the bytes needed are made of.
+    case noSpace(destination: String, needed: Int64, available: Int64, why: String)
     case io(path: String, reason: String)
 
     public var path: String {
@@ -23,7 +24,7 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
         case .badManifest(let bundle, _), .unsafeEntry(let bundle, _, _), .mismatch(let bundle, _, _), .limitExceeded(let bundle, _, _),
             .invalidSave(let bundle, _, _):
             bundle
-        case .noSpace(let destination, _, _): destination
+        case .noSpace(let destination, _, _, _): destination
         case .io(let path, _): path
         }
     }
@@ -34,8 +35,8 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
         case .unsafeEntry(_, let entry, let reason): "\(entry): \(reason)"
         case .mismatch(_, let entry, let reason), .invalidSave(_, let entry, let reason): "\(entry): \(reason)"
         case .limitExceeded(_, let reason, _): reason
-        case .noSpace(_, let needed, let available):
-            "not enough free space: \(needed) bytes needed for the staged copy, \(available) available"
+        case .noSpace(_, let needed, let available, let why):
+            "not enough free space: \(needed) bytes needed for the staged copy (\(why)), \(available) available, expected room for it beside the destination"
         case .io(_, let reason): reason
         }
     }

@@ -121,7 +121,7 @@ public struct BundleImporter {
         let madeParents = try Self.makeParents(of: destination)
         var swapped = false
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
-        try checkFreeSpace(for: written, beside: destination)
+        try checkFreeSpace(for: written, entries: manifest.summary.entryCount, beside: destination)
         let staging: String
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
@@ -579,12 +579,20 @@ public struct BundleImporter {
 
     // MARK: - Landing
 
-    private func checkFreeSpace(for bytes: Int64, beside destination: String) throws {
+    /// The staged copy needs the files' bytes, and at most a block more for each entry (a
+    /// small file takes a whole block; a folder takes one): counted so, a bundle of many small
+    /// files is not let in to fail half-way, and one large file is not refused for a margin.
+    private func checkFreeSpace(for bytes: Int64, entries: Int, beside destination: String) throws {
         var info = statvfs()
         guard statvfs(FileIO.parentDirectory(of: destination), &info) == 0 else { return }
         let available = Int64(info.f_bavail) * Int64(info.f_frsize)
-        let needed = bytes + 1 << 20
-        guard available >= needed else { throw BundleImportError.noSpace(destination: destination, needed: needed, available: available) }
+        let block = Int64(max(info.f_bsize, 512))
+        let needed = bytes + Int64(entries) * block
+        guard available >= needed else {
+            throw BundleImportError.noSpace(
+                destination: destination, needed: needed, available: available,
+                why: "\(bytes) bytes of files, and up to a block of \(block) bytes for each of its \(entries) entr\(entries == 1 ? "y" : "ies")")
+        }
     }
 
     /// Makes the missing folders above `destination`, outermost first; returns the ones it made.

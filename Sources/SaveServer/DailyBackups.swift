@@ -61,14 +61,22 @@ public final class DailyBackups: Sendable {
         for space in try store.spaces() {
             for (slot, _) in try store.slots(in: space.split(separator: "/").map(String.init)) {
                 guard let address = try? SlotAddress(space: space, slot: slot), let head = try store.head(of: address) else { continue }
-                let file = folder + "/" + space + "/slots/" + slot
-                do {
+                func stage(at file: String) throws {
                     try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: file), withIntermediateDirectories: true)
                     // Each head keeps its version's time, so that an unchanged day compares equal.
                     try FileIO.writeAtomically(head.bytes, to: file, durable: false)
                     try FileManager.default.setAttributes([.modificationDate: head.record.createdAt], ofItemAtPath: file)
+                }
+                do {
+                    try stage(at: folder + "/" + space + "/slots/" + slot)
                 } catch {
-                    throw SaveError(.io, file: file, "cannot stage the head of \(space)/slots/\(slot): \((error as? FileError)?.description ?? error.localizedDescription)")
+                    // Slots `x` and `x/y` both exist (a file and a folder cannot share a name):
+                    // this one goes into `%slots`, flat, `/` written `%2F` (no space or slot
+                    // name holds a `%`, so nothing else lands there).
+                    let flat = folder + "/" + space + "/%slots/" + slot.replacingOccurrences(of: "/", with: "%2F")
+                    do { try stage(at: flat) } catch {
+                        throw SaveError(.io, file: flat, "cannot stage the head of \(space)/slots/\(slot): \((error as? FileError)?.description ?? error.localizedDescription)")
+                    }
                 }
                 heads += 1
             }

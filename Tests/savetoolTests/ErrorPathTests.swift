@@ -123,7 +123,11 @@ struct ErrorPathTests {
              prepare: { try ErrorPathTests.bundleWithAnInvalidSave($0); try ErrorPathTests.write("kept\n", to: "a-file", in: $0) },
              status: 73, message: "a-file: a file, expected a folder to restore into, or a path where nothing is yet$"),
         Case(name: "backup verify of a backup that is not there", arguments: ["backup", "verify", "--repo", "backups", "saves-2026-11-20.tar.gz"],
-             prepare: { try FileManager.default.createDirectory(at: $0.appendingPathComponent("backups"), withIntermediateDirectories: false) },
+             prepare: {
+                 // A repository (its lock is there) without that backup.
+                 try FileManager.default.createDirectory(at: $0.appendingPathComponent("backups"), withIntermediateDirectories: false)
+                 try ErrorPathTests.write("", to: "backups/.savetool-lock", in: $0)
+             },
              status: 66, message: "^savetool: backups/saves-2026-11-20\\.tar\\.gz: cannot read"),
         Case(name: "migrate --out a file", arguments: ["migrate", "saves", "--out", "a-file"],
              prepare: { try ErrorPathTests.oldSaves($0); try ErrorPathTests.write("kept\n", to: "a-file", in: $0) },

@@ -252,6 +252,10 @@ struct SyncRoutes: Sendable {
     /// The body, refused with 413 before it is read when it says it is too large, and with
     /// 408 when it has not all come in within the body timeout.
     private func readBody(_ request: Request) async throws -> [UInt8] {
+        // A compressed body would reach the codecs as bytes no save has: said as what it is.
+        if let encoding = request.headers[.contentEncoding], encoding.lowercased() != "identity" {
+            throw APIError(.unsupportedMediaType, "encoded", "a body with Content-Encoding: \(encoding.prefix(40)), expected the save's own bytes (no Content-Encoding)")
+        }
         if let length = request.headers[.contentLength].flatMap(Int.init), length > configuration.maxBody {
             throw APIError(.contentTooLarge, "tooLarge", "a body of \(length) bytes, expected at most \(configuration.maxBody)")
         }

@@ -74,6 +74,10 @@ public struct TokenList: Sendable {
             guard let spaces = fields["spaces"]?.arrayValue?.compactMap(\.stringValue), !spaces.isEmpty else {
                 throw SaveError(.badData, file: file, location: "/\(index)/spaces", "expected an array of space patterns, such as [\"blocks/*\"]")
             }
+            // As `token add` checks them: a pattern no space can match would reach nothing.
+            for (place, pattern) in spaces.enumerated() {
+                if let problem = Self.problem(ofPattern: pattern) { throw SaveError(.badData, file: file, location: "/\(index)/spaces/\(place)", problem) }
+            }
             entries.append(Entry(name: fields["name"]?.stringValue ?? "token \(index + 1)", sha256: hash, spaces: spaces, access: access))
         }
         self.init(entries: entries)

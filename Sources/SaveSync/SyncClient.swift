@@ -470,6 +470,8 @@ public final class SyncClient: Sendable {
     private func failure(_ response: HTTPResponse, url: String, file: String) -> SaveError {
         let message = Self.message(response) ?? "the server answered \(response.status)"
         switch response.status {
+        case 401 where token == nil:
+            return SaveError(.permissionDenied, file: file, "the server asks for a token, and none was given: \(message)", hint: .giveAToken)
         case 401: return SaveError(.permissionDenied, file: file, "the server refused the token: \(message)")
         case 403: return SaveError(.permissionDenied, file: file, "the token does not allow this: \(message)")
         case 413, 422: return SaveError(.badData, file: file, "the server refused the file: \(message)")

@@ -51,6 +51,7 @@ public enum Failure {
         case .readArchiveTable: "--raw-archive reads its object table as it is"
         case .retype: "--retype writes it anyway"
         case .trustTheCertificate: "--cacert trusts a private CA or the server's own certificate"
+        case .giveAToken: "--token-file names a file holding one"
         }
     }
 

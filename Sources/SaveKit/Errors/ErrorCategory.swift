@@ -50,6 +50,8 @@ public enum ErrorHint: Sendable, Hashable {
     /// Trust a server's certificate that the system's CAs do not vouch for (a private CA, a
     /// self-signed server).
     case trustTheCertificate
+    /// Send a token: the server asks for one, and none was given.
+    case giveAToken
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Hashable {

@@ -110,6 +110,18 @@ struct SyncServerTests {
         #expect(try status(late) == 200, "the tokens read before stay in force")
         #expect(server.log.contains("the tokens read before stay in force"), "\(server.log)")
 
+        // A device that sends no token is told to give one, by its flag.
+        let device = root.appendingPathComponent("current_tournament.json").path
+        try Data(Self.save).write(to: URL(fileURLWithPath: device))
+        let tokenless = try CLI.run("sync", device, "--server", server.url, "--space", "kape/player-1")
+        #expect(tokenless.status == 77, "\(tokenless.errors)")
+        #expect(tokenless.errors.contains("the server asks for a token, and none was given") && tokenless.errors.contains("--token-file names a file holding one"), "\(tokenless.errors)")
+        // A pattern that token add refuses is refused in a hand-written file too.
+        let handwritten = root.appendingPathComponent("hand.json").path
+        try Data(#"[{"sha256": "\#(String(repeating: "a", count: 64))", "spaces": ["kape/*", "bad space"], "access": "read"}]"#.utf8).write(to: URL(fileURLWithPath: handwritten))
+        let badPattern = try CLI.run("serve", "--store", store, "--tokens", handwritten)
+        #expect(badPattern.status == 65 && badPattern.errors.contains("\(handwritten): /0/spaces/1: the pattern \"bad space\" has a space"), "\(badPattern.errors)")
+
         // Without tokens, only a loopback address is served.
         let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0", "--port", "0")
         #expect(open.status == 64 && open.errors.contains("without --tokens"), "\(open.errors)")
@@ -315,6 +327,9 @@ struct SyncServerTests {
         let head = try api.request("HEAD", path)
         #expect(head.status == 200 && head.bytes.isEmpty && head.header("ETag") == "\"1\"" && head.header("Content-Length") == String(Self.save.count))
         #expect(try api.request("HEAD", SyncAPI.slot("kape/p1", "nope.json")).status == 404)
+        // A compressed body is said to be one, not decoded as a broken save.
+        let encoded = try api.request("PUT", path, headers: [("If-Match", "\"1\""), ("Content-Encoding", "gzip")], body: Self.save)
+        #expect(encoded.status == 415 && encoded.text.contains("Content-Encoding: gzip"), "\(encoded.status) \(encoded.text)")
     }
 
     /// A backup repository that does not answer is named as such, not as the server's store.

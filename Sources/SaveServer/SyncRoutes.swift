@@ -159,9 +159,10 @@ struct SyncRoutes: Sendable {
         let stored = try await blocking { try asked.map { try service.store.version($0, of: address) } ?? service.store.head(of: address) }
         guard let stored else { throw APIError(.notFound, "notFound", asked.map { "no version \($0) of this slot" } ?? "no such slot") }
         let tag = "\"\(stored.record.version)\""
-        // `*`, or a list of tags one of which is the head's (weak or not), as RFC 9110 reads them.
+        // `*`, or a list of tags one of which is the head's (weak or not), compared as the opaque
+        // strings RFC 9110 says they are (`"01"` is not `"1"`).
         let held = request.headers[values: .ifNoneMatch].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
-        if asked == nil, held.contains(where: { $0 == "*" || VersionTag.version(in: $0) == stored.record.version }) {
+        if asked == nil, held.contains(where: { $0 == "*" || $0 == tag || $0 == "W/" + tag }) {
             return Response(status: .notModified, headers: [.eTag: tag])
         }
         return saveResponse(.ok, stored.record, bytes: stored.bytes, merged: nil)
@@ -280,6 +281,9 @@ struct SyncRoutes: Sendable {
             buffer = try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
         } catch where timedOut.fired {
             throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")
+        } catch where !(error is NIOTooManyBytesError) && (error as? HTTPError)?.status != .contentTooLarge && !(error is CancellationError) {
+            // The client stopped sending (a half-closed connection) before the body was whole.
+            throw APIError(.badRequest, "truncated", "a body that ended before its end, expected \(request.headers[.contentLength].map { "the \($0) bytes its Content-Length says" } ?? "all of it")")
         }
         // A cancelled body may end as if it were whole: what came in time is never taken for all,
         // nor what came before the request itself was cancelled (a client gone, a shutdown).

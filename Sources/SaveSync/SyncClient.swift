@@ -235,6 +235,11 @@ public final class SyncClient: Sendable {
                 // Parked, not merged: the file stays based on the version it was.
                 entry = withoutThePush()
                 try remember(entry)
+                // A push sent again, parked, while the app has saved since: the file as it is now
+                // is pushed in its turn (parked too if it conflicts), and said as it is.
+                if resending, (try? FileIO.read(file)) != pushing {
+                    return try sync(file: file, slot: slot, entry: &entry, links: links, leavingOut: leavingOut, remember: remember)
+                }
                 let answer = (try? JSONCodec().decode(Array(response.body))) ?? .null
                 let head = answer.dictionaryValue?["head"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? remembered?.version ?? 0
                 var outcome = Outcome(

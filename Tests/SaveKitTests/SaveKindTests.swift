@@ -117,6 +117,9 @@ struct SaveKindTests {
             (#"{"required": ["gold", 1]}"#, "/required/1: found an integer, expected a property name"),
             (#"{"items": {"enum": "a"}}"#, "/items/enum: found \"a\", expected a list of the values allowed"),
             (#"{"properties": ["gold"]}"#, "/properties: found an array, expected an object of schemas by property name"),
+            (#"{"type": []}"#, "/type: found an array, expected a type name (\(names)) or a list of them"),
+            (#"{"enum": []}"#, "/enum: found an array, expected a list of the values allowed, one at least"),
+            (#"{"minimum": 10, "maximum": 1}"#, "/minimum: 10 is above the maximum 1, expected a minimum no value is kept out by"),
         ] {
             do {
                 _ = try Schema(parsing: try Codecs.value(schema))

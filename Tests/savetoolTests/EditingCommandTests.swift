@@ -30,7 +30,7 @@ struct EditingCommandTests {
         // Said before the file is read: a file that does not even parse gets the usage error too.
         try Data(#"{"a": 1, "a": 2}"#.utf8).write(to: URL(fileURLWithPath: file))
         let whole = try CLI.run("remove", file, "")
-        #expect(whole.status == 64 && whole.errors.contains("cannot remove the whole document, expected a pointer to a value inside it"), "\(whole.errors)")
+        #expect(whole.status == 64 && whole.errors == "savetool: \(file): cannot remove the whole document, expected a pointer to a value inside it\n", "\(whole.errors)")
     }
 
     /// An edit keeps the file's owner and group (run as root, as `sudo savetool set` on a

@@ -56,6 +56,7 @@ public final class Schema: Sendable {
             guard ValueTypes.names.contains(type) else { throw mistake("type", found: .string(type), expected: typeExpected) }
             typeNames = [type]
         case .array(let list)?:
+            guard !list.isEmpty else { throw mistake("type", found: .array([]), expected: typeExpected) }
             for (index, name) in list.enumerated() where name.stringValue.map(ValueTypes.names.contains) != true {
                 throw mistake("type", index, found: name, expected: typeExpected)
             }
@@ -91,6 +92,7 @@ public final class Schema: Sendable {
                 throw mistake(keyword, found: entries[keyword]!, expected: expectsList ? "a list of the values allowed" : "an object of schemas by property name")
             }
         }
+        if entries["enum"]?.arrayValue?.isEmpty == true { throw mistake("enum", found: .array([]), expected: "a list of the values allowed, one at least") }
         allowed = entries["enum"]?.arrayValue
         for bound in ["minimum", "maximum"] {
             if let value = entries[bound], value.numberValue == nil {
@@ -99,6 +101,9 @@ public final class Schema: Sendable {
         }
         minimum = entries["minimum"]
         maximum = entries["maximum"]
+        if let minimum, let maximum, let order = Self.compareNumbers(minimum, maximum), order > 0 {
+            throw FormatDefinitionError(at: JSONPointer(tokens: path + ["minimum"]), message: "\(minimum.compactText) is above the maximum \(maximum.compactText), expected a minimum no value is kept out by")
+        }
     }
 
     /// Every violation, each with the pointer of its value.

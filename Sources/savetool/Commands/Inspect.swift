@@ -131,6 +131,12 @@ struct Inspect: ParsableCommand {
                 if problem != nil { refused += 1 }
                 lines.append("  \(Self.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
             }
+            // The archive's own entries too: one the manifest does not list can still climb out.
+            for entry in entries {
+                guard let path = entry["path"]?.stringValue, let problem = BundleImporter.unsafePathReason(path) else { continue }
+                refused += 1
+                lines.append("  archive entry \(Self.printable(path))  (import refuses it: \(problem))")
+            }
             if refused > 0 {
                 lines.append("import refuses this bundle (\(refused) entr\(refused == 1 ? "y" : "ies") above); `import --dry-run` checks every byte as import does")
             }

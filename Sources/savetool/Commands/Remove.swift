@@ -36,7 +36,7 @@ struct Remove: ParsableCommand {
             let registry = reading.registry(from: global)
             let path = try JSONPointer(parsing: pointer)
             // A usage error, whatever the file holds: said before it is read.
-            if path.tokens.isEmpty { throw PointerError.cannotRemoveRoot }
+            if path.tokens.isEmpty { throw SaveError(.usage, file: file, PointerError.cannotRemoveRoot.description) }
             try FileIO.withEditLock(file) {
                 var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
                 try document.value.removeValue(at: path, seeingThrough: registry)

@@ -386,6 +386,30 @@ struct SyncSeedTests {
         }
     }
 
+    /// A push left in flight (the server answered 503), then the app saved again, then the
+    /// other device changed the same place: the push sent again is parked, the file as it is now
+    /// is pushed in its turn, and --take-server settles it, all in one run.
+    @Test func aConflictAfterAPushInFlightIsSettledInOneRun() throws {
+        let (root, server, proxy, phone, tablet) = try Self.pushAboutToBeHeld("sync-inflight-conflict")
+        defer { try? FileManager.default.removeItem(at: root) }
+        defer { kill(-proxy.processIdentifier, SIGKILL) }
+        defer { withExtendedLifetime(server) {} }
+        try phone.sync()  // the coins first: only the kingdom's push is left in flight below
+        try phone.set(Self.kingdoms, "/player_name", #""Drita P1""#)
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("FAIL").path, contents: nil)
+        try phone.sync(expecting: 75)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("FAIL"))
+        try tablet.set(Self.kingdoms, "/player_name", #""Drita T""#)
+        try tablet.sync()
+        try phone.set(Self.kingdoms, "/player_name", #""Drita P2""#)
+        let settled = try CLI.run("sync", phone.root.path, "--server", phone.server, "--space", "games/player-42", "--device", "phone", "--take-server")
+        #expect(settled.status == 0, "\(settled.outputText) \(settled.errors)")
+        #expect(settled.outputText.contains("\(phone.file(Self.kingdoms)): conflict settled by taking version"), "\(settled.outputText)")
+        #expect(try phone.get(Self.kingdoms, "/player_name") == #""Drita T""#)
+        let history = try Codecs.json.decode(try SyncAPI(server.url).request("GET", SyncAPI.slot("games/player-42", Self.kingdoms) + "/history").bytes).arrayValue ?? []
+        #expect(history.filter { $0["state"]?.stringValue == "parked" }.count == 2, "both copies kept: \(history.map { "\($0["state"]?.stringValue ?? "") \($0["device"]?.stringValue ?? "") \($0["base"]?.compactText ?? "")" }) \(settled.outputText) \(settled.errors)")
+    }
+
     /// A sync stopped after it wrote the merged answer, before it remembered it: the file holds
     /// the server's head, and its state the older base. Pushed again from that base, the
     /// tablet's -30 and the phone's +25 would count twice; the server knows the head's bytes.

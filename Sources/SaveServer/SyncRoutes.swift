@@ -283,7 +283,7 @@ struct SyncRoutes: Sendable {
             throw APIError(.requestTimeout, "timeout", "the body did not all arrive within \(timeout)")
         } catch where !(error is NIOTooManyBytesError) && (error as? HTTPError)?.status != .contentTooLarge && !(error is CancellationError) {
             // The client stopped sending (a half-closed connection) before the body was whole.
-            throw APIError(.badRequest, "truncated", "a body that ended before its end, expected \(request.headers[.contentLength].map { "the \($0) bytes its Content-Length says" } ?? "all of it")")
+            throw APIError(.badRequest, "truncated", "a body cut short, expected \(request.headers[.contentLength].map { "the \($0) bytes its Content-Length says" } ?? "all of it")")
         }
         // A cancelled body may end as if it were whole: what came in time is never taken for all,
         // nor what came before the request itself was cancelled (a client gone, a shutdown).

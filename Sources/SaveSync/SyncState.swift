@@ -131,6 +131,23 @@ public struct SyncState: Sendable {
         knownBases = bases
     }
 
+    /// This folder's own mark, made once and kept in `.savetool-sync/device-id`: the default
+    /// device name is the host name with it (`qa-01-3f2a9c1e`), so that two machines of one
+    /// name, or two copies of a save folder on one machine, are never taken for one device.
+    /// The server tells a push sent again by its device.
+    public func deviceMark() throws -> String {
+        let path = FileIO.parentDirectory(of: file) + "/device-id"
+        if let bytes = try? FileIO.read(path) {
+            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.count == 8, text.allSatisfy(\.isHexDigit) { return text }
+        }
+        var generator = SystemRandomNumberGenerator()
+        let mark = String(UInt32.random(in: 0...UInt32.max, using: &generator), radix: 16)
+        let padded = String(repeating: "0", count: 8 - mark.count) + mark
+        do { try FileIO.writeAtomically(Array((padded + "\n").utf8), to: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
+        return padded
+    }
+
     /// Where a pending base is kept, for the state of `folder` (the folder synced).
     static func basePath(folder: String, sha256: String) -> String {
         folder + "/" + folderName + "/bases/" + sha256

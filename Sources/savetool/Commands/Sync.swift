@@ -62,7 +62,7 @@ struct Sync: ParsableCommand {
     @Option(help: ArgumentHelp("A file holding the token (Authorization: Bearer).", valueName: "file"), transform: PathArgument.named)
     var tokenFile: String?
 
-    @Option(help: ArgumentHelp("This device's name, for the server's history (default: the host name).", valueName: "name"))
+    @Option(help: ArgumentHelp("This device's name, for the server's history (default: the host name and this folder's own mark, kept in .savetool-sync/device-id).", valueName: "name"))
     var device: String?
 
     @Option(help: ArgumentHelp("Trust the certificates in this PEM file for an https server, instead of the system's CAs (a private CA, or a self-signed server).", valueName: "file"), transform: PathArgument.named)
@@ -79,9 +79,13 @@ struct Sync: ParsableCommand {
                 guard !text.isEmpty else { throw SaveError(.usage, file: file, "an empty token file, expected the token") }
                 return text
             }
-            let client = try SyncClient(
-                server: server, space: space, token: token, device: device ?? ProcessInfo.processInfo.hostName, registry: global.registry(),
-                kinds: try global.kinds(), trustedCertificates: cacert, takesServerCopyOnConflict: takeServer)
+            // The arguments are checked before anything is written (the state folder below).
+            func makeClient(device: String) throws -> SyncClient {
+                try SyncClient(
+                    server: server, space: space, token: token, device: device, registry: global.registry(), kinds: try global.kinds(),
+                    trustedCertificates: cacert, takesServerCopyOnConflict: takeServer)
+            }
+            let named = try makeClient(device: device ?? ProcessInfo.processInfo.hostName)
             var info = stat()
             guard stat(path, &info) == 0 else { throw SaveError(.notFound, file: path, FileError.reason(errno)) }
             let isFolder = info.st_mode & S_IFMT == S_IFDIR
@@ -91,6 +95,7 @@ struct Sync: ParsableCommand {
             let folder = isFolder ? path : FileIO.parentDirectory(of: path)
             var state = try SyncState(folder: folder)
             try state.prepare()
+            let client = device != nil ? named : try makeClient(device: ProcessInfo.processInfo.hostName + "-" + state.deviceMark())
             var files: [(file: String, key: String, slot: String)] = []
             if isFolder {
                 // The walk skips names starting with `.`: the state folder among them.

@@ -481,6 +481,31 @@ struct SyncSeedTests {
         #expect(again.outputText.contains("up to date (version 1)"), "\(again.outputText)")
     }
 
+    /// Without --device, two copies of a folder on one machine are two devices (the host name
+    /// and each folder's own mark), so that the server never takes one's push for the other's.
+    @Test func copiesOfAFolderAreDevicesOfTheirOwn() throws {
+        let root = try Processes.temporaryDirectory("sync-device-mark")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        var devices: [String] = []
+        for name in ["one", "two"] {
+            let folder = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: CLI.tournament, toPath: folder.appendingPathComponent("Documents/current_tournament.json").path)
+            let synced = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
+            #expect(synced.status == 0, "\(synced.errors)")
+            let mark = try String(contentsOf: folder.appendingPathComponent(".savetool-sync/device-id"), encoding: .utf8).trimmingCharacters(in: .newlines)
+            #expect(mark.count == 8 && mark.allSatisfy(\.isHexDigit), "\(mark)")
+            devices.append(ProcessInfo.processInfo.hostName + "-" + mark)
+        }
+        #expect(devices[0] != devices[1])
+        #expect(try CLI.run("set", root.appendingPathComponent("two/Documents/current_tournament.json").path, "/round", "3").status == 0)
+        #expect(try CLI.run("sync", root.appendingPathComponent("two").path, "--server", server.url, "--space", "kape/p1").status == 0)
+        let history = try Codecs.json.decode(try SyncAPI(server.url).request("GET", SyncAPI.slot("kape/p1", "Documents/current_tournament.json") + "/history").bytes).arrayValue ?? []
+        #expect(Set(history.compactMap { $0["device"]?.stringValue }) == [devices[0], devices[1]], "\(history)")
+    }
+
     /// A file remembers one slot: synced as another, it says that it starts over.
     @Test func anotherSlotForAFileIsSaid() throws {
         let root = try Processes.temporaryDirectory("sync-slot")

@@ -17,7 +17,7 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .malformed(_, let entry, let message):
             entry.map { "entry \($0): \(message)" } ?? message
-        case .unreadable(_, let message): "cannot read: \(message)" + (message.contains(", expected") ? "" : ", expected an archive that exists and can be read")
+        case .unreadable(_, let message): "cannot read: " + FileError.reason(message, expecting: "an archive that exists and can be read")
         case .cannotCreate(_, let message): "cannot create: \(message)"
         case .ioFailure(_, let message): "writing failed: \(message)"
         case .sizeMismatch(_, let entry, let declared, let written):

@@ -772,7 +772,7 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notADirectory: "not a directory, expected the save directory to export"
-        case .unreadable(_, let reason): "cannot read: \(reason)" + (reason.contains(", expected") ? "" : ", expected a file or folder that can be read")
+        case .unreadable(_, let reason): "cannot read: " + FileError.reason(reason, expecting: "a file or folder that can be read")
         case .cannotCreate(_, let reason): "cannot create: \(reason)"
         case .ioFailure(_, let reason): "writing failed: \(reason)"
         case .unsupportedEntry(_, let kind): kind  // each says what it is and what was expected

@@ -22,11 +22,16 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// cli.md's shape, `<found>, expected <expected>`: `reason` with what was expected, unless it
+    /// says so already.
+    public static func reason(_ reason: String, expecting expected: String) -> String {
+        reason.contains(", expected") ? reason : reason + ", expected " + expected
+    }
+
     public var description: String {
         switch self {
-        // cli.md's shape, `<found>, expected <expected>`, where the reason does not say it already.
-        case .unreadable(_, let reason): "cannot read: \(reason)" + (reason.contains(", expected") ? "" : ", expected a file that exists and can be read")
-        case .cannotCreate(_, let reason): "cannot create: \(reason)" + (reason.contains(", expected") ? "" : ", expected a place where a file can be made")
+        case .unreadable(_, let reason): "cannot read: " + Self.reason(reason, expecting: "a file that exists and can be read")
+        case .cannotCreate(_, let reason): "cannot create: " + Self.reason(reason, expecting: "a place where a file can be made")
         case .ioFailure(_, let operation, let reason): "\(operation) failed: \(reason)"
         case .tooLarge(_, let limit):
             "more than \(limit >> 30) GiB and still going, expected a save document (a pipe, a device or standard input is read up to \(limit >> 30) GiB)"

@@ -2,10 +2,13 @@
 import Glibc
 private let systemRead = Glibc.read
 private let systemWrite = Glibc.write
+/// What `opendir` and `fdopendir` give.
+private typealias DirectoryStream = OpaquePointer
 #elseif canImport(Darwin)
 import Darwin
 private let systemRead = Darwin.read
 private let systemWrite = Darwin.write
+private typealias DirectoryStream = UnsafeMutablePointer<DIR>
 #endif
 
 /// Whole-file reads and crash-safe writes.
@@ -265,11 +268,8 @@ public enum FileIO {
     /// no path grows past `PATH_MAX`. `nil` when it is gone, else why not.
     @discardableResult
     public static func removeTree(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return errno == ENOENT ? nil : "\(path): \(FileError.reason(errno))" }
-        guard info.st_mode & S_IFMT == S_IFDIR else { return unlink(path) == 0 || errno == ENOENT ? nil : "\(path): \(FileError.reason(errno))" }
         let parent = open(parentDirectory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard parent >= 0 else { return "\(parentDirectory(of: path)): \(FileError.reason(errno))" }
+        guard parent >= 0 else { return errno == ENOENT ? nil : "\(parentDirectory(of: path)): \(FileError.reason(errno))" }
         defer { close(parent) }
         let name = Array((path.split(separator: "/").last.map(String.init) ?? path).utf8)
         return removeEntry(name, in: parent, shownAs: path)
@@ -282,10 +282,9 @@ public enum FileIO {
         var info = stat()
         guard fstatat(parent, terminated, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return errno == ENOENT ? nil : failure() }
         guard info.st_mode & S_IFMT == S_IFDIR else { return unlinkat(parent, terminated, 0) == 0 || errno == ENOENT ? nil : failure() }
-        // Opened to its owner first when its mode shuts them out; then only ever through this
-        // descriptor, which O_NOFOLLOW kept from being a link.
-        // (fchmodat would follow a link put in its place meanwhile: the change goes through a
-        // descriptor that O_NOFOLLOW kept from being one.)
+        // Opened to its owner first when its mode shuts them out, and then read: each time through
+        // a descriptor that O_NOFOLLOW kept from being a link (fchmodat would follow a link put
+        // in its place meanwhile).
         if info.st_mode & S_IRWXU != S_IRWXU {
             #if os(Linux)
             let pathOnly: Int32 = 0o10000000  // O_PATH, which Glibc's module does not export
@@ -303,13 +302,8 @@ public enum FileIO {
             close(folder)
             return failure()
         }
-        var children: [[UInt8]] = []
-        while let entry = readdir(stream) {
-            let child = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if child != [0x2E] && child != [0x2E, 0x2E] { children.append(child) }
-        }
         var problem: String?
-        for child in children {
+        for (child, _) in entries(of: stream) {
             problem = problem ?? removeEntry(child, in: dirfd(stream), shownAs: shown + "/" + String(decoding: child, as: UTF8.self))
         }
         closedir(stream)  // closes `folder` too
@@ -330,6 +324,11 @@ public enum FileIO {
     public static func entries(in directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
         guard let stream = opendir(directory) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
         defer { closedir(stream) }
+        return entries(of: stream)
+    }
+
+    /// What is left to read of an open directory, `.` and `..` left out.
+    private static func entries(of stream: DirectoryStream) -> [(bytes: [UInt8], type: UInt8)] {
         var entries: [(bytes: [UInt8], type: UInt8)] = []
         while let entry = readdir(stream) {
             let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }

@@ -79,11 +79,13 @@ struct Sync: ParsableCommand {
                 guard !text.isEmpty else { throw SaveError(.usage, file: file, "an empty token file, expected the token") }
                 return text
             }
-            // The arguments are checked before anything is written (the state folder below).
+            // The arguments are checked before anything is written (the state folder below); the
+            // kinds are loaded once, for both clients.
+            let (registry, kinds) = (global.registry(), try global.kinds())
             func makeClient(device: String) throws -> SyncClient {
                 try SyncClient(
-                    server: server, space: space, token: token, device: device, registry: global.registry(), kinds: try global.kinds(),
-                    trustedCertificates: cacert, takesServerCopyOnConflict: takeServer)
+                    server: server, space: space, token: token, device: device, registry: registry, kinds: kinds, trustedCertificates: cacert,
+                    takesServerCopyOnConflict: takeServer)
             }
             let named = try makeClient(device: device ?? ProcessInfo.processInfo.hostName)
             var info = stat()

@@ -41,11 +41,12 @@ public final class S3Client: Sendable {
     /// its side; a 4xx answer comes back as it is, for the caller to read.
     public func send(_ method: String, key: String? = nil, query: [(String, String)] = [], headers extra: [(String, String)] = [], body: Data = Data()) throws -> Response {
         let path = "/" + bucket + (key.map { "/" + $0 } ?? "")
+        let place = "s3:/" + path
         // A store that just went silent on a request is not waited on again at once: a failed
         // run's clean-up (an upload to abort, a lock to give back) would wait a minute per step.
         // Those are left to the next run, which takes over a dead lock.
         if givesUpOnSilence, let problem = silence.recent(within: timeout) {
-            throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(problem)) moments ago; not tried again yet")
+            throw SaveError(.busy, file: place, "the object store at \(environment.endpoint.absoluteString) did not answer (\(problem)) moments ago; not tried again yet")
         }
         var lastProblem = ""
         var tries = 0, timeouts = 0
@@ -75,7 +76,7 @@ public final class S3Client: Sendable {
                 lastProblem = "\(error)"
             }
         }
-        throw SaveError(.busy, file: "s3://\(bucket)" + (key.map { "/" + $0 } ?? ""), "the object store at \(environment.endpoint.absoluteString) did not answer (\(lastProblem)) after \(tries) tries")
+        throw SaveError(.busy, file: place, "the object store at \(environment.endpoint.absoluteString) did not answer (\(lastProblem)) after \(tries) tries")
     }
 
     private func signed(_ method: String, path: String, query: [(String, String)], headers extra: [(String, String)], body: Data) -> HTTPRequest {

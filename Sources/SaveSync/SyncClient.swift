@@ -143,7 +143,7 @@ public final class SyncClient: Sendable {
         func finish(_ response: HTTPResponse, _ action: Outcome.Action, pushed: Bool) throws -> (outcome: Outcome, pending: Bool) {
             let version = try Self.version(of: response, url: url)
             guard let written = try write(Array(response.body), over: pushing, to: file, mode: mode, links: links) else {
-                guard pushed else { throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again") }
+                guard pushed else { throw Self.changedWhileSyncing(file) }
                 // The server took the push, and the app has saved again since: its new changes
                 // are relative to what was pushed, which is now part of `version`.
                 entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: "", pendingBase: pushing)
@@ -251,7 +251,7 @@ public final class SyncClient: Sendable {
                     guard current.status == 200 else { throw failure(current, url: url, file: file) }
                     let version = try Self.version(of: current, url: url)
                     guard let written = try write(Array(current.body), over: pushing, to: file, mode: mode, links: links) else {
-                        throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+                        throw Self.changedWhileSyncing(file)
                     }
                     entry = SyncState.Entry(server: server, space: space, slot: slot, version: version, sha256: Checksum.sha256(written))
                     (outcome.action, outcome.version) = (.tookServerCopy, version)
@@ -355,7 +355,7 @@ public final class SyncClient: Sendable {
         }
         // Written as any answer is, in the file's codec, unless the app saved yet again.
         guard try write(result.output, over: local, to: file, mode: mode, links: links) != nil else {
-            throw SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+            throw Self.changedWhileSyncing(file)
         }
         // Then pushed on top of the server's copy, as any change: the server stores what the
         // file adds to it, or nothing if it adds nothing. Remembered first: the file now derives
@@ -371,6 +371,11 @@ public final class SyncClient: Sendable {
     }
 
     // MARK: -
+
+    /// The app saved the file while the sync was under way: its save is not overwritten.
+    private static func changedWhileSyncing(_ file: String) -> SaveError {
+        SaveError(.busy, file: file, "changed while it synced; nothing was written here, sync again")
+    }
 
     /// The version an answer is, from its ETag.
     private static func version(of response: HTTPResponse, url: String) throws(SaveError) -> Int {

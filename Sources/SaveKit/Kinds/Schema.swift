@@ -36,6 +36,9 @@ public final class Schema: Sendable {
             self.schema = schema
         }
         public var description: String { "\(at.displayText): \(message)" }
+
+        /// The schema broken, by name: the embedded document's, else `kind`'s at `version`.
+        public func schemaName(else kind: String, version: Int) -> String { schema ?? "\(kind) version \(version)" }
     }
 
     /// Parses the schema subset; unknown keywords are ignored, as JSON Schema does.

@@ -77,7 +77,7 @@ public struct SaveMerger: Sendable {
                 if let violation = migrator.violations(in: value, of: kind, version: kind.currentVersion, registry: registry).first {
                     throw SaveError(
                         .badData, file: copy.name, location: violation.at.displayText,
-                        "not a valid \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)"): \(violation.message)")
+                        "not a valid \(violation.schemaName(else: kind.name, version: kind.currentVersion)): \(violation.message)")
                 }
             }
         }
@@ -87,7 +87,7 @@ public struct SaveMerger: Sendable {
         // its schema's maximum, an answer's value): a conflict at that place, never written, so
         // that it is answered, or parked by a server, rather than refused on every try.
         if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
-            let why = "the merged save would break \(violation.schema ?? "\(kind.name) version \(kind.currentVersion)") here: \(violation.message)"
+            let why = "the merged save would break \(violation.schemaName(else: kind.name, version: kind.currentVersion)) here: \(violation.message)"
             return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
         }
         var options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)

@@ -116,7 +116,8 @@ struct Inspect: ParsableCommand {
             var refused = 0
             for entry in files {
                 let codec = entry["codec"]?.stringValue.map { "  \($0)" } ?? ""
-                let what = switch entry["type"]?.stringValue ?? "file" {
+                let type = entry["type"]?.stringValue ?? "file"
+                let what = switch type {
                 case "file": Self.bytes(entry["size"]?.int64Value ?? 0)
                 case "directory": "directory"
                 case let type: "\(type) → \(Self.printable(entry["target"]?.stringValue ?? "?"))"
@@ -126,8 +127,8 @@ struct Inspect: ParsableCommand {
                 let path = entry["path"]?.stringValue ?? ""
                 let target = entry["target"]?.stringValue
                 let problem = BundleImporter.unsafePathReason(path)
-                    ?? (entry["type"]?.stringValue == "symlink" ? target.flatMap { BundleImporter.symbolicLinkProblem(path, $0) } : nil)
-                    ?? (entry["type"]?.stringValue == "hardlink" ? target.flatMap { BundleImporter.unsafePathReason($0).map { "a hard link to \($0)" } } : nil)
+                    ?? (type == "symlink" ? target.flatMap { BundleImporter.symbolicLinkProblem(path, $0) } : nil)
+                    ?? (type == "hardlink" ? target.flatMap { BundleImporter.unsafePathReason($0).map { "a hard link to \($0)" } } : nil)
                 if problem != nil { refused += 1 }
                 lines.append("  \(Self.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
             }

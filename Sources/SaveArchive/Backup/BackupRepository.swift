@@ -66,10 +66,13 @@ public struct BackupRepository: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw SaveError(.notFound, file: directory, "not a directory, expected a backup repository")
         }
-        // Any folder exists: one with neither the lock `create` makes nor a backup is no
-        // repository (a save folder named by mistake), and nothing is written into it.
+        // Any folder exists: one that holds files, but neither the lock `create` makes nor a
+        // backup, is no repository (a save folder named by mistake), and nothing is written into
+        // it. An empty one is a repository yet to be filled (a first create may be cut short
+        // before it takes the lock).
         let marked = access(directory + "/" + RepositoryLock.fileName, F_OK) == 0
-        guard try marked || !listing().isEmpty else {
+        let empty = (try? FileManager.default.contentsOfDirectory(atPath: directory))?.isEmpty ?? false
+        guard try marked || empty || !listing().isEmpty else {
             throw SaveError(.notFound, file: directory, "holds no backups and was never a repository, expected a folder that backup create made")
         }
     }

@@ -226,4 +226,84 @@ struct MigrateCommandTests {
         // migrate names the embedded document's kind and version, not the holder's.
         #expect(migrated.errors.contains("\(file.path): future: kingdom.state version 3, newer than the 2 savetool knows, inside this kingdom.player; left as it is"), "\(migrated.errors)")
     }
+
+    /// The sudoku sample's Documents (three version-1 games and three current ones) at `folder`.
+    private func sudokuSaves(at folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents"), to: folder)
+    }
+
+    @Test func aReportInsideTheMigratedFolderIsWrittenAndLeftOutOfTheWalk() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let report = saves.path + "/r.jsonl"
+        try Data("an earlier report\n".utf8).write(to: URL(fileURLWithPath: report))
+        let result = try CLI.run("migrate", saves.path, "--in-place", "--report", report)
+        #expect(result.status == 0 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(result.errors)")
+        let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
+        // The earlier report is replaced, and the report does not report on itself.
+        #expect(lines.count == 6 && !lines.contains { $0.contains("r.jsonl") || $0.contains("earlier") }, "\(lines)")
+        #expect(try CLI.run("get", saves.path + "/games/v1-fresh.json", "/version").outputText == "2\n")
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: saves.path)).contains { $0.hasPrefix(".") })
+    }
+
+    @Test func aReportThatCannotBeMadeStopsTheRunBeforeAnythingIsWritten() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let result = try CLI.run("migrate", saves.path, "--in-place", "--report", directory.path + "/missing/r.jsonl")
+        #expect(result.status == 73 && result.errors.hasPrefix("savetool: \(directory.path)/missing/r.jsonl: cannot create: no such file or directory"), "\(result.errors)")
+        // No bundle of originals either: nothing on disk changed.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["s"])
+        #expect(try CLI.run("get", saves.path + "/games/v1-fresh.json", "/version").status == 1, "still version 1, which has no version key")
+    }
+
+    @Test func twoInputsLeadingToOnePlaceUnderOutFailInsteadOfOverwriting() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let a = directory.appendingPathComponent("a/Documents"), b = directory.appendingPathComponent("b/Documents")
+        try sudokuSaves(at: a)
+        try sudokuSaves(at: b)
+        #expect(try CLI.run("set", b.path + "/games/v1-fresh.json", "/puzzleId", #""from-b""#).status == 0)
+        let out = directory.path + "/o"
+        let result = try CLI.run("migrate", a.path, b.path, "--out", out)
+        #expect(result.status == 1 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 6 failed\n", "\(result.outputText)")
+        #expect(result.errors.contains("savetool: \(b.path)/games/v1-fresh.json: failed: its copy would go to \(out)/games/v1-fresh.json, where the copy of \(a.path)/games/v1-fresh.json goes, expected inputs whose paths under --out differ"), "\(result.errors)")
+        #expect(try CLI.run("get", out + "/games/v1-fresh.json", "/puzzleId").outputText != "\"from-b\"\n")
+        // Two files of one name, given on their own, are the same case.
+        let files = try CLI.run("migrate", a.path + "/games/v1-fresh.json", b.path + "/games/v1-fresh.json", "--out", directory.path + "/o2")
+        #expect(files.status == 1 && files.outputText == "1 migrated, 0 unchanged, 0 skipped, 1 failed\n", "\(files.outputText)")
+    }
+
+    @Test func aPathNamedTwiceIsMigratedCountedAndBackedUpOnce() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let checked = try CLI.run("migrate", saves.path, saves.path + "/games", saves.path + "/games/v1-fresh.json", "--check")
+        #expect(checked.status == 1 && checked.outputText == "3 would be migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(checked.outputText)")
+        #expect(checked.errors.contains("savetool: warning: \(saves.path)/games: inside \(saves.path), also named; migrated once"), "\(checked.errors)")
+        let result = try CLI.run("migrate", saves.path, saves.path, "--in-place")
+        #expect(result.status == 0 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(result.outputText)")
+        #expect(result.errors.contains("savetool: warning: \(saves.path): named already as \(saves.path); migrated once"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tar.gz") }.count == 1)
+    }
+
+    @Test func aNameThatIsNotUTF8IsAFailureNamedNotASilentSkip() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let name = saves.path + "/games/caf\u{FFFD}.json"
+        let bytes = Array((saves.path + "/games/caf").utf8) + [0xE9] + Array(".json".utf8) + [0]
+        let descriptor = bytes.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644) }
+        #expect(descriptor >= 0)
+        close(descriptor)
+        let result = try CLI.run("migrate", saves.path, "--out", directory.path + "/o")
+        #expect(result.status == 1 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 1 failed\n", "\(result.outputText)")
+        #expect(result.errors.contains("savetool: \(name): failed: a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names"), "\(result.errors)")
+    }
 }

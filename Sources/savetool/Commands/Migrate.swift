@@ -94,7 +94,7 @@ struct Migrate: ParsableCommand {
     }
 
     func run() throws {
-        var files = FileWalk(paths: paths)
+        var files = FileWalk(paths: distinctPaths())
         let pipeline = try Failure.reporting { () throws -> SavePipeline in
             try files.checkPathsExist()
             var found = stat()
@@ -120,6 +120,21 @@ struct Migrate: ParsableCommand {
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)
+        // Opened before any file is touched: a report that cannot be written stops the run here.
+        let reportFile = try report.map { path in try Failure.reporting { try ReportFile(path: path) } }
+        if let reportFile, let report, let identity = reportFile.identity {
+            files.leavesOut.append((String(report.split(separator: "/").last ?? Substring(report)), identity))
+        }
+        do {
+            try migrate(files, pipeline: pipeline, writes: writes, reportFile: reportFile)
+        } catch {
+            reportFile?.abandon()
+            throw error
+        }
+    }
+
+    private func migrate(_ files: FileWalk, pipeline: SavePipeline, writes: Bool, reportFile: ReportFile?) throws {
+        var files = files
         // In place, the originals of every file that will change are saved first, in one bundle
         // per argument, durable before the first file is replaced; a file that changes between
         // that pass and its rewrite is left alone.
@@ -128,28 +143,41 @@ struct Migrate: ParsableCommand {
         let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
         let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
-        let reportOutput = try report.map { path in try Failure.reporting { try AtomicFileOutput(path: path, links: .follow) } }
+        // Two arguments may lead to one path under --out (two folders holding the same names):
+        // the second is a failure, never a silent overwrite of the first one's copy.
+        var placed: [String: String]? = out != nil && files.paths.count > 1 ? [:] : nil
         // A file named on the command line is written through its link, as `set` writes; one
         // found in a folder only through a link that stays inside the folder.
         let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
         let links = { @Sendable (file: FileWalk.File) -> LinkPolicy in
             named[file.argument] == file.path ? .follow : .followWithin(roots[file.argument])
         }
-        try inBatches(files) { batch in
+        try inBatches(files, growing: true) { batch in
+            var batch = batch
+            if let out, placed != nil {
+                for index in batch.indices where batch[index].problem == nil {
+                    let file = batch[index]
+                    if let first = placed![file.relative] {
+                        batch[index].problem = "its copy would go to \(out)/\(file.relative), where the copy of \(first) goes, expected inputs whose paths under --out differ"
+                    } else {
+                        placed![file.relative] = file.path
+                    }
+                }
+            }
             let outcomes = Self.parallelMap(batch, jobs: jobs) { file in
                 defer { progress.advance() }
                 return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept, links: links(file))
             }
             // The lines are made only for someone to read: between batches both cores wait.
-            let lines = try report(outcomes, into: &summary, writingLines: reportOutput != nil || global.json)
-            if let reportOutput { try Failure.reporting { try Array(lines.utf8).withUnsafeBytes { try reportOutput.write($0) } } }
+            let lines = try report(outcomes, into: &summary, writingLines: reportFile != nil || global.json)
+            if let reportFile { try Failure.reporting { try reportFile.write(lines) } }
             if global.json { Console.output(lines) }
         }
         progress.finish()
         // Everything written under --out on disk before the summary says it was written.
         // (Nothing to flush when nothing was written and --out was never made.)
         if writes, let out, FileManager.default.fileExists(atPath: out) { try Failure.reporting { try FileIO.syncFileSystem(containing: out) } }
-        try Failure.reporting { try reportOutput?.commit() }
+        try Failure.reporting { try reportFile?.finish() }
         if global.json {
             // JSON Lines, a line per file as it is done (memory stays flat at any count), then
             // this summary as the last line.
@@ -172,14 +200,18 @@ struct Migrate: ParsableCommand {
 
     /// Files are found one directory at a time and handled in batches whose results are
     /// reported, then dropped: memory stays flat whatever the count.
-    private func inBatches(_ files: FileWalk, _ body: ([FileWalk.File]) throws -> Void) throws {
-        let batchSize = 1000
+    /// `growing` starts with small batches and doubles them: the first report lines come soon,
+    /// even when each file takes a while (a plugin codec), and a long run still waits between
+    /// batches rarely.
+    private func inBatches(_ files: FileWalk, growing: Bool = false, _ body: ([FileWalk.File]) throws -> Void) throws {
+        var batchSize = growing ? 16 : 1000
         var batch: [FileWalk.File] = []
         try files.forEach { file in
             batch.append(file)
             if batch.count == batchSize {
                 try body(batch)
                 batch.removeAll(keepingCapacity: true)
+                batchSize = min(batchSize * 2, 1000)
             }
             return true
         }
@@ -196,7 +228,7 @@ struct Migrate: ParsableCommand {
         var changing: [Int: [(relative: String, path: String, sha256: String)]] = [:]
         try inBatches(files) { batch in
             let results = Self.parallelMap(batch, jobs: jobs) { file -> FileResult? in
-                guard let bytes = try? FileIO.read(file.path) else { return nil }
+                guard file.problem == nil, let bytes = try? FileIO.read(file.path) else { return nil }
                 return pipeline.process(bytes, path: file.claimPath)
             }
             for (file, result) in zip(batch, results) where result?.output != nil {
@@ -221,6 +253,33 @@ struct Migrate: ParsableCommand {
         return kept
     }
 
+    /// The arguments, each file once: a path named twice, or (except with --out, where each
+    /// argument has its own place) a file or folder inside a folder also named, is migrated,
+    /// counted and backed up once.
+    private func distinctPaths() -> [String] {
+        func isFolder(_ path: String) -> Bool {
+            var info = stat()
+            return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+        }
+        let named = paths.map { (path: $0, real: FileIO.realPath($0), isFolder: isFolder($0)) }
+        var distinct: [String] = []
+        for (index, argument) in named.enumerated() {
+            guard let real = argument.real else { distinct.append(argument.path); continue }
+            if let earlier = named[..<index].first(where: { $0.real == real }) {
+                global.warn("\(argument.path): named already as \(earlier.path); migrated once")
+                continue
+            }
+            if out == nil, let folder = named.first(where: { other in
+                other.isFolder && other.real.map { real.hasPrefix($0 == "/" ? "/" : $0 + "/") } == true
+            }) {
+                global.warn("\(argument.path): inside \(folder.path), also named; migrated once")
+                continue
+            }
+            distinct.append(argument.path)
+        }
+        return distinct
+    }
+
     /// A path made real as far as it exists, with the rest (folders --out will make) after it.
     private static func resolvedPath(_ path: String) -> String? {
         var existing = URL(fileURLWithPath: path).standardizedFileURL.path, rest: [String] = []
@@ -232,6 +291,11 @@ struct Migrate: ParsableCommand {
     }
 
     private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy) -> Outcome {
+        if let problem = file.problem {
+            var result = FileResult(status: .failed, sha256Before: "")
+            result.problem = problem
+            return Outcome(file: file, result: result)
+        }
         let (bytes, mode): ([UInt8], mode_t)
         do {
             (bytes, mode) = try FileIO.readFile(file.path)

@@ -100,10 +100,17 @@ struct Sync: ParsableCommand {
             try state.prepare()
             let client = device != nil ? named : try makeClient(device: ProcessInfo.processInfo.hostName + "-" + state.deviceMark())
             var files: [(file: String, key: String, slot: String)] = []
+            // Folders that cannot be read and names that are not UTF-8: each an error, and no
+            // slot is pulled into such a folder.
+            var unlisted: [(file: String, relative: String, problem: String)] = []
             if isFolder {
                 // The walk skips names starting with `.`: the state folder among them.
                 try FileWalk(paths: [path]).forEach { file in
-                    files.append((file.path, file.relative, file.relative))
+                    if let problem = file.problem {
+                        unlisted.append((file.path, file.relative, problem))
+                    } else {
+                        files.append((file.path, file.relative, file.relative))
+                    }
                     return true
                 }
             } else {
@@ -124,6 +131,9 @@ struct Sync: ParsableCommand {
                     // every other file alike: each would wait through the same tries.
                     refused = (error as? any CategorizedError)?.category == .permissionDenied || (error as? SaveError)?.cause is SyncClient.Unreachable
                 }
+            }
+            for (file, _, problem) in unlisted {
+                attempt(file) { throw SaveError(.notFound, file: file, problem) }
             }
             for (file, key, slot) in files where !refused {
                 attempt(file) {
@@ -152,7 +162,11 @@ struct Sync: ParsableCommand {
                 let here = Set(files.map(\.key))
                 var slots: [String] = []
                 attempt(path) { slots = try client.slots(); return nil }
-                for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                let unreadable = unlisted.map(\.relative)
+                func insideUnreadable(_ slot: String) -> Bool {
+                    unreadable.contains { $0.isEmpty || slot == $0 || slot.hasPrefix($0 + "/") }
+                }
+                for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) && !insideUnreadable(slot) {
                     let file = (path.hasSuffix("/") ? path : path + "/") + slot
                     if let synced = state.entries[slot], synced.server == client.server, synced.space == client.space {
                         if !global.quiet && !global.json { Console.output("\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)\n") }

@@ -15,6 +15,10 @@ struct FileWalk {
         var relative: String
         /// Which of `paths` it was found under.
         var argument: Int
+        /// Why this entry cannot be handled: a folder that cannot be read, a name that is not
+        /// UTF-8. A batch counts it as failed and goes on; a silent skip would report success
+        /// for files nobody looked at.
+        var problem: String? = nil
 
         /// The whole path, made absolute: what a kind's `files` patterns are matched against
         /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
@@ -33,7 +37,16 @@ struct FileWalk {
     /// The working directory, once: a command does not change it while it walks.
     static let currentDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
 
+    /// A file by device and inode, whatever path leads to it.
+    struct Identity: Hashable {
+        var device: UInt64, inode: UInt64
+        init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
+    }
+
     var paths: [String]
+    /// Files the walk leaves out, by name and identity: a report being written among the files
+    /// walked is not one of them.
+    var leavesOut: [(name: String, identity: Identity)] = []
     /// Removes the temporary files a killed savetool left in the walked directories (a run that
     /// rewrites files in place, where no other savetool should be writing).
     var removesAbandonedTemporaryFiles = false
@@ -71,23 +84,72 @@ struct FileWalk {
     }
 
     private func walk(_ directory: String, relative: String, argument: Int, _ body: (File) throws -> Bool) throws -> Bool {
-        let all = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        if removesAbandonedTemporaryFiles {
-            for name in all where FileIO.isTemporaryName(name) && isRegularFile(directory + "/" + name, followingLinks: false) {
-                unlink(directory + "/" + name)
+        let entries: [(bytes: [UInt8], type: UInt8)]
+        do {
+            entries = try FileIO.entries(in: directory)
+        } catch {
+            guard case .unreadable(_, let reason) = error else { throw error }
+            return try body(File(path: directory, relative: relative, argument: argument, problem: "a folder that cannot be read (\(reason)), expected one whose files can be listed"))
+        }
+        var names: [(name: String, type: UInt8)] = []
+        names.reserveCapacity(entries.count)
+        for entry in entries where !(entry.bytes.first == UInt8(ascii: ".") && !removesAbandonedTemporaryFiles) {
+            guard let name = String(validating: entry.bytes, as: UTF8.self) else {
+                if entry.bytes.first == UInt8(ascii: ".") { continue }
+                let shown = String(decoding: entry.bytes, as: UTF8.self)
+                let problem = "a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names; rename it to include it"
+                let inside = relative.isEmpty ? shown : relative + "/" + shown
+                guard try body(File(path: directory + "/" + shown, relative: inside, argument: argument, problem: problem)) else { return false }
+                continue
+            }
+            if name.hasPrefix(".") {
+                if removesAbandonedTemporaryFiles, FileIO.isTemporaryName(name), type(of: entry.type, at: directory + "/" + name) == S_IFREG {
+                    unlink(directory + "/" + name)
+                }
+                continue
+            }
+            names.append((name, entry.type))
+        }
+        if !leavesOut.isEmpty {
+            names.removeAll { entry in
+                leavesOut.contains { left in
+                    var info = stat()
+                    return left.name == entry.name && stat(directory + "/" + entry.name, &info) == 0 && Identity(info) == left.identity
+                }
             }
         }
-        let names = all.filter { !$0.hasPrefix(".") }.sorted()
-        for name in names {
+        names.sort { $0.name < $1.name }
+        for (name, entryType) in names {
             let path = directory + "/" + name
             let inside = relative.isEmpty ? name : relative + "/" + name
-            if isDirectory(path, followingLinks: false) {
+            // The folder listing says what most entries are: no `stat` per file, which on a
+            // batch of small saves was two system calls of the dozen each file costs.
+            switch type(of: entryType, at: path) {
+            case S_IFDIR:
                 guard try walk(path, relative: inside, argument: argument, body) else { return false }
-            } else if isRegularFile(path, followingLinks: true) {
+            case S_IFREG:
                 guard try body(File(path: path, relative: inside, argument: argument)) else { return false }
+            case S_IFLNK where isRegularFile(path, followingLinks: true):
+                guard try body(File(path: path, relative: inside, argument: argument)) else { return false }
+            default:
+                continue
             }
         }
         return true
+    }
+
+    /// An entry's file type (`S_IFDIR`, `S_IFREG`, `S_IFLNK` …) from its `d_type`, asking the
+    /// file system only where the listing did not say; 0 when it is gone.
+    private func type(of entryType: UInt8, at path: String) -> mode_t {
+        switch Int32(entryType) {
+        case Int32(DT_DIR): return S_IFDIR
+        case Int32(DT_REG): return S_IFREG
+        case Int32(DT_LNK): return S_IFLNK
+        default:
+            var status = stat()
+            guard lstat(path, &status) == 0 else { return 0 }
+            return status.st_mode & S_IFMT
+        }
     }
 
     private func isDirectory(_ path: String, followingLinks: Bool) -> Bool {

@@ -144,6 +144,18 @@ public final class MotoServer: @unchecked Sendable {
         guard made.status == 0 else { throw ServerError("cannot put \(key): \(made.errors)") }
     }
 
+    /// An object's bytes as text, read with boto3.
+    public func text(bucket: String, key: String) throws -> String {
+        let script = """
+            import boto3, sys
+            body = boto3.client("s3", endpoint_url=sys.argv[1], region_name="us-east-1", aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3]).get_object(Bucket=sys.argv[4], Key=sys.argv[5])["Body"].read()
+            sys.stdout.write(body.decode())
+            """
+        let read = try Processes.run([Self.tools.appendingPathComponent("python").path, "-c", script, endpoint.absoluteString, accessKey, secretKey, bucket, key])
+        guard read.status == 0 else { throw ServerError("cannot read \(key): \(read.errors)") }
+        return read.outputText
+    }
+
     /// Every key in `bucket`, listed with boto3.
     public func keys(bucket: String) throws -> [String] {
         let script = """

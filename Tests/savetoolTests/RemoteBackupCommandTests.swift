@@ -64,6 +64,40 @@ struct RemoteBackupCommandTests {
         #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.split(separator: "\n").count == 1)
     }
 
+    /// One name, one source, on every day, as in a folder: another folder under the same name
+    /// on another day was accepted on S3 (only the day's backup was compared), and retention
+    /// then deleted the first folder's backups.
+    @Test func anotherFolderUnderTheSameNameIsRefusedOnAnyDay() throws {
+        let server = try MotoServer.shared()
+        let bucket = try server.makeBucket()
+        let repo = "s3://\(bucket)/names"
+        let root = try Processes.temporaryDirectory("s3-names")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for (folder, file) in [("one/big", "a.txt"), ("two/big", "b.txt")] {
+            try FileManager.default.createDirectory(at: root.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try Data("x\n".utf8).write(to: root.appendingPathComponent(folder + "/" + file))
+        }
+        let one = root.appendingPathComponent("one/big").path, two = root.appendingPathComponent("two/big").path
+        #expect(try Self.run(server, "backup", "create", one, "--repo", repo, "--date", "2026-11-01", "-q").status == 0)
+        for day in ["2026-11-02", "2026-11-01", "2026-10-30"] {
+            let other = try Self.run(server, "backup", "create", two, "--repo", repo, "--date", day, "--keep", "1")
+            #expect(other.status == 64, "\(day): \(other.outputText)\(other.errors)")
+            #expect(other.errors.hasPrefix("savetool: \(repo)/big-2026-11-01.tar.gz: a backup of \(FileIO.realPath(one)!) under the name big, expected backups of \(FileIO.realPath(two)!) to have a name of their own"), "\(other.errors)")
+        }
+        #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.split(separator: "\n").map { String($0.prefix(15)) } == ["2026-11-01  big"])
+        // A marker written before markers named their folder: the bundle's manifest says it.
+        let markerKey = "names/big-2026-11-01.tar.gz.complete"
+        var marker = try Codecs.value(try server.text(bucket: bucket, key: markerKey))
+        #expect(marker["sourcePath"] == .string(FileIO.realPath(one)!))
+        marker = .dictionary(marker.dictionaryValue!.filter { $0.key != "sourcePath" })
+        try server.put(bucket: bucket, key: markerKey, text: try Codecs.compactJSON(marker))
+        let old = try Self.run(server, "backup", "create", two, "--repo", repo, "--date", "2026-11-03")
+        #expect(old.status == 64 && old.errors.contains("a backup of \(FileIO.realPath(one)!) under the name big"), "\(old.errors)")
+        // The same folder goes on under its name, and another name takes the other folder.
+        #expect(try Self.run(server, "backup", "create", one, "--repo", repo, "--date", "2026-11-02", "-q").status == 0)
+        #expect(try Self.run(server, "backup", "create", two, "--repo", repo, "--date", "2026-11-02", "--name", "big-two", "-q").status == 0)
+    }
+
     /// Forged or broken objects in the bucket: a marker that is not JSON, or whose size is not
     /// the bundle's, is a damaged backup: listed as failing (65), failed by verify, refused by
     /// import, and written again by the next `create` of its day (they were once left out with a

@@ -151,13 +151,18 @@ public struct BackupEngine: Sendable {
             guard let stored = try? BundleImporter(createdBy: createdBy).summary(of: backup.path) else { continue }
             guard let storedSource = stored.sourcePath else { return }  // written before sources were recorded
             guard storedSource == sourcePath else {
-                throw SaveError(
-                    .usage, file: backup.path,
-                    "a backup of \(storedSource) under the name \(name), expected backups of \(sourcePath) to have a name of their own",
-                    hint: .nameTheBackup)
+                throw Self.anotherSource(storedSource: storedSource, in: backup.path, name: name, sourcePath: sourcePath)
             }
             return
         }
+    }
+
+    /// A backup of `sourcePath` refused because the name's backups are of `storedSource`.
+    static func anotherSource(storedSource: String, in backup: String, name: String, sourcePath: String) -> SaveError {
+        SaveError(
+            .usage, file: backup,
+            "a backup of \(storedSource) under the name \(name), expected backups of \(sourcePath) to have a name of their own",
+            hint: .nameTheBackup)
     }
 
     /// Deletes the backups retention no longer keeps (with the lock held by the caller).

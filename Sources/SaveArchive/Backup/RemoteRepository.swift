@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OrderedCollections
 import SaveKit
 import SaveStorage
 #if canImport(Glibc)
@@ -54,6 +55,9 @@ public struct RemoteRepository: Sendable {
         public var size: Int64
         public var sha256: String
         public var files: Int
+        /// The folder it is a backup of, as its marker records it (markers written before
+        /// sources were recorded have none).
+        public var sourcePath: String?
         /// Why the backup's marker does not describe the bundle as it is (its name, size or
         /// format differ, or it cannot be read): a damaged backup, listed and failed by
         /// `verify`, and written again by the next `create` of its day.
@@ -71,11 +75,12 @@ public struct RemoteRepository: Sendable {
         var backups: [Backup] = []
         for object in objects where markers.contains(object.name + Self.markerSuffix) {
             guard let (backupName, day, _) = Self.parse(object.name), name == nil || backupName == name else { continue }
-            var backup = Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: "", files: 0)
+            var backup = Backup(name: backupName, day: day, object: object.name, size: object.size, sha256: "", files: 0, sourcePath: nil)
             do {
                 let marker = try readMarker(of: object.name)
                 if let sha256 = marker["sha256"]?.stringValue, marker["size"]?.int64Value == object.size {
                     (backup.sha256, backup.files) = (sha256, Int(marker["files"]?.int64Value ?? 0))
+                    backup.sourcePath = marker["sourcePath"]?.stringValue
                 } else {
                     backup.damage = marker["sha256"]?.stringValue == nil
                         ? "its marker has no SHA-256, expected the marker backup create writes"
@@ -166,6 +171,21 @@ public struct RemoteRepository: Sendable {
                     try storage.download(previous.object, to: scratch + "/" + previous.object)
                 }
             }
+            // One name, one source, on every day: the engine sees only the day's backup here, so
+            // the newest backup of the name is asked, by its marker (or, written before markers
+            // recorded sources, by its manifest).
+            if let newest = existing.first(where: { $0.damage == nil }) {
+                var stored = newest.sourcePath
+                if stored == nil {
+                    let file = scratch + "/" + newest.object
+                    if newest.object != previous?.object { try storage.download(newest.object, to: file) }
+                    stored = try? BundleImporter(createdBy: createdBy).summary(of: file).sourcePath
+                    if newest.object != previous?.object { unlink(file) }
+                }
+                if let stored, stored != sourcePath {
+                    throw BackupEngine.anotherSource(storedSource: stored, in: storage.location + "/" + newest.object, name: name, sourcePath: sourcePath)
+                }
+            }
             var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
             // The engine's messages name the scratch folder; the user knows the repository.
             let location = storage.location
@@ -197,7 +217,7 @@ public struct RemoteRepository: Sendable {
                     try storage.copy(target, to: object)
                     try storage.delete(target)
                 }
-                try writeMarker(uploaded, as: object, files: local.files)
+                try writeMarker(uploaded, as: object, files: local.files, sourcePath: sourcePath)
             }
             report.strayObjectsRemoved = strays
             do {
@@ -290,11 +310,14 @@ public struct RemoteRepository: Sendable {
         }
     }
 
-    private func writeMarker(_ uploaded: Uploaded, as object: String, files: Int) throws {
-        let marker: SaveValue = [
+    private func writeMarker(_ uploaded: Uploaded, as object: String, files: Int, sourcePath: String? = nil) throws {
+        var fields: OrderedDictionary<String, SaveValue> = [
             "format": "savetool.backup-marker/1", "backup": .string(object), "size": .integer(uploaded.size), "sha256": .string(uploaded.sha256),
             "files": .integer(Int64(files)),
         ]
+        // Read by the next create of this name, which must be of the same folder.
+        if let sourcePath { fields["sourcePath"] = .string(sourcePath) }
+        let marker = SaveValue.dictionary(fields)
         try storage.write(try JSONCodec().encode(marker), to: object + Self.markerSuffix, ifAbsent: true)
     }
 

@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite("savetool export")
 struct ExportCommandTests {
     @Test func exportsTheSamplesReproducibly() throws {
@@ -31,6 +35,50 @@ struct ExportCommandTests {
 
     /// A zip holds no hard links: each name of a file is stored as a copy, and the bundle
     /// restores (libarchive wrote an empty file for the second name, which import refused).
+    /// A bundle is never readable by more people than what it holds was: a private file or
+    /// folder gives a bundle only its owner reads, in one pass (tar) and two (zip), for export,
+    /// backups and the copies kept before a merge in place.
+    @Test func aBundleIsAsPrivateAsWhatItHolds() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let umask = Glibc.umask(0o022)
+        Glibc.umask(umask)
+        let open = 0o666 & ~UInt32(umask)
+        func mode(_ path: String) -> UInt32 {
+            var info = stat()
+            return stat(path, &info) == 0 ? UInt32(info.st_mode & 0o777) : 0
+        }
+        func folder(_ name: String, folderMode: mode_t, fileMode: mode_t) throws -> String {
+            let path = directory.path + "/" + name
+            try FileManager.default.createDirectory(atPath: path + "/Documents", withIntermediateDirectories: true)
+            try Data(#"{"coins": 1}"#.utf8).write(to: URL(fileURLWithPath: path + "/Documents/save.json"))
+            chmod(path + "/Documents/save.json", fileMode)
+            chmod(path, folderMode)
+            return path
+        }
+        let cases: [(name: String, folderMode: mode_t, fileMode: mode_t, expected: UInt32)] = [
+            ("open", 0o755, 0o644, open), ("private-file", 0o755, 0o600, open & 0o600),
+            ("private-folder", 0o700, 0o644, open & 0o600), ("group", 0o750, 0o640, open & 0o660),
+        ]
+        for (name, folderMode, fileMode, expected) in cases {
+            let source = try folder(name, folderMode: folderMode, fileMode: fileMode)
+            for bundle in ["\(name).tar.gz", "\(name).zip"] {
+                #expect(try CLI.run("export", source, "-o", directory.path + "/" + bundle, "-q").status == 0)
+                #expect(mode(directory.path + "/" + bundle) == expected, "\(bundle): \(String(mode(directory.path + "/" + bundle), radix: 8))")
+            }
+            let repo = directory.path + "/repo-" + name
+            #expect(try CLI.run("backup", "create", source, "--repo", repo, "--date", "2026-11-25", "-q").status == 0)
+            #expect(mode("\(repo)/\(name)-2026-11-25.tar.gz") == expected, "backup of \(name)")
+        }
+        // The copy a merge in place keeps of a private folder's files.
+        let local = try folder("phone", folderMode: 0o700, fileMode: 0o644)
+        let remote = try folder("tablet", folderMode: 0o755, fileMode: 0o644)
+        try Data(#"{"coins": 2}"#.utf8).write(to: URL(fileURLWithPath: remote + "/Documents/save.json"))
+        #expect(try CLI.run("merge", "--local", local, "--remote", remote, "--prefer", "remote", "-o", local, "-q").status == 0)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("phone-before-merge-") }
+        #expect(kept.count == 1 && mode(directory.path + "/" + kept[0]) == open & 0o600, "\(kept)")
+    }
+
     @Test func aZipKeepsEachNameOfAHardLinkAsACopy() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -246,6 +246,11 @@ struct MergeCommandTests {
         #expect(try String(contentsOfFile: restored + "/config.json", encoding: .utf8) == #"{"a": 2}"#)
         let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("local.tar.zst-before-merge-") }
         #expect(kept.count == 1, "\(kept)")
+        // The copy kept of a private bundle is as private (it was 0644, readable by anyone).
+        #expect(stat(root.path + "/" + (kept.first ?? ""), &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // The merged bundle names the local copy as its source, not the folder it was staged in.
+        let described = try CLI.run("--json", "inspect", bundle)
+        #expect(try Codecs.value(described.outputText)["manifest"]?["source"] == "local.tar.zst", "\(described.outputText.prefix(400))")
         let keptRestored = root.appendingPathComponent("kept").path
         #expect(try CLI.run("import", root.appendingPathComponent(try #require(kept.first)).path, "--into", keptRestored, "--no-migrate", "-q").status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: keptRestored + "/local.tar.zst")) == before, "the old bundle, byte for byte")

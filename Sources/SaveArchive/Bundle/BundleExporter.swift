@@ -37,11 +37,18 @@ public struct BundleExporter: Sendable {
     public var createdAt: Date
     public var createdBy: String
     public var registry: CodecRegistry = .builtIn
+    /// The manifest's `source`; the source folder's name when `nil`. A bundle made from a
+    /// folder savetool staged names what it was made from instead.
+    public var sourceName: String?
     /// Recorded in the manifest as `sourcePath` (backups set it).
     public var sourcePath: String?
     /// Paths relative to the source that are left out, with everything below them (a backup
     /// repository inside the folder it backs up).
     public var excluded: Set<String> = []
+    /// Whether the source folder's own mode limits who may read the bundle, as its contents'
+    /// modes do: a 0700 folder gives a 0600 bundle. Off for a folder savetool staged itself,
+    /// whose private mode says nothing about what it holds.
+    public var rootLimitsReaders = true
     /// Told of what a bundle cannot hold and is left out: FIFOs, sockets, devices.
     public var warn: @Sendable (String) -> Void = { _ in }
     /// Told of the work done, after every entry (first checksumming, then writing).
@@ -132,11 +139,36 @@ public struct BundleExporter: Sendable {
         private var builder = ManifestEntries.Builder()
         /// The first path of each file with several links.
         private var firstLinks: [InodeKey: String] = [:]
+        /// Who else could read what the bundle holds, where it was: a bundle is never readable
+        /// by more people than its contents were (a 0600 save or a 0700 folder gives a 0600
+        /// bundle), as `cp` keeps a file's mode.
+        private(set) var readableByGroup = true, readableByOthers = true
 
         /// Starts the manifest with its header, into `stream` if there is one.
-        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil) throws {
+        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, rootLimitsReaders: Bool = true) throws {
             (self.root, summary, self.stream) = (root, header.summary, stream)
+            var info = stat()
+            if rootLimitsReaders, stat(root, &info) == 0 { noteReaders(of: .directory, mode: UInt16(info.st_mode & 0o7777)) }
             try append(header.encodedHeader())
+        }
+
+        /// The mode of the bundle file: a new file's, less what its contents did not allow.
+        var bundleMode: mode_t {
+            FileIO.newFileMode & (0o600 | (readableByGroup ? 0o060 : 0) | (readableByOthers ? 0o006 : 0))
+        }
+
+        private func noteReaders(of type: BundleManifest.File.EntryType, mode: UInt16) {
+            switch type {
+            case .file:
+                readableByGroup = readableByGroup && mode & 0o040 != 0
+                readableByOthers = readableByOthers && mode & 0o004 != 0
+            case .directory:
+                // A folder others cannot both list and enter keeps what is inside from them.
+                readableByGroup = readableByGroup && mode & 0o050 == 0o050
+                readableByOthers = readableByOthers && mode & 0o005 == 0o005
+            case .symlink, .hardlink:
+                break
+            }
         }
 
         private func append(_ bytes: [UInt8]) throws {
@@ -164,6 +196,7 @@ public struct BundleExporter: Sendable {
         /// second pass goes through.
         func add(_ file: BundleManifest.File, keeping: Bool = true) throws {
             try append(BundleManifest.encodedEntry(file, first: summary.entryCount == 0))
+            noteReaders(of: file.type, mode: file.mode)
             summary.add(file)
             if keeping { try builder.append(file) }
         }
@@ -176,13 +209,13 @@ public struct BundleExporter: Sendable {
     }
 
     private func header(root: String) -> BundleManifest {
-        let sourceName = URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
+        let sourceName = self.sourceName ?? URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: [])
     }
 
     /// Describes the entries `next` yields, a batch at a time on every core, into the manifest.
     private func describe(root: String, observe: (BundleManifest.File) throws -> Void, next: () throws -> Walked?) throws -> DescribedSource {
-        let described = try DescribedSource(root: root, header: header(root: root))
+        let described = try DescribedSource(root: root, header: header(root: root), rootLimitsReaders: rootLimitsReaders)
         var batch: [Walked] = []
         var finished = false
         while !finished {
@@ -225,7 +258,7 @@ public struct BundleExporter: Sendable {
         defer { close(manifestSpool) }
         let manifestData = try TarEntryStream(
             into: ArchiveOutput(descriptor: manifestSpool, earlyWriteback: false), name: destination, compression: compression)
-        let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData)
+        let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData, rootLimitsReaders: rootLimitsReaders)
         let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
         var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
         var folders = OpenFolder(root: root)
@@ -255,7 +288,7 @@ public struct BundleExporter: Sendable {
         }
         try files.close()
         try described.finish()
-        try writeFile(at: destination, replacing: replacing) { descriptor in
+        try writeFile(at: destination, replacing: replacing, mode: described.bundleMode) { descriptor in
             try TarEntryStream.writeHeader(manifestEntry(described), into: ArchiveOutput(descriptor: descriptor), name: destination, compression: compression)
             // The spools' blocks are given back as they are copied: the export never needs much
             // more room than the bundle itself.
@@ -610,14 +643,14 @@ public struct BundleExporter: Sendable {
     // MARK: - Writing the bundle
 
     func write(_ described: DescribedSource, to destination: String, replacing: Bool) throws {
-        try writeFile(at: destination, replacing: replacing) { descriptor in
+        try writeFile(at: destination, replacing: replacing, mode: described.bundleMode) { descriptor in
             try write(described, into: ArchiveOutput(descriptor: descriptor), name: destination)
         }
     }
 
     /// Makes a bundle file: `body` writes it under a temporary name beside `destination`,
     /// which is flushed and then renamed into place (never replacing a file unless `replacing`).
-    private func writeFile(at destination: String, replacing: Bool, _ body: (Int32) throws -> Void) throws {
+    private func writeFile(at destination: String, replacing: Bool, mode: mode_t, _ body: (Int32) throws -> Void) throws {
         if destination == "-" { return try body(STDOUT_FILENO) }
         // A bundle that replaces one behind a link replaces the file, and the link stays.
         let destination = replacing ? try FileIO.destination(of: destination, links: destinationLinks) : destination
@@ -633,7 +666,7 @@ public struct BundleExporter: Sendable {
             if !renamed { unlink(temporary) }
         }
         try body(descriptor)
-        guard fchmod(descriptor, FileIO.newFileMode) == 0, fsync(descriptor) == 0 else {
+        guard fchmod(descriptor, mode) == 0, fsync(descriptor) == 0 else {
             throw BundleError.ioFailure(path: destination, reason: FileError.reason(errno))
         }
         guard (replacing ? rename(temporary, destination) : savetool_rename_noreplace(temporary, destination)) == 0 else {

@@ -107,6 +107,8 @@ public struct MergeJob: Sendable {
         if toBundle {
             var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
             exporter.label = "merged"
+            exporter.rootLimitsReaders = false  // the staging folder, private by making
+            exporter.sourceName = Self.name(of: local)
             // In the format its name says (a .tar.zst stays zstd, a .zip a zip).
             exporter.format = ArchiveFormat(path: output) ?? .tar(.gzip)
             var oldMode: mode_t?

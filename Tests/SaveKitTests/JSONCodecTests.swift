@@ -24,6 +24,8 @@ struct JSONCodecTests {
             "ref": .uid(12),
             "nan": .real(.nan), "inf": .real(.infinity), "ninf": .real(-.infinity),
             "looksLikeAMarker": ["$date": "not a date"],
+            // Every marker key, the four-byte `$uid` too (it was left unwrapped and read back as a uid).
+            "looksLikeAUID": ["$uid": 5], "looksLikeData": ["$data": 1], "looksLikeAReal": ["$real": "x"],
             "wrapsItself": ["$dict": ["x": 1]],
             "wrapsAMarker": ["$dict": .date(Date(timeIntervalSinceReferenceDate: 0))],
             "wrapsData": ["$dict": ["$data": .data(Data())]],
@@ -33,6 +35,7 @@ struct JSONCodecTests {
         #expect(text.contains(#""when":{"$date":"2025-11-27T08:00:00.25Z"}"#))
         #expect(text.contains(#""blob":{"$data":"3q2+7w=="}"#))
         #expect(text.contains(#""looksLikeAMarker":{"$dict":{"$date":"not a date"}}"#))
+        #expect(text.contains(#""looksLikeAUID":{"$dict":{"$uid":5}}"#))
         #expect(try Codecs.value(text) == value)
         let pretty = try JSONCodec().decode(try JSONCodec().encode(value))
         #expect(pretty == value)

@@ -17,6 +17,43 @@ struct ConvertCommandTests {
 
     /// JSON in UTF-16 is refused as JSON (RFC 8259 asks for UTF-8), not taken for an XML plist
     /// because of its byte order mark; an XML plist in UTF-16 is read.
+    /// A plist dictionary whose only key is a marker's name round-trips through typed JSON,
+    /// for every marker: `{"$uid": 5}` came back as a UID.
+    @Test func aDictionaryNamedLikeAMarkerComesBackADictionary() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("source.json").path
+        try Data(#"{"u": {"$dict": {"$uid": 5}}, "d": {"$dict": {"$date": 1}}, "b": {"$dict": {"$data": "x"}}, "r": {"$dict": {"$real": 2}}, "w": {"$dict": {"$dict": 3}}}"#.utf8)
+            .write(to: URL(fileURLWithPath: source))
+        for codec in ["plist", "bplist"] {
+            let plist = directory.appendingPathComponent("a.\(codec)").path, json = directory.appendingPathComponent("b.json").path
+            let back = directory.appendingPathComponent("c.\(codec)").path
+            #expect(try CLI.run("convert", source, "--to", codec, "-o", plist).status == 0)
+            #expect(try CLI.run("convert", plist, "-o", json).status == 0)
+            #expect(try CLI.run("convert", json, "--to", codec, "-o", back).status == 0)
+            let same = try CLI.run("diff", plist, back)
+            #expect(same.status == 0, "\(codec): \(same.outputText)")
+            #expect(try String(contentsOfFile: json, encoding: .utf8).contains(#""$dict": {"#), "\(codec)")
+        }
+    }
+
+    /// A date an XML plist cannot spell is named by its pointer, as every other value a target
+    /// cannot hold is (it was named as the whole document, `''`).
+    @Test func aDateOutsideXMLsYearsIsNamedByItsPointer() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("far.json").path
+        try Data(#"{"x": {"y": [1, {"$date": "0000-12-31T00:00:00Z"}]}}"#.utf8).write(to: URL(fileURLWithPath: source))
+        let refused = try CLI.run("convert", source, "-o", directory.appendingPathComponent("far.plist").path)
+        #expect(refused.status == 65)
+        #expect(refused.errors == "savetool: \(source):/x/y/1: a date outside years 1–9999 cannot be written as plist, expected a date an XML plist can spell (bplist and typed JSON keep it)\n")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("far.plist").path))
+        // bplist keeps it, and gives it back.
+        let binary = directory.appendingPathComponent("far.bplist").path
+        #expect(try CLI.run("convert", source, "--to", "bplist", "-o", binary).status == 0)
+        #expect(try CLI.run("diff", source, binary).status == 0)
+    }
+
     @Test func utf16IsToldApartByItsFirstCharacter() throws {
         let json = try CLI.run("convert", "-", input: [0xFF, 0xFE] + Array(#"{"a":1}"#.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }))
         #expect(json.status == 65 && json.errors.contains("a UTF-16 byte order mark, expected UTF-8 text (RFC 8259)"), "\(json.errors)")

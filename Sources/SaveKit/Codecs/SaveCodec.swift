@@ -117,7 +117,10 @@ public struct ValueCapabilities: OptionSet, Sendable {
     /// C0 control characters other than tab, line feed and carriage return (XML 1.0 has none).
     public static let controlCharacters = ValueCapabilities(rawValue: 1 << 6)
 
-    public static let all: ValueCapabilities = [.null, .date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters]
+    /// Dates outside years 1–9999 (an XML plist spells dates in text, and only those years).
+    public static let anyYearDate = ValueCapabilities(rawValue: 1 << 7)
+
+    public static let all: ValueCapabilities = [.null, .date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters, .anyYearDate]
 }
 
 /// How a decoder reads.

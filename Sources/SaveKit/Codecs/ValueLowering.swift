@@ -164,6 +164,10 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
                 try forward(.string(RFC3339.format(date)))
                 return
             }
+            if !capabilities.contains(.anyYearDate) && !RFC3339.isInRange(date) {
+                throw unrepresentable(
+                    "a date outside years 1–9999", "a date \(reason("can hold", plist: "an XML plist can spell (bplist and typed JSON keep it)"))")
+            }
             guard options.subsecondDatePolicy == .truncate else {
                 throw unrepresentable(
                     "the date \(RFC3339.format(date)) with a fraction of a second",
@@ -211,6 +215,7 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         case .real(let number): return !number.isFinite && !capabilities.contains(.nonFiniteReal)
         case .date(let date):
             if !capabilities.contains(.date) { return true }
+            if !capabilities.contains(.anyYearDate) && !RFC3339.isInRange(date) { return true }
             let seconds = date.timeIntervalSinceReferenceDate
             return !capabilities.contains(.subsecondDate) && seconds.rounded(.down) != seconds
         case .data: return !capabilities.contains(.data)

@@ -5,7 +5,7 @@ public struct BinaryPlistCodec: SaveCodec {
     public let summary = "binary property list (bplist00, as UserDefaults writes)"
     public let fileExtensions = ["bplist"]
     public var traits: CodecTraits { .conclusiveMagic }
-    public let capabilities: ValueCapabilities = [.date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters]
+    public let capabilities: ValueCapabilities = [.date, .subsecondDate, .data, .uid, .nonFiniteReal, .controlCharacters, .anyYearDate]
 
     public init() {}
 

@@ -95,7 +95,7 @@ public struct ExternalCodec: SaveCodec {
 
     /// The names `holds` may list, and what each adds; the plain JSON types are always held.
     static let holdable: [String: ValueCapabilities] = [
-        "null": .null, "date": [.date, .subsecondDate], "date-seconds": .date, "data": .data, "uid": .uid,
+        "null": .null, "date": [.date, .subsecondDate, .anyYearDate], "date-seconds": [.date, .anyYearDate], "data": .data, "uid": .uid,
         "nonfinite-real": .nonFiniteReal, "control-characters": .controlCharacters,
         "string": [], "integer": [], "real": [], "bool": [], "array": [], "dictionary": [],
     ]

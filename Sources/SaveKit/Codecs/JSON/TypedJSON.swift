@@ -8,7 +8,8 @@ enum TypedJSON {
 
     /// ``markerKeys`` membership for UTF-8 bytes.
     static func isMarkerKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        key.count == 5 && key[0] == UInt8(ascii: "$") && markerKeys.contains(String(decoding: key, as: UTF8.self))
+        // `$uid` is four bytes, the others five.
+        (key.count == 4 || key.count == 5) && key[0] == UInt8(ascii: "$") && markerKeys.contains(String(decoding: key, as: UTF8.self))
     }
 
     struct MarkerError: Error {

@@ -106,7 +106,8 @@ public enum Failure {
         switch error {
         case let error as CodecError:
             if case .unknownCodec = error { return "\(error)" }
-            if case .undetectable = error { return prefix + " \(error)" }
+            // Errors without a place of their own get the space after the file's colon.
+            if error.location == nil { return prefix + " \(error)" }
             return prefix + "\(error)"
         case let error as PointerError: return "\(error)"
         case let error as FileError: return "\(shownPath(of: error)): \(error)"

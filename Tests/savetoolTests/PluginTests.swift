@@ -137,6 +137,36 @@ struct PluginTests {
         #expect(!commands.contains { $0.contains(child) }, "what the plugin started is stopped too")
     }
 
+    /// A plugin that prints without end is stopped at its output limit (a save document's most,
+    /// 1 GiB, by default) with a message, before its timeout and before memory runs out; a
+    /// plugin's stderr is kept only in part for its message. And its failures read like every
+    /// other error: `file: plugin …`, with the space.
+    @Test func aPluginPrintingWithoutEndIsStoppedAtItsLimit() throws {
+        let endless = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"yes\",\"extensions\":[\"yes\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else yes 0123456789abcdef; fi\n"
+        let plugins = try install(endless, name: "savetool-codec-yes")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        var codec = try ExternalCodec(executable: plugins.path + "/savetool-codec-yes", timeout: 30)
+        codec.outputLimit = 4 << 20
+        let start = Date()
+        #expect {
+            _ = try codec.decode([0x61], options: DecodingOptions())
+        } throws: { error in
+            "\(error)" == "plugin savetool-codec-yes: decode printed more than 4194304 bytes and was stopped, expected a save document"
+        }
+        #expect(Date().timeIntervalSince(start) < 10, "stopped at its limit, not at its timeout")
+        let failing = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"fail\",\"extensions\":[\"fail\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else head -c 200000 /dev/zero | tr '\\0' x >&2; echo; echo broken >&2; exit 3; fi\n"
+        let failingPlugins = try install(failing, name: "savetool-codec-fail")
+        defer { try? FileManager.default.removeItem(at: failingPlugins) }
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("a.fail").path
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let decoded = try CLI.run("convert", file, "--plugins", failingPlugins.path)
+        #expect(decoded.status == 65)
+        #expect(decoded.errors.hasPrefix("savetool: \(file): plugin savetool-codec-fail: decode failed (exit 3): xxx"), "\(decoded.errors.prefix(200))")
+        #expect(decoded.errors.utf8.count < 70_000, "stderr kept only in part")
+    }
+
     /// A plugin that answers and exits, leaving a process of its own running (its streams
     /// elsewhere), is answered at once: the process left behind does not hide the exit.
     @Test func aPluginThatLeavesAProcessRunningIsNotTakenForAHangingOne() throws {

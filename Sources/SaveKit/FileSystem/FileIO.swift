@@ -138,6 +138,11 @@ public enum FileIO {
         }
     }
 
+    /// One `read` into `buffer`: the count, 0 at the end, -1 with `errno` set.
+    static func readSome(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        systemRead(descriptor, buffer.baseAddress, buffer.count)
+    }
+
     /// Writes every byte of `bytes`, retrying interrupted and partial writes.
     /// Returns 0, or the `errno` of the write that failed.
     public static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {

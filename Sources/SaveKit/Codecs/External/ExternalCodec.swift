@@ -24,6 +24,10 @@ public struct ExternalCodec: SaveCodec {
     /// Magic prefixes from `describe`.
     public let magic: [[UInt8]]
     public var timeout: TimeInterval
+    /// What the plugin may print: a save document's most, as for standard input. Past it the
+    /// plugin is stopped, so that one printing without end stops in a message, not when
+    /// memory runs out.
+    public var outputLimit = FileIO.unsizedInputLimit
 
     public var origin: CodecOrigin { .plugin(path: executable) }
 
@@ -123,7 +127,7 @@ public struct ExternalCodec: SaveCodec {
 
     public func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue {
         guard canDecode else { throw CodecError.plugin(id: id, message: "it does not decode (describe says \"decode\": false)") }
-        let output = try Self.run(executable, argument: "decode", input: bytes, timeout: timeout, id: id)
+        let output = try Self.run(executable, argument: "decode", input: bytes, timeout: timeout, id: id, outputLimit: outputLimit)
         do {
             return try JSONReader.parse(output, options: options)
         } catch {
@@ -134,7 +138,7 @@ public struct ExternalCodec: SaveCodec {
     public func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] {
         guard canEncode else { throw CodecError.plugin(id: id, message: "it does not encode (describe says \"encode\": false)") }
         let json = try JSONCodec().encode(value, options: EncodingOptions())
-        return try Self.run(executable, argument: "encode", input: json, timeout: timeout, id: id)
+        return try Self.run(executable, argument: "encode", input: json, timeout: timeout, id: id, outputLimit: outputLimit)
     }
 
     /// Finds `savetool-codec-*` executables in `directories`, first found first.
@@ -166,9 +170,35 @@ public struct ExternalCodec: SaveCodec {
     private final class Collected: @unchecked Sendable {
         var output = Data()
         var errors = Data()
+        /// The output went past ``outputLimit``: the plugin was stopped.
+        var overflowed = false
     }
 
-    static func run(_ executable: String, argument: String, input: [UInt8], timeout: TimeInterval, id: String) throws(CodecError) -> [UInt8] {
+    /// What of a plugin's stderr is kept for its message; the rest is read and dropped.
+    static let errorsKept = 64 << 10
+
+    /// Reads `descriptor` to its end, keeping up to `limit` bytes; `false` when there was more
+    /// (reading stops at once when `stopping`, else the rest is read and dropped).
+    private static func read(_ descriptor: Int32, into data: inout Data, limit: Int, stopping: Bool) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        var whole = true
+        while true {
+            let count = buffer.withUnsafeMutableBytes { FileIO.readSome(descriptor, into: $0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return whole }
+            if data.count + count > limit {
+                whole = false
+                if stopping { return false }
+                data.append(contentsOf: buffer[..<max(0, limit - data.count)])
+            } else {
+                data.append(contentsOf: buffer[..<count])
+            }
+        }
+    }
+
+    static func run(
+        _ executable: String, argument: String, input: [UInt8], timeout: TimeInterval, id: String, outputLimit: Int = FileIO.unsizedInputLimit
+    ) throws(CodecError) -> [UInt8] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = [argument]
@@ -191,12 +221,21 @@ public struct ExternalCodec: SaveCodec {
         // while the write waited about a second for the pool to grow.
         readers.enter()
         readers.enter()
+        let pid = process.processIdentifier
         Thread.detachNewThread {
-            collected.output = stdout.fileHandleForReading.readDataToEndOfFile()
+            var output = Data()
+            if !read(stdout.fileHandleForReading.fileDescriptor, into: &output, limit: outputLimit, stopping: true) {
+                collected.overflowed = true
+                kill(-pid, SIGKILL)
+                kill(pid, SIGKILL)
+            }
+            collected.output = output
             readers.leave()
         }
         Thread.detachNewThread {
-            collected.errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            var errors = Data()
+            _ = read(stderr.fileHandleForReading.fileDescriptor, into: &errors, limit: errorsKept, stopping: false)
+            collected.errors = errors
             readers.leave()
         }
         let payload = Data(input)
@@ -208,7 +247,6 @@ public struct ExternalCodec: SaveCodec {
         // The plugin leads a process group of its own where Foundation spawns it so (Linux):
         // stopping the group stops what it started too, which would otherwise run on, holding
         // its pipes. A group id is never given to a new process while the group has members.
-        let pid = process.processIdentifier
         #if os(Linux)
         let leadsGroup = true  // swift-corelibs-foundation spawns with POSIX_SPAWN_SETPGROUP
         #else
@@ -225,6 +263,10 @@ public struct ExternalCodec: SaveCodec {
             if readers.wait(timeout: .now() + 2) == .timedOut {
                 throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
             }
+        }
+        if collected.overflowed {
+            let limit = outputLimit >= 1 << 30 ? "\(outputLimit >> 30) GiB" : "\(outputLimit) bytes"
+            throw .plugin(id: id, message: "\(argument) printed more than \(limit) and was stopped, expected a save document")
         }
         guard exit.status == 0, exit.exited else {
             let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -88,7 +88,7 @@ public struct PushService: Sendable {
     }
 
     /// How many versions a slot gains between two thinnings: each lists the slot's folder, so a
-    /// slot that keeps many is thinned seldom (it holds up to one and a half times `keep`).
+    /// slot that keeps many is thinned seldom (it holds up to `keep` plus the larger of `keep`/2 and 10).
     static func thinningInterval(_ keep: Int) -> Int { max(10, keep / 2) }
 
     /// A new head equal to version `number`.

@@ -75,7 +75,7 @@ struct MergeCommandTests {
         #expect(summary == [
             "Documents/games/daily.json  pickSide",
             "Documents/notes.txt  changedOnOneSide",
-            "Documents/phone-only.txt  onOneSideOnly",
+            "Documents/phone-only.txt  changedOnOneSide",  // added since the base: three-way, not onOneSideOnly
             "Library/Preferences/com.example.blocks.plist /gameSave/coins counter",
             "Library/Preferences/com.example.blocks.plist /gameSave/unlockedThemes changedOnOneSide",
         ])
@@ -207,7 +207,18 @@ struct MergeCommandTests {
         try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"file": "notes.txt", "path": "", "value": {"a": 1}}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
         let misfit = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged3").path, "--answers", answers)
         #expect(misfit.status == 1, "\(misfit.errors)")
-        #expect(misfit.errors.contains("\(answers):/answers/0: a value for the whole file in notes.txt, expected \"take\": \"local\" or \"remote\""), "\(misfit.errors)")
+        #expect(misfit.errors.contains("\(answers):/answers/0: a value for the whole file in notes.txt, expected \"take\": \"local\", \"remote\" or \"base\""), "\(misfit.errors)")
+        // Said under -q too: exit 1 alone would not say that nothing was written, nor why.
+        let quiet = try CLI.run("merge", "-q", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged3").path, "--answers", answers)
+        #expect(quiet.status == 1 && quiet.outputText.isEmpty, "\(quiet.outputText)")
+        #expect(quiet.errors.contains("/answers/0: a value for the whole file") && quiet.errors.contains("1 conflict left, nothing written"), "\(quiet.errors)")
+        // Two answers to one conflict are refused whole, naming both (the second used to be
+        // told "no conflict at ''" while the first, unusable, settled nothing).
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"file": "notes.txt", "path": "", "value": "x"}, {"file": "notes.txt", "path": "", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let twice = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged3").path, "--answers", answers)
+        #expect(twice.status == 65, "\(twice.errors)")
+        #expect(twice.errors == "savetool: \(answers): /answers/1: a second answer to the conflict at '' in notes.txt, expected one answer per conflict (/answers/0 answers it)\n")
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("merged3").path))
         try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"file": "notes.txt", "path": "", "take": "remote"}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
         let taken = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.appendingPathComponent("merged4").path, "--answers", answers)
         #expect(taken.status == 0, "\(taken.errors)")

@@ -57,7 +57,13 @@ public struct MergeAnswers: Sendable {
             default: throw fail(at, "expected one of \"take\" and \"value\"")
             }
             if let file = entry["file"], file.stringValue == nil { throw fail(at + ["file"], "\(file.typeNameWithArticle), expected the file's path") }
-            answers.append(Answer(file: entry["file"]?.stringValue, path: path, resolution: resolution))
+            let file = entry["file"]?.stringValue
+            // Two answers to one conflict: which one holds is not for a merge to guess.
+            if let earlier = answers.firstIndex(where: { $0.file == file && $0.path == path }) {
+                let place = file.map { " in \($0)" } ?? ""
+                throw fail(at, "a second answer to the conflict at \(path.displayText)\(place), expected one answer per conflict (/answers/\(earlier) answers it)")
+            }
+            answers.append(Answer(file: file, path: path, resolution: resolution))
         }
         self.init(answers: answers)
     }

@@ -167,7 +167,8 @@ public struct TreeMerger: Sendable {
             if base == nil || baseCopy == nil {
                 output = only.bytes
                 let why = base == nil ? "on the \(side.rawValue) side only; without a base, an addition and a deletion look alike, so it is kept" : "added on the \(side.rawValue) side"
-                outcome.decisions = [MergeDecision(path: .root, policy: "onOneSideOnly", result: nil, why: why, isConflict: false)]
+                // With a base, a file it lacks was added on one side: a change on one side only.
+                outcome.decisions = [MergeDecision(path: .root, policy: base == nil ? "onOneSideOnly" : "changedOnOneSide", result: nil, why: why, isConflict: false)]
             } else if baseCopy!.bytes == only.bytes {
                 outcome.decisions = [MergeDecision(path: .root, policy: "changedOnOneSide", result: nil, why: "removed on the \(other) side only", isConflict: false)]
             } else {

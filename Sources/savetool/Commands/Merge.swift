@@ -150,11 +150,12 @@ struct Merge: ParsableCommand {
             let shown = git ? (gitFiles.count == 4 ? gitFiles[3] : gitFiles[1]) : output
             if printing { Console.output(Self.summary(outcome, output: shown, dryRun: dryRun)) }
             if let kept = outcome.keptOriginals, !global.quiet { Console.error("savetool: the copy it replaced is kept in \(kept)") }
-            if let given, let answers, !global.quiet {
+            // Answers that settled nothing are errors in the answers file: said under -q too.
+            if let given, let answers {
                 for (index, answer) in given.answers.enumerated() where !used.contains(index) {
                     let file = answer.file.map { " in \($0)" } ?? ""
                     if misfits.contains(index) {
-                        Console.error("savetool: \(answers):/answers/\(index): a value for the whole file\(file), expected \"take\": \"local\" or \"remote\" (a whole file is taken from a side); this answer settled nothing")
+                        Console.error("savetool: \(answers):/answers/\(index): a value for the whole file\(file), expected \"take\": \"local\", \"remote\" or \"base\" (a whole file is taken from a copy); this answer settled nothing")
                         continue
                     }
                     Console.error("savetool: \(answers):/answers/\(index): no conflict at \(answer.path.displayText)\(file), expected a conflict's pointer as --report lists it; this answer settled nothing")
@@ -163,9 +164,8 @@ struct Merge: ParsableCommand {
             return outcome
         }
         if outcome.conflicts > 0 {
-            if !global.quiet {
-                Console.error("savetool: \(outcome.conflicts) conflict\(outcome.conflicts == 1 ? "" : "s") left, nothing written; settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote")
-            }
+            // An error, said under -q too: exit 1 alone does not say that nothing was written.
+            Console.error("savetool: \(outcome.conflicts) conflict\(outcome.conflicts == 1 ? "" : "s") left, nothing written; settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote")
             throw ExitCode(Failure.Code.negative)
         }
     }

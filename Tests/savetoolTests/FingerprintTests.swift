@@ -30,6 +30,29 @@ struct FingerprintTests {
     }
 
     /// Near misses: a key or a type short of a fingerprint claims nothing.
+    /// Two kinds whose fingerprints both match a file: validate names them, rather than
+    /// saying that no kind recognises it.
+    @Test func aFileTwoKindsRecogniseIsSaidToBeSo() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let formats = directory.appendingPathComponent("formats/other.sudoku")
+        try FileManager.default.createDirectory(at: formats.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Corpus.packageRoot.appendingPathComponent("Formats/sudoku.game"), to: formats)
+        for name in try FileManager.default.contentsOfDirectory(atPath: formats.path) {
+            let definition = formats.appendingPathComponent(name)
+            let renamed = try String(contentsOf: definition, encoding: .utf8)
+                .replacingOccurrences(of: #""kind": "sudoku.game""#, with: #""kind": "other.sudoku""#)
+                .replacingOccurrences(of: #""files": ["Documents/games/*.json"]"#, with: #""files": ["Other/*.json"]"#)
+            try Data(renamed.utf8).write(to: definition)
+        }
+        let file = directory.appendingPathComponent("game.json").path
+        try FileManager.default.copyItem(atPath: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents/games/v2-paused.json").path, toPath: file)
+        let result = try CLI.run("--formats", formats.deletingLastPathComponent().path, "validate", file)
+        #expect(result.status == 65)
+        #expect(result.errors == "savetool: \(file): recognised by the fingerprints of 2 kinds (other.sudoku, sudoku.game), expected one (name it with --kind)\n", "\(result.errors)")
+        #expect(try CLI.run("--formats", formats.deletingLastPathComponent().path, "validate", file, "--kind", "sudoku.game").status == 0)
+    }
+
     @Test func nearMissesAreNobodysSave() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

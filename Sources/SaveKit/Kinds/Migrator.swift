@@ -57,8 +57,14 @@ public struct Migrator: Sendable {
         if let claimed = claim(path: path) {
             return Match(kind: claimed.kind, recognition: claimed.kind.recognise(value), evidence: .path(pattern: claimed.pattern))
         }
-        let byContent = kinds.compactMap { kind in kind.recogniseByContent(value).map { Match(kind: kind, recognition: $0.0, evidence: $0.1) } }
+        let byContent = contentMatches(value)
         return byContent.count == 1 ? byContent[0] : nil
+    }
+
+    /// Every kind whose fingerprints recognise `value` by its content alone: more than one, and
+    /// none of them may claim it (``match(_:path:named:declaredBy:)`` gives `nil`).
+    public func contentMatches(_ value: SaveValue) -> [Match] {
+        kinds.compactMap { kind in kind.recogniseByContent(value).map { Match(kind: kind, recognition: $0.0, evidence: $0.1) } }
     }
 
     /// The first kind whose `files` patterns claim `path`, with the pattern.

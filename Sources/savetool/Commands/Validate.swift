@@ -36,6 +36,12 @@ struct Validate: ParsableCommand {
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
             let claimPath = URL(fileURLWithPath: file).standardizedFileURL.path
             guard let match = migrator.match(document.value, path: claimPath, named: kind) else {
+                let several = kind == nil ? migrator.contentMatches(document.value).map(\.kind.name) : []
+                if several.count > 1 {
+                    let problem = "recognised by the fingerprints of \(several.count) kinds (\(several.joined(separator: ", "))), expected one"
+                    if global.json { try Console.outputJSON(["file": .string(file), "valid": .bool(false), "error": .string(problem)]) }
+                    throw LocatedError(file: file, message: " \(problem) (name it with --kind)", code: Failure.Code.dataError)
+                }
                 if global.json { try Console.outputJSON(["file": .string(file), "valid": .bool(false), "error": .string("no known kind claims it")]) }
                 throw LocatedError(
                     file: file, message: " no known kind claims it by its path or recognises its content, expected one of: \(migrator.kinds.map(\.name).joined(separator: ", ")) (or name one with --kind)",

@@ -123,11 +123,14 @@ struct EditingCommandTests {
         for (original, edited) in [
             ("{\"a\":1,\"b\":false}\n", "{\"a\":1,\"b\":true}\n"), ("{\"a\":1,\"b\":false}", "{\"a\":1,\"b\":true}\n"),
             ("{\n  \"a\": 1,\n  \"b\": false\n}\n", "{\n  \"a\": 1,\n  \"b\": true\n}\n"),
+            // A byte order mark and CR LF line ends (a file from Windows) stay.
+            ("\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": false\r\n}\r\n", "\u{FEFF}{\r\n  \"a\": 1,\r\n  \"b\": true\r\n}\r\n"),
+            ("\u{FEFF}{\"a\":1,\"b\":false}", "\u{FEFF}{\"a\":1,\"b\":true}\n"),
         ] {
             let save = directory.appendingPathComponent("s.json")
             try Data(original.utf8).write(to: save)
             #expect(try CLI.run("set", save.path, "/b", "true").status == 0)
-            #expect(try String(contentsOf: save, encoding: .utf8) == edited, "\(original)")
+            #expect(try Data(contentsOf: save) == Data(edited.utf8), "\(original)")
             #expect(try CLI.run("remove", save.path, "/b").status == 0)
             #expect(try String(contentsOf: save, encoding: .utf8).contains("\n ") == original.contains("\n "))
         }

@@ -157,17 +157,26 @@ public struct EncodingOptions: Sendable {
     public var nullPolicy: NullPolicy = .error
     /// What to do with a fraction of a second in a format that holds whole seconds.
     public var subsecondDatePolicy: SubsecondDatePolicy = .error
+    /// JSON only: lines end in CR LF, as in a file written on Windows.
+    public var crlfLineEnds = false
+    /// JSON only: the text starts with a UTF-8 byte order mark.
+    public var byteOrderMark = false
 
     public init() {}
 
     /// The options that rewrite `original`, a document of `codec`, in its own layout: a codec
     /// whose layout follows its input (JSON) writes a file that spans one line (`jq -c`, most
-    /// APIs; a final newline does not count) compactly, and any other prettily.
+    /// APIs; a final newline does not count) compactly, and any other prettily; and keeps a
+    /// byte order mark and CR LF line ends where the original had them.
     public static func keepingLayout(of original: [UInt8], codec: any SaveCodec) -> EncodingOptions {
         var options = EncodingOptions()
         if codec.traits.contains(.layoutFollowsInput) {
             let end = original.lastIndex { $0 != 0x0A && $0 != 0x0D && $0 != 0x20 && $0 != 0x09 } ?? 0
             options.pretty = original[..<end].contains(0x0A)
+            options.byteOrderMark = original.starts(with: [0xEF, 0xBB, 0xBF])
+            if let firstLineEnd = original.firstIndex(of: 0x0A) {
+                options.crlfLineEnds = firstLineEnd > original.startIndex && original[firstLineEnd - 1] == 0x0D
+            }
         }
         return options
     }

@@ -36,8 +36,18 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        try Conversion.bytes(
+        let text = try Conversion.bytes(
             of: value, writer: { JSONWriter(output: $0, pretty: options.pretty, plain: options.plainJSON) }, capabilities: capabilities,
             codecID: id, options: options, report: &report)
+        guard options.crlfLineEnds || options.byteOrderMark else { return text }
+        var bytes: [UInt8] = options.byteOrderMark ? [0xEF, 0xBB, 0xBF] : []
+        guard options.crlfLineEnds else { return bytes + text }
+        // A line feed in JSON text is always a line end: inside strings it is escaped.
+        bytes.reserveCapacity(text.count + text.count / 16)
+        for byte in text {
+            if byte == 0x0A { bytes.append(0x0D) }
+            bytes.append(byte)
+        }
+        return bytes
     }
 }

@@ -78,6 +78,27 @@ public struct SyncState: Sendable {
         }
     }
 
+    /// The state that remembers `file` as `slot` of `space` on `server`, and its key there:
+    /// that of the file's own folder, or of a folder above it that a folder sync remembered it
+    /// in. Synced alone, a file then merges against the base its folder's sync left, rather
+    /// than without one (which would bring back what this device deleted). `nil` when no
+    /// state remembers it so.
+    public static func remembering(file: String, slot: String, space: String, server: String) -> (folder: String, key: String)? {
+        guard let real = FileIO.realPath(file) else { return nil }
+        var folder = FileIO.parentDirectory(of: real)
+        var key = String(real.split(separator: "/").last ?? "")
+        while true {
+            if access(folder + "/" + folderName + "/state.json", F_OK) == 0, let state = try? SyncState(folder: folder),
+                let entry = state.entries[key], entry.slot == slot, entry.space == space, entry.server == server
+            {
+                return (folder, key)
+            }
+            guard folder != "/" else { return nil }
+            key = String(folder.split(separator: "/").last ?? "") + "/" + key
+            folder = FileIO.parentDirectory(of: folder)
+        }
+    }
+
     /// Makes sure the state can be written, before anything is pushed: a push the server takes
     /// but that this device cannot remember would come back as a conflict with itself.
     public func prepare() throws {

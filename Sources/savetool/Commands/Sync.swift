@@ -95,7 +95,10 @@ struct Sync: ParsableCommand {
             if !isFolder, slot == nil, path.hasSuffix("/") { throw SaveError(.usage, file: path, "not a folder") }
             guard isFolder || info.st_mode & S_IFMT == S_IFREG else { throw SaveError(.usage, file: path, "not a file or folder") }
             if isFolder, slot != nil { throw SaveError(.usage, "--slot names the slot of one file, expected a file rather than a folder") }
-            let folder = isFolder ? path : FileIO.parentDirectory(of: path)
+            let name = String(path.split(separator: "/").last ?? Substring(path))
+            // A file synced alone that a folder sync remembers keeps that base (and device mark).
+            let remembered = isFolder ? nil : SyncState.remembering(file: path, slot: slot ?? name, space: named.space, server: named.server)
+            let folder = isFolder ? path : remembered?.folder ?? FileIO.parentDirectory(of: path)
             var state = try SyncState(folder: folder)
             try state.prepare()
             let client = device != nil ? named : try makeClient(device: ProcessInfo.processInfo.hostName + "-" + state.deviceMark())
@@ -114,8 +117,7 @@ struct Sync: ParsableCommand {
                     return true
                 }
             } else {
-                let name = String(path.split(separator: "/").last ?? Substring(path))
-                files = [(path, name, slot ?? name)]
+                files = [(path, remembered?.key ?? name, slot ?? name)]
             }
             var refused = false
             func attempt(_ file: String, _ body: () throws -> SyncClient.Outcome?) {

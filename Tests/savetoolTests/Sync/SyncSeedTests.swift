@@ -506,6 +506,25 @@ struct SyncSeedTests {
         #expect(Set(history.compactMap { $0["device"]?.stringValue }) == [devices[0], devices[1]], "\(history)")
     }
 
+    /// A file that a folder sync remembers, synced alone, merges against the base that folder
+    /// sync left: its coins counted from it (without it, the counter changed on both sides was
+    /// a conflict, and a deleted value came back).
+    @Test func aFileSyncedAloneKeepsItsFoldersBase() throws {
+        let (root, server, phone, tablet) = try Self.twoSyncedDevices("sync-alone")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let coins = Int(try phone.get(Self.blocks, "/gameSave/coins")) ?? 0
+        try phone.set(Self.blocks, "/gameSave/coins", String(coins + 10))
+        try tablet.set(Self.blocks, "/gameSave/coins", String(coins + 5))
+        try tablet.sync()
+        let alone = try CLI.run("sync", phone.file(Self.blocks), "--server", server.url, "--space", "games/player-42", "--slot", Self.blocks, "--device", "phone")
+        #expect(alone.status == 0, "\(alone.outputText)\(alone.errors)")
+        #expect(try phone.get(Self.blocks, "/gameSave/coins") == String(coins + 15))
+        #expect(!FileManager.default.fileExists(atPath: phone.file("Library/Preferences/.savetool-sync")), "the folder's state, not one of its own")
+        // The folder's sync goes on from there: nothing to push, nothing counted twice.
+        try phone.sync()
+        #expect(try phone.get(Self.blocks, "/gameSave/coins") == String(coins + 15))
+    }
+
     /// A file remembers one slot: synced as another, it says that it starts over.
     @Test func anotherSlotForAFileIsSaid() throws {
         let root = try Processes.temporaryDirectory("sync-slot")

@@ -40,6 +40,30 @@ int savetool_sync_file_system(int descriptor) {
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
+int savetool_open_unnamed(const char *directory, unsigned int mode) {
+#if defined(__linux__) && defined(O_TMPFILE)
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+#else
+    (void)directory;
+    (void)mode;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int savetool_link_unnamed(int descriptor, const char *to) {
+#if defined(__linux__)
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", descriptor);
+    return linkat(AT_FDCWD, path, AT_FDCWD, to, AT_SYMLINK_FOLLOW);
+#else
+    (void)descriptor;
+    (void)to;
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
 int savetool_rename_noreplace(const char *from, const char *to) {
 #if defined(__linux__) && defined(SYS_renameat2)
     if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0) return 0;

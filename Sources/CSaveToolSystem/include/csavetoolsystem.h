@@ -14,6 +14,16 @@ int savetool_sync_file_system(int descriptor);
 /// hard link): an existing file is never replaced. Returns 0, or -1 with errno EEXIST when `to` exists.
 int savetool_rename_noreplace(const char *from, const char *to);
 
+/// An unnamed file in `directory`, open for writing (Linux O_TMPFILE): nothing is seen there
+/// until savetool_link_unnamed names it, and nothing is left if the process dies first.
+/// Returns the descriptor, or -1 with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file
+/// system or the system has none).
+int savetool_open_unnamed(const char *directory, unsigned int mode);
+
+/// Names the unnamed file open as `descriptor` `to` (linkat through /proc/self/fd), never
+/// replacing a file: -1 with errno EEXIST when `to` exists.
+int savetool_link_unnamed(int descriptor, const char *to);
+
 /// Extended attributes of a path, not following a final symbolic link (Linux llistxattr,
 /// lgetxattr, lsetxattr); `descriptor` ≥ 0 reads or sets those of an open file instead of
 /// `path` (no path to look up). -1 with errno ENOTSUP elsewhere.

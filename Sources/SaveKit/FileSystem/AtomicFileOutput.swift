@@ -16,16 +16,28 @@ public final class AtomicFileOutput: ByteOutput {
     /// Where the file lands: `path`, or the file its links lead to.
     private let destination: String
     private let descriptor: Int32
-    private let temporaryPath: String?
+    private let target: Target
     private let mode: mode_t
     /// The owner and group of the file replaced, kept (as root can; another user keeps the group
     /// where it may, as `cp -p` does): `sudo savetool set` never takes a save from its app.
     private var owner: (uid: uid_t, gid: gid_t)?
     private var finished = false
-    /// A device or FIFO opened in place, closed when done (standard output is left open).
-    private var ownsDescriptor = false
     private let durable: Bool
     private var writeback = EarlyWriteback()
+
+    /// Where the bytes go until ``commit()``.
+    private enum Target {
+        /// Standard output (`-`), left open.
+        case standardOutput
+        /// A device or FIFO opened in place, closed when done.
+        case special
+        /// A temporary file beside the destination, renamed over it.
+        case named(temporaryPath: String)
+        /// An unnamed file in the destination's folder (O_TMPFILE), linked in where nothing is:
+        /// one change to the folder, where a temporary name and a rename make two (on a batch of
+        /// small files, a sixth of the kernel's time), and nothing left behind by a crash.
+        case unnamed
+    }
 
     /// `mode` is the new file's permission bits; without it, those of the file replaced (for a
     /// new file, 0666 less the umask, as `cp` and the shell's `>` make it).
@@ -33,29 +45,39 @@ public final class AtomicFileOutput: ByteOutput {
         self.path = path
         self.durable = durable
         if path == "-" {
-            descriptor = STDOUT_FILENO
-            temporaryPath = nil
-            self.mode = 0
-            destination = path
+            (descriptor, target, self.mode, destination) = (STDOUT_FILENO, .standardOutput, 0, path)
             return
         }
         // `-o saves/` names a folder: said as such, not as the "not a directory" the system gives.
         if path.hasSuffix("/") { throw .cannotCreate(path: path, reason: "a folder's name (it ends in /), expected a file's") }
         let destination = try FileIO.destination(of: path, links: links)
         self.destination = destination
-        if let special = try FileIO.openSpecialDestination(destination) {
-            (descriptor, temporaryPath, self.mode, ownsDescriptor) = (special, nil, 0, true)
+        // One look at what is there: nothing (the usual case of a batch writing new files), a
+        // device or FIFO written in place, a link (whose file's mode and owner are kept), a file.
+        var existing = stat()
+        var replaces = lstat(destination, &existing) == 0
+        if replaces, FileIO.isSpecialType(existing.st_mode) {
+            let special = open(destination, O_WRONLY | O_CLOEXEC)
+            guard special >= 0 else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
+            (descriptor, target, self.mode) = (special, .special, 0)
             return
         }
-        var existing = stat()
-        let replaces = stat(destination, &existing) == 0
+        if replaces, existing.st_mode & S_IFMT == S_IFLNK { replaces = stat(destination, &existing) == 0 }
         if replaces { owner = (existing.st_uid, existing.st_gid) }
-        if let mode {
-            self.mode = mode
-        } else {
-            self.mode = replaces ? existing.st_mode & 0o7777 : FileIO.newFileMode
+        let mode = mode ?? (replaces ? existing.st_mode & 0o7777 : FileIO.newFileMode)
+        self.mode = mode
+        // Only where the caller flushes the whole file system afterwards (a batch's `syncfs`),
+        // which writes the inode's new link count with its name; a durable write keeps the
+        // well-trodden named temporary file, flushed before its rename.
+        if !replaces, !durable, FileIO.namesUnnamedFiles {
+            let unnamed = savetool_open_unnamed(FileIO.parentDirectory(of: destination), UInt32(mode & 0o777))
+            if unnamed >= 0 {
+                (descriptor, target) = (unnamed, .unnamed)
+                return
+            }
         }
-        (descriptor, temporaryPath) = try FileIO.makeTemporaryFile(beside: destination)
+        let (temporary, temporaryPath) = try FileIO.makeTemporaryFile(beside: destination)
+        (descriptor, target) = (temporary, .named(temporaryPath: temporaryPath))
     }
 
     deinit { abort() }
@@ -63,26 +85,38 @@ public final class AtomicFileOutput: ByteOutput {
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         let failure = FileIO.writeAll(bytes, to: descriptor)
         guard failure == 0 else { throw FileError.ioFailure(path: path, operation: "writing", reason: FileError.reason(failure)) }
-        if durable && temporaryPath != nil { writeback.wrote(bytes.count, to: descriptor) }
+        switch target {
+        case .named, .unnamed: if durable { writeback.wrote(bytes.count, to: descriptor) }
+        case .standardOutput, .special: break
+        }
     }
 
     /// Flushes the file to disk and moves it into place. Without `replacing`, it is placed only
     /// where nothing is, not even a link (an exclusive rename): ``FileError/cannotCreate(path:reason:)``
     /// says "file exists" otherwise.
     public func commit(replacing: Bool = true) throws(FileError) {
-        guard !finished, let temporaryPath else {
-            if !finished && ownsDescriptor { close(descriptor) }
-            finished = true
-            return
-        }
+        guard !finished else { return }
         finished = true
-        var renamed = false
-        defer { if !renamed { unlink(temporaryPath) } }
+        switch target {
+        case .standardOutput:
+            return
+        case .special:
+            close(descriptor)
+            return
+        case .named, .unnamed:
+            break
+        }
+        var placed = false
+        defer {
+            if !placed, case .named(let temporaryPath) = target { unlink(temporaryPath) }
+        }
         if let owner, owner.uid != geteuid() || owner.gid != getegid() {
             // Before the mode: a change of owner clears setuid and setgid bits.
             if fchown(descriptor, owner.uid, owner.gid) != 0 { _ = fchown(descriptor, uid_t.max, owner.gid) }
         }
-        guard fchmod(descriptor, mode) == 0 else {
+        // An unnamed file was made with `mode` less the umask: set only where that differs.
+        let madeWithMode: Bool = if case .unnamed = target { mode & ~FileIO.newFileMode & 0o7777 == 0 } else { false }
+        guard madeWithMode || fchmod(descriptor, mode) == 0 else {
             close(descriptor)
             throw .ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno))
         }
@@ -91,23 +125,60 @@ public final class AtomicFileOutput: ByteOutput {
             close(descriptor)
             throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(code))
         }
-        guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
-        guard (replacing ? rename(temporaryPath, destination) : savetool_rename_noreplace(temporaryPath, destination)) == 0 else {
-            throw .cannotCreate(path: path, reason: FileError.reason(errno))
+        switch target {
+        case .named(let temporaryPath):
+            guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
+            guard (replacing ? rename(temporaryPath, destination) : savetool_rename_noreplace(temporaryPath, destination)) == 0 else {
+                throw .cannotCreate(path: path, reason: FileError.reason(errno))
+            }
+        case .unnamed:
+            defer { close(descriptor) }
+            if savetool_link_unnamed(descriptor, destination) != 0 {
+                // Something took the name since it was looked at: replaced only if asked, through
+                // a temporary name, as a named temporary file would be.
+                guard errno == EEXIST, replacing else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
+                try linkReplacing()
+            }
+        case .standardOutput, .special:
+            break
         }
-        renamed = true
+        placed = true
         if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: destination)) }
+    }
+
+    /// Names the unnamed file with a temporary name beside the destination, then renames it over.
+    private func linkReplacing() throws(FileError) {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let name = destination.split(separator: "/").last.map(String.init) ?? destination
+        for _ in 0..<100 {
+            let suffix = String((0..<6).map { _ in characters.randomElement()! })
+            let temporary = "\(FileIO.parentDirectory(of: destination))/.\(name).savetool-\(suffix)"
+            guard savetool_link_unnamed(descriptor, temporary) == 0 else {
+                if errno == EEXIST { continue }
+                throw .cannotCreate(path: path, reason: FileError.reason(errno))
+            }
+            guard rename(temporary, destination) == 0 else {
+                let code = errno
+                unlink(temporary)
+                throw .cannotCreate(path: path, reason: FileError.reason(code))
+            }
+            return
+        }
+        throw .cannotCreate(path: path, reason: "no free temporary name beside it")
     }
 
     /// Throws the partial file away; the destination keeps its old contents.
     public func abort() {
         guard !finished else { return }
         finished = true
-        guard let temporaryPath else {
-            if ownsDescriptor { close(descriptor) }
+        switch target {
+        case .standardOutput:
             return
+        case .special, .unnamed:
+            close(descriptor)
+        case .named(let temporaryPath):
+            close(descriptor)
+            unlink(temporaryPath)
         }
-        close(descriptor)
-        unlink(temporaryPath)
     }
 }

@@ -172,10 +172,24 @@ public enum FileIO {
     /// write goes through it is its ``LinkPolicy``'s to say.
     public static func isSpecialFile(_ path: String) -> Bool {
         var info = stat()
-        guard lstat(path, &info) == 0 else { return false }
-        let type = info.st_mode & S_IFMT
+        return lstat(path, &info) == 0 && isSpecialType(info.st_mode)
+    }
+
+    /// Whether a mode is that of a device, a FIFO or a socket.
+    public static func isSpecialType(_ mode: mode_t) -> Bool {
+        let type = mode & S_IFMT
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK
     }
+
+    /// Whether a new file can be written unnamed and named once whole (O_TMPFILE, linked in
+    /// through /proc/self/fd): Linux with /proc mounted. Elsewhere, a temporary name is renamed.
+    static let namesUnnamedFiles: Bool = {
+        #if os(Linux)
+        return access("/proc/self/fd", X_OK) == 0
+        #else
+        return false
+        #endif
+    }()
 
     /// Where a write to `path` lands under `links` (see ``LinkPolicy``): `path` itself, or the
     /// file its symbolic links lead to (which need not exist yet), as a shell's `>` writes.

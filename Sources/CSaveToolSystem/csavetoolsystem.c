@@ -42,7 +42,7 @@ int savetool_sync_file_system(int descriptor) {
 
 int savetool_open_unnamed(const char *directory, unsigned int mode) {
 #if defined(__linux__) && defined(O_TMPFILE)
-    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
 #else
     (void)directory;
     (void)mode;

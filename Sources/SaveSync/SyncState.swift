@@ -82,13 +82,25 @@ public struct SyncState: Sendable {
     /// that of the file's own folder, or of a folder above it that a folder sync remembered it
     /// in. Synced alone, a file then merges against the base its folder's sync left, rather
     /// than without one (which would bring back what this device deleted). `nil` when no
-    /// state remembers it so.
+    /// state remembers it so. The search stops where the folders stop being this user's own
+    /// (another owner, a shared folder such as /tmp, another file system): a state found there
+    /// could be anyone's.
     public static func remembering(file: String, slot: String, space: String, server: String) -> (folder: String, key: String)? {
         guard let real = FileIO.realPath(file) else { return nil }
         var folder = FileIO.parentDirectory(of: real)
         var key = String(real.split(separator: "/").last ?? "")
+        var device: dev_t?
+        func ownedHere(_ path: String, device: dev_t?) -> stat? {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid(),
+                info.st_mode & (S_ISVTX | S_IWOTH) == 0, device == nil || info.st_dev == device
+            else { return nil }
+            return info
+        }
         while true {
-            if access(folder + "/" + folderName + "/state.json", F_OK) == 0, let state = try? SyncState(folder: folder),
+            guard let info = ownedHere(folder, device: device) else { return nil }
+            device = info.st_dev
+            if ownedHere(folder + "/" + folderName, device: device) != nil, let state = try? SyncState(folder: folder),
                 let entry = state.entries[key], entry.slot == slot, entry.space == space, entry.server == server
             {
                 return (folder, key)

@@ -77,6 +77,16 @@ struct ExportCommandTests {
         #expect(try CLI.run("merge", "--local", local, "--remote", remote, "--prefer", "remote", "-o", local, "-q").status == 0)
         let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("phone-before-merge-") }
         #expect(kept.count == 1 && mode(directory.path + "/" + kept[0]) == open & 0o600, "\(kept)")
+        // A merged bundle of a private folder is private too, though it is staged elsewhere.
+        #expect(try CLI.run("merge", "--local", local, "--remote", remote, "--prefer", "remote", "-o", directory.path + "/merged.tar.gz", "-q").status == 0)
+        #expect(mode(directory.path + "/merged.tar.gz") == open & 0o600)
+        // A file kept from a private folder deeper down: the folders on its way count.
+        let deep = try folder("deep", folderMode: 0o755, fileMode: 0o644)
+        chmod(deep + "/Documents", 0o700)
+        try Data(#"{"puzzleId": "p", "board": "", "seconds": 1, "completed": false}"#.utf8).write(to: URL(fileURLWithPath: deep + "/Documents/save.json"))
+        #expect(try CLI.run("migrate", deep, "--in-place", "--kind", "sudoku.game", "-q").status == 0)
+        let deepKept = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("deep-before-migrate-") }
+        #expect(deepKept.count == 1 && mode(directory.path + "/" + (deepKept.first ?? "")) == open & 0o600, "\(deepKept)")
     }
 
     @Test func aZipKeepsEachNameOfAHardLinkAsACopy() throws {

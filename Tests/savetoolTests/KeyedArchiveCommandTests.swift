@@ -97,6 +97,11 @@ struct KeyedArchiveCommandTests {
         #expect(try CLI.run("get", xml, "/root/born").outputText == #"{"$date": "2025-11-28T05:20:00.5Z"}"# + "\n")
         #expect(try CLI.run("get", xml, "/root/level").outputText == "8\n")
         #expect(try String(contentsOfFile: xml, encoding: .utf8).hasPrefix("<?xml"), "still an XML plist")
+        // Nor does an archive's date of year 0 (NSDate.distantPast) stop an edit: its time is a real.
+        #expect(try CLI.run("set", xml, "/root/born", #"{"$date": -63114076800.0}"#).status == 0)
+        let far = try CLI.run("set", xml, "/root/level", "9")
+        #expect(far.status == 0 && far.errors.isEmpty, "\(far.errors)")
+        #expect(try CLI.run("get", xml, "/root/born").outputText == #"{"$date": -63114076800.0}"# + "\n")
         // A plain XML plist holds whole seconds: refused, with no flag that `set` does not take.
         let plain = directory.appendingPathComponent("plain.plist").path
         #expect(try CLI.run("convert", "-", "--from", "json", "-o", plain, input: Array(#"{"a": 1}"#.utf8)).status == 0)

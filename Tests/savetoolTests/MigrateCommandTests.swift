@@ -247,6 +247,13 @@ struct MigrateCommandTests {
         #expect(lines.count == 6 && !lines.contains { $0.contains("r.jsonl") || $0.contains("earlier") }, "\(lines)")
         #expect(try CLI.run("get", saves.path + "/games/v1-fresh.json", "/version").outputText == "2\n")
         #expect(!(try FileManager.default.contentsOfDirectory(atPath: saves.path)).contains { $0.hasPrefix(".") })
+        // A report that is no file: a device, standard output.
+        try FileManager.default.removeItem(at: saves)
+        try sudokuSaves(at: saves)
+        let devnull = try CLI.run("migrate", saves.path, "--in-place", "--no-backup", "--report", "/dev/null")
+        #expect(devnull.status == 0 && devnull.outputText == "3 migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(devnull.errors)")
+        let stdout = try CLI.run("-q", "migrate", saves.path, "--check", "--report", "-")
+        #expect(stdout.status == 0 && stdout.outputText.split(separator: "\n").count == 6, "\(stdout.outputText)\(stdout.errors)")
     }
 
     @Test func aReportThatCannotBeMadeStopsTheRunBeforeAnythingIsWritten() throws {
@@ -290,6 +297,14 @@ struct MigrateCommandTests {
         #expect(result.status == 0 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(result.outputText)")
         #expect(result.errors.contains("savetool: warning: \(saves.path): named already as \(saves.path); migrated once"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".tar.gz") }.count == 1)
+        // A file inside a named folder that its walk does not visit (a name starting with .) is
+        // migrated on its own, not dropped as "named already".
+        let hidden = saves.path + "/.cloud/game.json"
+        try FileManager.default.createDirectory(atPath: saves.path + "/.cloud", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents/games/v1-fresh.json").path, toPath: hidden)
+        let dotted = try CLI.run("migrate", saves.path, hidden, "--kind", "sudoku.game", "--check")
+        #expect(dotted.status == 1 && dotted.outputText == "1 would be migrated, 6 unchanged, 0 skipped, 0 failed\n", "\(dotted.outputText)\(dotted.errors)")
+        #expect(!dotted.errors.contains("also named"), "\(dotted.errors)")
     }
 
     @Test func aNameThatIsNotUTF8IsAFailureNamedNotASilentSkip() throws {

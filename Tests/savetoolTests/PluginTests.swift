@@ -139,7 +139,7 @@ struct PluginTests {
 
     /// A plugin that prints without end is stopped at its output limit (a save document's most,
     /// 1 GiB, by default) with a message, before its timeout and before memory runs out; a
-    /// plugin's stderr is kept only in part for its message. And its failures read like every
+    /// plugin's stderr is kept only in part for its message (its end). And its failures read like every
     /// other error: `file: plugin …`, with the space.
     @Test func aPluginPrintingWithoutEndIsStoppedAtItsLimit() throws {
         let endless = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"yes\",\"extensions\":[\"yes\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else yes 0123456789abcdef; fi\n"
@@ -165,6 +165,8 @@ struct PluginTests {
         #expect(decoded.status == 65)
         #expect(decoded.errors.hasPrefix("savetool: \(file): plugin savetool-codec-fail: decode failed (exit 3): xxx"), "\(decoded.errors.prefix(200))")
         #expect(decoded.errors.utf8.count < 70_000, "stderr kept only in part")
+        let ending = String(decoded.errors.suffix(40))
+        #expect(ending.hasSuffix("xbroken\n"), "its end, where the error is: \(ending)")
     }
 
     /// A plugin that answers and exits, leaving a process of its own running (its streams

@@ -14,7 +14,7 @@ int savetool_sync_file_system(int descriptor);
 /// hard link): an existing file is never replaced. Returns 0, or -1 with errno EEXIST when `to` exists.
 int savetool_rename_noreplace(const char *from, const char *to);
 
-/// An unnamed file in `directory`, open for writing (Linux O_TMPFILE): nothing is seen there
+/// An unnamed file in `directory`, open for reading and writing (Linux O_TMPFILE): nothing is seen there
 /// until savetool_link_unnamed names it, and nothing is left if the process dies first.
 /// Returns the descriptor, or -1 with errno set (EOPNOTSUPP, EISDIR or EINVAL where the file
 /// system or the system has none).

@@ -172,18 +172,24 @@ public struct RemoteRepository: Sendable {
                 }
             }
             // One name, one source, on every day: the engine sees only the day's backup here, so
-            // the newest backup of the name is asked, by its marker (or, written before markers
-            // recorded sources, by its manifest).
-            if let newest = existing.first(where: { $0.damage == nil }) {
-                var stored = newest.sourcePath
-                if stored == nil {
-                    let file = scratch + "/" + newest.object
-                    if newest.object != previous?.object { try storage.download(newest.object, to: file) }
-                    stored = try? BundleImporter(createdBy: createdBy).summary(of: file).sourcePath
-                    if newest.object != previous?.object { unlink(file) }
-                }
-                if let stored, stored != sourcePath {
-                    throw BackupEngine.anotherSource(storedSource: stored, in: storage.location + "/" + newest.object, name: name, sourcePath: sourcePath)
+            // the newest backup of the name that says its source is asked, by its marker (or,
+            // written before markers recorded sources, by its manifest), as a folder's newest
+            // readable backup is. A source that is not there is the engine's to name first.
+            if access(sourcePath, F_OK) == 0 {
+                for backup in existing where backup.damage == nil {
+                    var stored = backup.sourcePath
+                    if stored == nil {
+                        let file = scratch + "/" + backup.object
+                        if backup.object != previous?.object { try storage.download(backup.object, to: file) }
+                        let summary = try? BundleImporter(createdBy: createdBy).summary(of: file)
+                        if backup.object != previous?.object { unlink(file) }
+                        guard let summary else { continue }  // unreadable: the next one says
+                        stored = summary.sourcePath
+                    }
+                    if let stored, stored != sourcePath {
+                        throw BackupEngine.anotherSource(storedSource: stored, in: storage.location + "/" + backup.object, name: name, sourcePath: sourcePath)
+                    }
+                    break
                 }
             }
             var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)

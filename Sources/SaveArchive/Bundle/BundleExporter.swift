@@ -49,6 +49,13 @@ public struct BundleExporter: Sendable {
     /// modes do: a 0700 folder gives a 0600 bundle. Off for a folder savetool staged itself,
     /// whose private mode says nothing about what it holds.
     public var rootLimitsReaders = true
+    /// More files and folders whose modes limit who may read the bundle: what a merge staged
+    /// its result from, or the folders between a root and the files ``export(files:under:to:replacing:)``
+    /// keeps.
+    public var readersLimitedBy: [String] = []
+    /// The bundle file's mode, where the caller decides it (a bundle written over another
+    /// keeps that one's); else as ``rootLimitsReaders`` says.
+    public var mode: mode_t?
     /// Told of what a bundle cannot hold and is left out: FIFOs, sockets, devices.
     public var warn: @Sendable (String) -> Void = { _ in }
     /// Told of the work done, after every entry (first checksumming, then writing).
@@ -81,7 +88,16 @@ public struct BundleExporter: Sendable {
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
         var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
         sorted.reverse()
-        return try export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
+        // The folders between the root and the files are not in the bundle, but they kept
+        // others out of the files: a 0644 save in a 0700 folder gives a 0600 bundle.
+        var exporter = self
+        var folders: Set<String> = []
+        for path in paths {
+            var folder = FileIO.parentDirectory(of: path)
+            while folder != "." && folder != "/" && folders.insert(folder).inserted { folder = FileIO.parentDirectory(of: folder) }
+        }
+        exporter.readersLimitedBy += folders.sorted().map { root + "/" + $0 }
+        return try exporter.export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
 
     /// Writes the entries `next` yields as a bundle at `destination`: in one pass for tar, unless
@@ -145,10 +161,13 @@ public struct BundleExporter: Sendable {
         private(set) var readableByGroup = true, readableByOthers = true
 
         /// Starts the manifest with its header, into `stream` if there is one.
-        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, rootLimitsReaders: Bool = true) throws {
+        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, readersLimitedBy limits: [String] = []) throws {
             (self.root, summary, self.stream) = (root, header.summary, stream)
-            var info = stat()
-            if rootLimitsReaders, stat(root, &info) == 0 { noteReaders(of: .directory, mode: UInt16(info.st_mode & 0o7777)) }
+            for path in limits {
+                var info = stat()
+                guard stat(path, &info) == 0 else { continue }
+                noteReaders(of: info.st_mode & S_IFMT == S_IFDIR ? .directory : .file, mode: UInt16(info.st_mode & 0o7777))
+            }
             try append(header.encodedHeader())
         }
 
@@ -208,6 +227,11 @@ public struct BundleExporter: Sendable {
         }
     }
 
+    /// What limits who may read the bundle besides its entries.
+    private func readerLimits(root: String) -> [String] {
+        (rootLimitsReaders ? [root] : []) + readersLimitedBy
+    }
+
     private func header(root: String) -> BundleManifest {
         let sourceName = self.sourceName ?? URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
         return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: [])
@@ -215,7 +239,7 @@ public struct BundleExporter: Sendable {
 
     /// Describes the entries `next` yields, a batch at a time on every core, into the manifest.
     private func describe(root: String, observe: (BundleManifest.File) throws -> Void, next: () throws -> Walked?) throws -> DescribedSource {
-        let described = try DescribedSource(root: root, header: header(root: root), rootLimitsReaders: rootLimitsReaders)
+        let described = try DescribedSource(root: root, header: header(root: root), readersLimitedBy: readerLimits(root: root))
         var batch: [Walked] = []
         var finished = false
         while !finished {
@@ -258,7 +282,7 @@ public struct BundleExporter: Sendable {
         defer { close(manifestSpool) }
         let manifestData = try TarEntryStream(
             into: ArchiveOutput(descriptor: manifestSpool, earlyWriteback: false), name: destination, compression: compression)
-        let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData, rootLimitsReaders: rootLimitsReaders)
+        let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData, readersLimitedBy: readerLimits(root: root))
         let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
         var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
         var folders = OpenFolder(root: root)
@@ -288,7 +312,7 @@ public struct BundleExporter: Sendable {
         }
         try files.close()
         try described.finish()
-        try writeFile(at: destination, replacing: replacing, mode: described.bundleMode) { descriptor in
+        try writeFile(at: destination, replacing: replacing, mode: mode ?? described.bundleMode) { descriptor in
             try TarEntryStream.writeHeader(manifestEntry(described), into: ArchiveOutput(descriptor: descriptor), name: destination, compression: compression)
             // The spools' blocks are given back as they are copied: the export never needs much
             // more room than the bundle itself.
@@ -643,7 +667,7 @@ public struct BundleExporter: Sendable {
     // MARK: - Writing the bundle
 
     func write(_ described: DescribedSource, to destination: String, replacing: Bool) throws {
-        try writeFile(at: destination, replacing: replacing, mode: described.bundleMode) { descriptor in
+        try writeFile(at: destination, replacing: replacing, mode: mode ?? described.bundleMode) { descriptor in
             try write(described, into: ArchiveOutput(descriptor: descriptor), name: destination)
         }
     }

@@ -107,21 +107,21 @@ public struct MergeJob: Sendable {
         if toBundle {
             var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
             exporter.label = "merged"
-            exporter.rootLimitsReaders = false  // the staging folder, private by making
+            // The staging folder is private by making; the copies merged say who may read.
+            exporter.rootLimitsReaders = false
+            exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? [])
             exporter.sourceName = Self.name(of: local)
             // In the format its name says (a .tar.zst stays zstd, a .zip a zip).
             exporter.format = ArchiveFormat(path: output) ?? .tar(.gzip)
-            var oldMode: mode_t?
             if bundleInPlace {
                 guard changesLocal else { return outcome }
                 outcome.keptOriginals = try keepOriginal(output)
+                // The bundle it replaces was private: so is the merged one, from its first moment.
                 var info = stat()
-                if stat(output, &info) == 0 { oldMode = info.st_mode & 0o7777 }
+                if stat(output, &info) == 0 { exporter.mode = info.st_mode & 0o7777 }
                 exporter.destinationLinks = .follow  // a link to the bundle stays a link
             }
             _ = try exporter.export(directory: staging, to: output, replacing: bundleInPlace)
-            // The bundle it replaced was private: so is the merged one.
-            if let oldMode { chmod(try FileIO.destination(of: output, links: .follow), oldMode) }
         } else if inPlace {
             guard !changed.isEmpty else { return outcome }
             // The walk merges files and folders only: a link, FIFO or device where a merged file

@@ -5,8 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// A file written piece by piece under a temporary name beside its destination, and renamed
-/// over it only by ``commit()``: until then the destination is untouched, and a crash, a full
+/// A file written piece by piece under a temporary name beside its destination (or, for a new
+/// file that the caller flushes with the rest of a batch, unnamed in its folder), and put in
+/// place only by ``commit()``: until then the destination is untouched, and a crash, a full
 /// disk or ``abort()`` leaves it as it was. `-` writes to standard output directly, and a
 /// device or FIFO (`/dev/null`) is written in place, never replaced. A symbolic link is
 /// written through or replaced as `links` says (``LinkPolicy``).
@@ -82,6 +83,10 @@ public final class AtomicFileOutput: ByteOutput {
 
     deinit { abort() }
 
+    /// Names an unnamed file (`savetool_link_unnamed`); tests make it fail as a restricted
+    /// /proc would, to see the copy that stands in.
+    nonisolated(unsafe) static var linkUnnamed: (Int32, String) -> Int32 = { savetool_link_unnamed($0, $1) }
+
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         let failure = FileIO.writeAll(bytes, to: descriptor)
         guard failure == 0 else { throw FileError.ioFailure(path: path, operation: "writing", reason: FileError.reason(failure)) }
@@ -114,9 +119,7 @@ public final class AtomicFileOutput: ByteOutput {
             // Before the mode: a change of owner clears setuid and setgid bits.
             if fchown(descriptor, owner.uid, owner.gid) != 0 { _ = fchown(descriptor, uid_t.max, owner.gid) }
         }
-        // An unnamed file was made with `mode` less the umask: set only where that differs.
-        let madeWithMode: Bool = if case .unnamed = target { mode & ~FileIO.newFileMode & 0o7777 == 0 } else { false }
-        guard madeWithMode || fchmod(descriptor, mode) == 0 else {
+        guard fchmod(descriptor, mode) == 0 else {
             close(descriptor)
             throw .ioFailure(path: path, operation: "setting permissions", reason: FileError.reason(errno))
         }
@@ -132,13 +135,20 @@ public final class AtomicFileOutput: ByteOutput {
                 throw .cannotCreate(path: path, reason: FileError.reason(errno))
             }
         case .unnamed:
-            defer { close(descriptor) }
-            if savetool_link_unnamed(descriptor, destination) != 0 {
+            var linked = Self.linkUnnamed(descriptor, destination) == 0
+            if !linked && errno == EEXIST {
                 // Something took the name since it was looked at: replaced only if asked, through
                 // a temporary name, as a named temporary file would be.
-                guard errno == EEXIST, replacing else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
-                try linkReplacing()
+                guard replacing else {
+                    close(descriptor)
+                    throw .cannotCreate(path: path, reason: FileError.reason(EEXIST))
+                }
+                linked = try linkReplacing()
             }
+            // /proc/self/fd refused (a restricted /proc, a policy on linkat): the bytes are copied
+            // into a named temporary file, which is renamed in, as if unnamed files were never tried.
+            if !linked { try copyToNamedFile(replacing: replacing) }
+            guard close(descriptor) == 0 else { throw .ioFailure(path: path, operation: "closing", reason: FileError.reason(errno)) }
         case .standardOutput, .special:
             break
         }
@@ -146,25 +156,52 @@ public final class AtomicFileOutput: ByteOutput {
         if durable { FileIO.syncDirectory(FileIO.parentDirectory(of: destination)) }
     }
 
-    /// Names the unnamed file with a temporary name beside the destination, then renames it over.
-    private func linkReplacing() throws(FileError) {
+    /// Names the unnamed file with a temporary name beside the destination, then renames it
+    /// over; `false` when it cannot be named at all.
+    private func linkReplacing() throws(FileError) -> Bool {
         let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         let name = destination.split(separator: "/").last.map(String.init) ?? destination
         for _ in 0..<100 {
             let suffix = String((0..<6).map { _ in characters.randomElement()! })
             let temporary = "\(FileIO.parentDirectory(of: destination))/.\(name).savetool-\(suffix)"
-            guard savetool_link_unnamed(descriptor, temporary) == 0 else {
+            guard Self.linkUnnamed(descriptor, temporary) == 0 else {
                 if errno == EEXIST { continue }
-                throw .cannotCreate(path: path, reason: FileError.reason(errno))
+                return false
             }
             guard rename(temporary, destination) == 0 else {
                 let code = errno
                 unlink(temporary)
+                close(descriptor)
                 throw .cannotCreate(path: path, reason: FileError.reason(code))
             }
-            return
+            return true
         }
+        close(descriptor)
         throw .cannotCreate(path: path, reason: "no free temporary name beside it")
+    }
+
+    /// Copies what was written into a named temporary file beside the destination and renames
+    /// it in (exclusively unless `replacing`).
+    private func copyToNamedFile(replacing: Bool) throws(FileError) {
+        let temporary: (descriptor: Int32, path: String)
+        do { temporary = try FileIO.makeTemporaryFile(beside: destination) } catch {
+            close(descriptor)
+            throw error
+        }
+        var renamed = false
+        defer { if !renamed { unlink(temporary.path) } }
+        let failure = savetool_append_file(descriptor, temporary.descriptor, 0)
+        let permissions = fchmod(temporary.descriptor, mode) == 0 ? 0 : errno
+        guard close(temporary.descriptor) == 0, failure == 0, permissions == 0 else {
+            close(descriptor)
+            throw .ioFailure(path: path, operation: "writing", reason: FileError.reason(failure != 0 ? failure : permissions != 0 ? permissions : errno))
+        }
+        guard (replacing ? rename(temporary.path, destination) : savetool_rename_noreplace(temporary.path, destination)) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .cannotCreate(path: path, reason: FileError.reason(code))
+        }
+        renamed = true
     }
 
     /// Throws the partial file away; the destination keeps its old contents.

@@ -16,7 +16,7 @@ public struct KeyedArchiveCodec: SaveCodec {
     /// What the container holds, but uids: a view has none. It holds null, as `$null`, and any
     /// date, as an `NSDate` whose `NS.time` is a real (an XML plist's own dates hold whole
     /// seconds, its reals do not).
-    public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union([.null, .date, .subsecondDate]) }
+    public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union([.null, .date, .subsecondDate, .anyYearDate]) }
     /// The archive this codec writes back over, if it was read from one.
     public var original: KeyedArchive?
     /// The property list codec the archive is written in: the one it was read with.

@@ -151,7 +151,7 @@ struct Formats: ParsableCommand {
     static func capabilityNames(_ capabilities: ValueCapabilities) -> [String] {
         let names: [(ValueCapabilities, String)] = [
             (.null, "null"), (.date, "date"), (.subsecondDate, "sub-second date"), (.data, "data"), (.uid, "uid"),
-            (.nonFiniteReal, "NaN and infinities"), (.controlCharacters, "control characters"),
+            (.nonFiniteReal, "NaN and infinities"), (.controlCharacters, "control characters"), (.anyYearDate, "dates of any year"),
         ]
         return names.filter { capabilities.contains($0.0) }.map(\.1)
     }

@@ -144,7 +144,8 @@ struct Migrate: ParsableCommand {
         let progress = Progress(total: showsProgress ? try files.count() : 0, visible: showsProgress)
         var summary = Summary()
         // Two arguments may lead to one path under --out (two folders holding the same names):
-        // the second is a failure, never a silent overwrite of the first one's copy.
+        // the second is a failure, never a silent overwrite of the first one's copy. This alone
+        // grows with the count (a path per file), and only when several arguments share --out.
         var placed: [String: String]? = out != nil && files.paths.count > 1 ? [:] : nil
         // A file named on the command line is written through its link, as `set` writes; one
         // found in a folder only through a link that stays inside the folder.
@@ -270,7 +271,7 @@ struct Migrate: ParsableCommand {
                 continue
             }
             if out == nil, let folder = named.first(where: { other in
-                other.isFolder && other.real.map { real.hasPrefix($0 == "/" ? "/" : $0 + "/") } == true
+                other.isFolder && other.real.map { Self.walk(from: $0, reaches: real) } == true
             }) {
                 global.warn("\(argument.path): inside \(folder.path), also named; migrated once")
                 continue
@@ -278,6 +279,26 @@ struct Migrate: ParsableCommand {
             distinct.append(argument.path)
         }
         return distinct
+    }
+
+    /// Whether the walk of the real folder `folder` visits the real path `inside`: it lies
+    /// under it through folders (not links to them), and no name on the way starts with `.`.
+    /// Only then is an argument inside a folder also named the same file twice; otherwise it
+    /// is migrated on its own, never dropped unseen.
+    private static func walk(from folder: String, reaches inside: String) -> Bool {
+        let prefix = folder == "/" ? "/" : folder + "/"
+        guard inside.hasPrefix(prefix) else { return false }
+        var place = folder == "/" ? "" : folder
+        let names = inside.dropFirst(prefix.count).split(separator: "/")
+        for (index, name) in names.enumerated() {
+            guard !name.hasPrefix(".") else { return false }
+            place += "/" + name
+            var info = stat()
+            guard lstat(place, &info) == 0 else { return false }
+            let type = info.st_mode & S_IFMT
+            guard type == S_IFDIR || (index == names.count - 1 && type == S_IFREG) else { return false }
+        }
+        return true
     }
 
     /// A path made real as far as it exists, with the rest (folders --out will make) after it.

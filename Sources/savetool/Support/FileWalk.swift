@@ -95,7 +95,9 @@ struct FileWalk {
         names.reserveCapacity(entries.count)
         for entry in entries where !(entry.bytes.first == UInt8(ascii: ".") && !removesAbandonedTemporaryFiles) {
             guard let name = String(validating: entry.bytes, as: UTF8.self) else {
-                if entry.bytes.first == UInt8(ascii: ".") { continue }
+                let shownType = type(of: entry.type, at: directory + "/" + String(decoding: entry.bytes, as: UTF8.self))
+                // Only what the walk would visit: a FIFO or socket is passed over whatever its name.
+                if entry.bytes.first == UInt8(ascii: ".") || ![S_IFREG, S_IFDIR, S_IFLNK, 0].contains(shownType) { continue }
                 let shown = String(decoding: entry.bytes, as: UTF8.self)
                 let problem = "a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names; rename it to include it"
                 let inside = relative.isEmpty ? shown : relative + "/" + shown
@@ -126,6 +128,10 @@ struct FileWalk {
             // batch of small saves was two system calls of the dozen each file costs.
             switch type(of: entryType, at: path) {
             case S_IFDIR:
+                // Looked at again just before going in (the listing may be a while old by now):
+                // a folder swapped for a link since is not followed out of the tree.
+                var info = stat()
+                guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
                 guard try walk(path, relative: inside, argument: argument, body) else { return false }
             case S_IFREG:
                 guard try body(File(path: path, relative: inside, argument: argument)) else { return false }

@@ -8,39 +8,55 @@ import Glibc
 /// that is killed leaves a record of what it did, as a log does.
 ///
 /// The file is opened before any work, so a path that cannot be written stops the run before a
-/// file is touched, and it is emptied only when the first lines come: a run that fails before
-/// then leaves an earlier report as it was, and removes a file it made.
+/// file is touched, and a regular file is emptied only when the first lines come: a run that
+/// fails before then leaves an earlier report as it was, and removes a file it made. `-`, a
+/// pipe, a terminal or a device (`/dev/stdout`, `>(jq …)`) is written as it is.
 final class ReportFile {
     let path: String
     private let descriptor: Int32
+    /// Made by this run (exclusively), so removed if the run stops before its first line.
     private let created: Bool
+    /// A regular file, which is emptied first and flushed at the end; anything else is written
+    /// as a stream.
+    private let isRegular: Bool
     private var emptied = false
 
     init(path: String) throws(FileError) {
         self.path = path
-        var descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        created = descriptor >= 0
-        if descriptor < 0 && errno == EEXIST { descriptor = open(path, O_WRONLY | O_CLOEXEC) }
+        if path == "-" {
+            (descriptor, created, isRegular) = (STDOUT_FILENO, false, false)
+            return
+        }
+        // An existing file (through its links) is opened as it is; a new one is made exclusively,
+        // so that only a file this run made is ever removed; a link to nothing yet makes its file.
+        var descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        var created = false
+        if descriptor < 0 && errno == ENOENT {
+            descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+            created = descriptor >= 0
+            if descriptor < 0 && errno == EEXIST { descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666) }
+        }
         guard descriptor >= 0 else { throw .cannotCreate(path: path, reason: FileError.reason(errno)) }
         var info = stat()
-        if fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
             close(descriptor)
-            throw .cannotCreate(path: path, reason: "a folder, expected a file for the report")
+            throw .cannotCreate(path: path, reason: FileError.reason(code))
         }
-        self.descriptor = descriptor
+        (self.descriptor, self.created, isRegular) = (descriptor, created, info.st_mode & S_IFMT == S_IFREG)
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor != STDOUT_FILENO { close(descriptor) } }
 
     /// The report file itself, which a walk of the folder it is in leaves out.
     var identity: FileWalk.Identity? {
         var info = stat()
-        return fstat(descriptor, &info) == 0 ? FileWalk.Identity(info) : nil
+        return isRegular && fstat(descriptor, &info) == 0 ? FileWalk.Identity(info) : nil
     }
 
     func write(_ lines: String) throws(FileError) {
         if !emptied {
-            guard ftruncate(descriptor, 0) == 0 else { throw .ioFailure(path: path, operation: "emptying", reason: FileError.reason(errno)) }
+            if isRegular, ftruncate(descriptor, 0) != 0 { throw .ioFailure(path: path, operation: "emptying", reason: FileError.reason(errno)) }
             emptied = true
         }
         let failure = Array(lines.utf8).withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
@@ -51,7 +67,7 @@ final class ReportFile {
     /// report of a run that migrated nothing is an empty file).
     func finish() throws(FileError) {
         if !emptied { try write("") }
-        guard fsync(descriptor) == 0 else { throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(errno)) }
+        guard !isRegular || fsync(descriptor) == 0 else { throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(errno)) }
     }
 
     /// A run that stopped before its first line: a file it made is removed.

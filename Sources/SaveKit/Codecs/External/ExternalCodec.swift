@@ -172,26 +172,37 @@ public struct ExternalCodec: SaveCodec {
         var errors = Data()
         /// The output went past ``outputLimit``: the plugin was stopped.
         var overflowed = false
+        /// Reading the output failed part way: what was read is not all it printed.
+        var readFailure: Int32 = 0
     }
 
-    /// What of a plugin's stderr is kept for its message; the rest is read and dropped.
+    /// What of a plugin's stderr is kept for its message: its end, where the error usually is.
     static let errorsKept = 64 << 10
 
-    /// Reads `descriptor` to its end, keeping up to `limit` bytes; `false` when there was more
-    /// (reading stops at once when `stopping`, else the rest is read and dropped).
-    private static func read(_ descriptor: Int32, into data: inout Data, limit: Int, stopping: Bool) -> Bool {
+    /// How reading a plugin's stream ended.
+    private enum ReadEnd {
+        case end
+        /// More than the limit came: with `keepingTail`, the last `limit` bytes are kept and
+        /// reading went on to the end; else reading stopped.
+        case pastLimit
+        case failed(Int32)
+    }
+
+    /// Reads `descriptor` to its end, keeping up to `limit` bytes: the first ones (and stopping
+    /// past the limit), or with `keepingTail` the last ones.
+    private static func read(_ descriptor: Int32, into data: inout Data, limit: Int, keepingTail: Bool) -> ReadEnd {
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        var whole = true
+        var past = false
         while true {
             let count = buffer.withUnsafeMutableBytes { FileIO.readSome(descriptor, into: $0) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return whole }
-            if data.count + count > limit {
-                whole = false
-                if stopping { return false }
-                data.append(contentsOf: buffer[..<max(0, limit - data.count)])
-            } else {
-                data.append(contentsOf: buffer[..<count])
+            if count < 0 { return .failed(errno) }
+            if count == 0 { return past ? .pastLimit : .end }
+            if data.count + count > limit && !keepingTail { return .pastLimit }
+            data.append(contentsOf: buffer[..<count])
+            if data.count > 2 * limit {
+                past = true
+                data.removeFirst(data.count - limit)
             }
         }
     }
@@ -221,20 +232,32 @@ public struct ExternalCodec: SaveCodec {
         // while the write waited about a second for the pool to grow.
         readers.enter()
         readers.enter()
+        // The plugin leads a process group of its own where Foundation spawns it so (Linux):
+        // stopping the group stops what it started too, which would otherwise run on, holding
+        // its pipes. A group id is never given to a new process while the group has members.
         let pid = process.processIdentifier
+        #if os(Linux)
+        let leadsGroup = true  // swift-corelibs-foundation spawns with POSIX_SPAWN_SETPGROUP
+        #else
+        let leadsGroup = getpgid(pid) == pid
+        #endif
         Thread.detachNewThread {
             var output = Data()
-            if !read(stdout.fileHandleForReading.fileDescriptor, into: &output, limit: outputLimit, stopping: true) {
+            switch read(stdout.fileHandleForReading.fileDescriptor, into: &output, limit: outputLimit, keepingTail: false) {
+            case .end: break
+            case .pastLimit:
                 collected.overflowed = true
-                kill(-pid, SIGKILL)
+                if leadsGroup { kill(-pid, SIGKILL) }
                 kill(pid, SIGKILL)
+            case .failed(let code): collected.readFailure = code
             }
             collected.output = output
             readers.leave()
         }
         Thread.detachNewThread {
             var errors = Data()
-            _ = read(stderr.fileHandleForReading.fileDescriptor, into: &errors, limit: errorsKept, stopping: false)
+            _ = read(stderr.fileHandleForReading.fileDescriptor, into: &errors, limit: errorsKept, keepingTail: true)
+            if errors.count > errorsKept { errors.removeFirst(errors.count - errorsKept) }
             collected.errors = errors
             readers.leave()
         }
@@ -244,14 +267,6 @@ public struct ExternalCodec: SaveCodec {
             try? stdin.fileHandleForWriting.write(contentsOf: payload)
             try? stdin.fileHandleForWriting.close()
         }
-        // The plugin leads a process group of its own where Foundation spawns it so (Linux):
-        // stopping the group stops what it started too, which would otherwise run on, holding
-        // its pipes. A group id is never given to a new process while the group has members.
-        #if os(Linux)
-        let leadsGroup = true  // swift-corelibs-foundation spawns with POSIX_SPAWN_SETPGROUP
-        #else
-        let leadsGroup = getpgid(pid) == pid
-        #endif
         guard let exit = waitForExit(of: process, finished: finished, within: timeout) else {
             if leadsGroup { kill(-pid, SIGKILL) }
             kill(pid, SIGKILL)
@@ -263,6 +278,9 @@ public struct ExternalCodec: SaveCodec {
             if readers.wait(timeout: .now() + 2) == .timedOut {
                 throw .plugin(id: id, message: "\(argument) exited but something it started still holds its output open")
             }
+        }
+        if collected.readFailure != 0 {
+            throw .plugin(id: id, message: "reading what \(argument) printed failed: \(FileError.reason(collected.readFailure))")
         }
         if collected.overflowed {
             let limit = outputLimit >= 1 << 30 ? "\(outputLimit >> 30) GiB" : "\(outputLimit) bytes"

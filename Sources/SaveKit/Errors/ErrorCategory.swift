@@ -87,9 +87,14 @@ public struct SaveError: CategorizedError, Sendable {
         (self.category, self.file, self.location, self.message, self.hint, self.cause) = (category, file, location, message, hint, cause)
     }
 
-    /// `file:location: message`, each part only when present.
+    /// `file:location: message` (cli.md's shape), each part only when present.
     public var description: String {
-        [file, location].compactMap { $0 }.map { $0 + ": " }.joined() + message
+        switch (file, location) {
+        case (let file?, let location?): "\(file):\(location): \(message)"
+        case (let file?, nil): "\(file): \(message)"
+        case (nil, let location?): "\(location): \(message)"
+        case (nil, nil): message
+        }
     }
 }
 

@@ -120,7 +120,7 @@ struct SyncServerTests {
         let handwritten = root.appendingPathComponent("hand.json").path
         try Data(#"[{"sha256": "\#(String(repeating: "a", count: 64))", "spaces": ["kape/*", "bad space"], "access": "read"}]"#.utf8).write(to: URL(fileURLWithPath: handwritten))
         let badPattern = try CLI.run("serve", "--store", store, "--tokens", handwritten)
-        #expect(badPattern.status == 65 && badPattern.errors.contains("\(handwritten): /0/spaces/1: the pattern \"bad space\" has a space"), "\(badPattern.errors)")
+        #expect(badPattern.status == 65 && badPattern.errors.contains("\(handwritten):/0/spaces/1: the pattern \"bad space\" has a space"), "\(badPattern.errors)")
 
         // Without tokens, only a loopback address is served.
         let open = try CLI.run("serve", "--store", store, "--host", "0.0.0.0", "--port", "0")

@@ -51,7 +51,8 @@ public struct ExternalCodec: SaveCodec {
     public init(executable: String, timeout: TimeInterval = ExternalCodec.defaultTimeout) throws(CodecError) {
         let name = executable.split(separator: "/").last.map(String.init) ?? executable
         let expectedID = String(name.dropFirst(ExternalCodec.prefix.count))
-        let result = try Self.run(executable, argument: "describe", input: [], timeout: timeout, id: expectedID)
+        // A description is a few hundred bytes: 1 MiB is far past any.
+        let result = try Self.run(executable, argument: "describe", input: [], timeout: timeout, id: expectedID, outputLimit: 1 << 20)
         let description: SaveValue
         do {
             description = try JSONReader.parse(result, options: DecodingOptions())
@@ -168,8 +169,8 @@ public struct ExternalCodec: SaveCodec {
     // MARK: - Running
 
     private final class Collected: @unchecked Sendable {
-        var output = Data()
-        var errors = Data()
+        var output: [UInt8] = []
+        var errors: [UInt8] = []
         /// The output went past ``outputLimit``: the plugin was stopped.
         var overflowed = false
         /// Reading the output failed part way: what was read is not all it printed.
@@ -190,21 +191,34 @@ public struct ExternalCodec: SaveCodec {
 
     /// Reads `descriptor` to its end, keeping up to `limit` bytes: the first ones (and stopping
     /// past the limit), or with `keepingTail` the last ones.
-    private static func read(_ descriptor: Int32, into data: inout Data, limit: Int, keepingTail: Bool) -> ReadEnd {
+    private static func read(_ descriptor: Int32, into data: inout [UInt8], limit: Int, keepingTail: Bool) -> ReadEnd {
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         var past = false
         while true {
             let count = buffer.withUnsafeMutableBytes { FileIO.readSome(descriptor, into: $0) }
             if count < 0 && errno == EINTR { continue }
             if count < 0 { return .failed(errno) }
-            if count == 0 { return past ? .pastLimit : .end }
+            if count == 0 {
+                if data.count > limit { data.removeFirst(data.count - limit) }
+                return past ? .pastLimit : .end
+            }
             if data.count + count > limit && !keepingTail { return .pastLimit }
             data.append(contentsOf: buffer[..<count])
+            // An array, not Data: Data's slices share its storage, which then never shrinks
+            // (a plugin writing to stderr without end grew savetool to gigabytes).
             if data.count > 2 * limit {
                 past = true
                 data.removeFirst(data.count - limit)
             }
         }
+    }
+
+    /// The end of a plugin's stderr, as one line of at most about 2 KiB: cli.md's errors are
+    /// one line each.
+    static func message(fromErrors errors: [UInt8]) -> String {
+        let lines = String(decoding: errors.suffix(2048), as: UTF8.self)
+            .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return lines.joined(separator: "; ")
     }
 
     static func run(
@@ -242,7 +256,7 @@ public struct ExternalCodec: SaveCodec {
         let leadsGroup = getpgid(pid) == pid
         #endif
         Thread.detachNewThread {
-            var output = Data()
+            var output: [UInt8] = []
             switch read(stdout.fileHandleForReading.fileDescriptor, into: &output, limit: outputLimit, keepingTail: false) {
             case .end: break
             case .pastLimit:
@@ -255,9 +269,8 @@ public struct ExternalCodec: SaveCodec {
             readers.leave()
         }
         Thread.detachNewThread {
-            var errors = Data()
+            var errors: [UInt8] = []
             _ = read(stderr.fileHandleForReading.fileDescriptor, into: &errors, limit: errorsKept, keepingTail: true)
-            if errors.count > errorsKept { errors.removeFirst(errors.count - errorsKept) }
             collected.errors = errors
             readers.leave()
         }
@@ -287,11 +300,11 @@ public struct ExternalCodec: SaveCodec {
             throw .plugin(id: id, message: "\(argument) printed more than \(limit) and was stopped, expected a save document")
         }
         guard exit.status == 0, exit.exited else {
-            let message = String(decoding: collected.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let message = Self.message(fromErrors: collected.errors)
             let how = exit.exited ? "exit \(exit.status)" : "signal \(exit.status)"
             throw .plugin(id: id, message: "\(argument) failed (\(how))\(message.isEmpty ? "" : ": " + message)")
         }
-        return Array(collected.output)
+        return collected.output
     }
 
     /// Waits up to `timeout` for the plugin to exit; its status, or nil if it is still running.

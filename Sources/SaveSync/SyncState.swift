@@ -78,14 +78,15 @@ public struct SyncState: Sendable {
         }
     }
 
-    /// The state that remembers `file` as `slot` of `space` on `server`, and its key there:
+    /// The state that remembers `file` as `slot` (any slot, when `nil`) of `space` on `server`,
+    /// its key there and the slot:
     /// that of the file's own folder, or of a folder above it that a folder sync remembered it
     /// in. Synced alone, a file then merges against the base its folder's sync left, rather
     /// than without one (which would bring back what this device deleted). `nil` when no
     /// state remembers it so. The search stops where the folders stop being this user's own
     /// (another owner, a shared folder such as /tmp, another file system): a state found there
     /// could be anyone's.
-    public static func remembering(file: String, slot: String, space: String, server: String) -> (folder: String, key: String)? {
+    public static func remembering(file: String, slot: String?, space: String, server: String) -> (folder: String, key: String, slot: String)? {
         guard let real = FileIO.realPath(file) else { return nil }
         var folder = FileIO.parentDirectory(of: real)
         var key = String(real.split(separator: "/").last ?? "")
@@ -101,9 +102,9 @@ public struct SyncState: Sendable {
             guard let info = ownedHere(folder, device: device) else { return nil }
             device = info.st_dev
             if ownedHere(folder + "/" + folderName, device: device) != nil, let state = try? SyncState(folder: folder),
-                let entry = state.entries[key], entry.slot == slot, entry.space == space, entry.server == server
+                let entry = state.entries[key], slot == nil || entry.slot == slot, entry.space == space, entry.server == server
             {
-                return (folder, key)
+                return (folder, key, entry.slot)
             }
             guard folder != "/" else { return nil }
             key = String(folder.split(separator: "/").last ?? "") + "/" + key

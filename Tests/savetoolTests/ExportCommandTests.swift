@@ -77,9 +77,19 @@ struct ExportCommandTests {
         #expect(try CLI.run("merge", "--local", local, "--remote", remote, "--prefer", "remote", "-o", local, "-q").status == 0)
         let kept = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("phone-before-merge-") }
         #expect(kept.count == 1 && mode(directory.path + "/" + kept[0]) == open & 0o600, "\(kept)")
-        // A merged bundle of a private folder is private too, though it is staged elsewhere.
+        // A merged bundle of a private folder is private too, though it is staged elsewhere; and
+        // so is one holding a private file of the other copy.
         #expect(try CLI.run("merge", "--local", local, "--remote", remote, "--prefer", "remote", "-o", directory.path + "/merged.tar.gz", "-q").status == 0)
         #expect(mode(directory.path + "/merged.tar.gz") == open & 0o600)
+        let publicLocal = try folder("laptop", folderMode: 0o755, fileMode: 0o644)
+        chmod(remote + "/Documents/save.json", 0o600)
+        #expect(try CLI.run("merge", "--local", publicLocal, "--remote", remote, "--prefer", "remote", "-o", directory.path + "/merged2.tar.gz", "-q").status == 0)
+        #expect(mode(directory.path + "/merged2.tar.gz") == open & 0o600)
+        // Under a umask of 000, a 0750 folder of 0640 files gives a 0640 bundle: readable by the
+        // group, and no more writable by it than the files were.
+        let group = try folder("group-only", folderMode: 0o750, fileMode: 0o640)
+        let loose = try Processes.run(["/bin/sh", "-c", "umask 000; exec \"$0\" \"$@\"", CLI.executable, "export", group, "-o", directory.path + "/loose.tar.gz", "-q"])
+        #expect(loose.status == 0 && mode(directory.path + "/loose.tar.gz") == 0o640, "\(String(mode(directory.path + "/loose.tar.gz"), radix: 8)) \(loose.errors)")
         // A file kept from a private folder deeper down: the folders on its way count.
         let deep = try folder("deep", folderMode: 0o755, fileMode: 0o644)
         chmod(deep + "/Documents", 0o700)

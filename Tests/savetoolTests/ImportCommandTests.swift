@@ -23,6 +23,14 @@ struct ImportCommandTests {
         let landed = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("new/deeper/kape").path)
         #expect(landed.status == 0, "\(landed.errors)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("new/deeper/kape/Documents/current_tournament.json").path))
+        // --backup-repo that is not there yet is made, as backup create makes its repository;
+        // one whose parent is missing is said, with what it was for.
+        let kept = directory.appendingPathComponent("kept").path
+        let again = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("new/deeper/kape").path, "--backup-repo", kept)
+        let keptFiles = (try? FileManager.default.contentsOfDirectory(atPath: kept)) ?? []
+        #expect(again.status == 0 && keptFiles.count == 1, "\(again.errors)")
+        let nowhere = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("new/deeper/kape").path, "--backup-repo", directory.path + "/no/such")
+        #expect(nowhere.status == 73 && nowhere.errors.contains("no such file or directory, expected a folder to keep what"), "\(nowhere.errors)")
     }
 
     /// `-` is standard output for export and standard input for import, as tar's `-f -`: a

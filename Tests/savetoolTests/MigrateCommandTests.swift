@@ -321,4 +321,77 @@ struct MigrateCommandTests {
         #expect(result.status == 1 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 1 failed\n", "\(result.outputText)")
         #expect(result.errors.contains("savetool: \(name): failed: a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names"), "\(result.errors)")
     }
+
+    /// A report never takes a save's place: a path holding a save, or one under --out, is
+    /// refused before anything is touched (the save was emptied for the report).
+    @Test func aReportNeverTakesASavesPlace() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let save = saves.path + "/games/v2-paused.json"
+        let before = try Data(contentsOf: URL(fileURLWithPath: save))
+        for arguments in [["--in-place"], ["--out", directory.path + "/o"], ["--check"]] {
+            let refused = try Processes.run([CLI.executable, "migrate", saves.path, "--report", save] + arguments)
+            #expect(refused.status == 64 && refused.errors.contains("--report \(save) holds a save (sudoku.game), expected a path for the report where no save is"), "\(arguments): \(refused.errors)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: save)) == before)
+        }
+        let inside = try CLI.run("migrate", saves.path, "--out", directory.path + "/o", "--report", directory.path + "/o/games/v1-fresh.json")
+        #expect(inside.status == 64 && inside.errors.contains("is inside --out"), "\(inside.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["s"], "nothing made, no bundle")
+    }
+
+    /// Killed part way, the report holds a line for every file rewritten but the one in hand
+    /// (one job): lines went out a batch at a time, and hundreds of rewrites had none.
+    @Test func aKilledRunsReportNamesWhatItRewrote() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try FileManager.default.createDirectory(at: saves, withIntermediateDirectories: true)
+        let fresh = try Data(contentsOf: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents/games/v1-fresh.json"))
+        for index in 0..<3000 { try fresh.write(to: saves.appendingPathComponent("game-\(index).json")) }
+        let report = directory.path + "/r.jsonl"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.executable)
+        process.arguments = ["migrate", saves.path, "--kind", "sudoku.game", "--in-place", "--no-backup", "--jobs", "1", "--report", report]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        func lines() -> Int { ((try? String(contentsOfFile: report, encoding: .utf8)) ?? "").split(separator: "\n").count }
+        while process.isRunning, lines() < 200, Date() < deadline { usleep(2_000) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let written = try FileManager.default.contentsOfDirectory(atPath: saves.path).filter { name in
+            (try? Data(contentsOf: saves.appendingPathComponent(name))) != fresh
+        }
+        let reported = lines()
+        #expect(reported >= 200, "the run got far enough to tell")
+        #expect(written.count <= reported + 1 && reported <= written.count, "\(written.count) rewritten, \(reported) lines")
+        #expect(written.count < 3000, "killed part way")
+    }
+
+    /// --out's folders: one that cannot be made is said once (73), not as a Foundation error for
+    /// every file; a private folder's copy is private; a link where a folder goes is not followed.
+    @Test func outsFoldersAreMadeAsTheOriginalsWereAndNeverThroughALink() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        try Data("hi\n".utf8).write(to: directory.appendingPathComponent("plain"))
+        let blocked = try CLI.run("migrate", saves.path, "--out", directory.path + "/plain/o")
+        #expect(blocked.status == 73 && blocked.errors.split(separator: "\n").count == 1, "\(blocked.errors)")
+        #expect(blocked.errors.hasPrefix("savetool: \(directory.path)/plain/o: \(directory.path)/plain is a file, expected a folder"), "\(blocked.errors)")
+        chmod(saves.path + "/games", 0o700)
+        #expect(try CLI.run("migrate", saves.path, "--out", directory.path + "/o", "-q").status == 0)
+        var info = stat()
+        #expect(stat(directory.path + "/o/games", &info) == 0 && info.st_mode & 0o777 == 0o700)
+        let outside = directory.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("o2"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/o2/games", withDestinationPath: outside.path)
+        let linked = try CLI.run("migrate", saves.path, "--out", directory.path + "/o2")
+        #expect(linked.status == 1 && linked.errors.contains("\(directory.path)/o2/games: cannot create: a symbolic link, expected a folder"), "\(linked.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty, "nothing written through the link")
+    }
 }

@@ -159,6 +159,9 @@ public struct BundleExporter: Sendable {
         /// by more people than its contents were (a 0600 save or a 0700 folder gives a 0600
         /// bundle), as `cp` keeps a file's mode.
         private(set) var readableByGroup = true, readableByOthers = true
+        /// Likewise who else could change it: a bundle others may rewrite only if they could
+        /// rewrite what it holds (a umask of 000 no longer makes a 0640 folder's bundle 0660).
+        private(set) var writableByGroup = true, writableByOthers = true
 
         /// Starts the manifest with its header, into `stream` if there is one.
         init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, readersLimitedBy limits: [String] = []) throws {
@@ -173,7 +176,8 @@ public struct BundleExporter: Sendable {
 
         /// The mode of the bundle file: a new file's, less what its contents did not allow.
         var bundleMode: mode_t {
-            FileIO.newFileMode & (0o600 | (readableByGroup ? 0o060 : 0) | (readableByOthers ? 0o006 : 0))
+            FileIO.newFileMode & (0o600 | (readableByGroup ? 0o040 : 0) | (readableByGroup && writableByGroup ? 0o020 : 0)
+                | (readableByOthers ? 0o004 : 0) | (readableByOthers && writableByOthers ? 0o002 : 0))
         }
 
         private func noteReaders(of type: BundleManifest.File.EntryType, mode: UInt16) {
@@ -181,10 +185,14 @@ public struct BundleExporter: Sendable {
             case .file:
                 readableByGroup = readableByGroup && mode & 0o040 != 0
                 readableByOthers = readableByOthers && mode & 0o004 != 0
+                writableByGroup = writableByGroup && mode & 0o020 != 0
+                writableByOthers = writableByOthers && mode & 0o002 != 0
             case .directory:
                 // A folder others cannot both list and enter keeps what is inside from them.
                 readableByGroup = readableByGroup && mode & 0o050 == 0o050
                 readableByOthers = readableByOthers && mode & 0o005 == 0o005
+                writableByGroup = writableByGroup && mode & 0o020 != 0
+                writableByOthers = writableByOthers && mode & 0o002 != 0
             case .symlink, .hardlink:
                 break
             }

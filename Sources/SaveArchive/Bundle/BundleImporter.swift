@@ -627,6 +627,12 @@ public struct BundleImporter {
         }
         var keeper = OriginalsKeeper(createdBy: createdBy, purpose: "import")
         keeper.warn = { leftOut.add($0) }
+        // A folder named for the bundles of replaced contents is made if missing (as a backup
+        // repository is), its parent being there; a missing parent is said, with what was meant.
+        if access(directory, F_OK) != 0, mkdir(directory, 0o777) != 0, errno != EEXIST {
+            throw BundleError.cannotCreate(
+                path: directory, reason: "\(FileError.reason(errno)), expected a folder to keep what \(destination) holds before the import replaces it")
+        }
         do {
             return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
         } catch BundleError.unreadable(let path, let reason) where !reason.contains(", expected") {

@@ -98,7 +98,10 @@ public struct MergeJob: Sendable {
         var changed: [(path: String, present: Bool)] = []
         tree.writesUnchanged = !inPlace
         var changesLocal = false
+        // Each merged file holds what its copies held: a bundle of them is as private as they.
+        var copies: [String] = []
         try tree.merge(base: baseFolder, local: localFolder, remote: remoteFolder, into: staging) { file in
+            if toBundle { copies += ([localFolder, remoteFolder] + (baseFolder.map { [$0] } ?? [])).map { $0 + "/" + file.path } }
             if inPlace && file.changesLocal { changed.append((file.path, file.isPresent)) }
             changesLocal = changesLocal || file.changesLocal
             try count(file)
@@ -109,7 +112,7 @@ public struct MergeJob: Sendable {
             exporter.label = "merged"
             // The staging folder is private by making; the copies merged say who may read.
             exporter.rootLimitsReaders = false
-            exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? [])
+            exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? []) + copies
             exporter.sourceName = Self.name(of: local)
             // In the format its name says (a .tar.zst stays zstd, a .zip a zip).
             exporter.format = ArchiveFormat(path: output) ?? .tar(.gzip)

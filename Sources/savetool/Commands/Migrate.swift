@@ -101,6 +101,17 @@ struct Migrate: ParsableCommand {
             if let out, stat(out, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
                 throw SaveError(.cannotCreate, file: out, "\(FileIO.describeType(found.st_mode)), expected a folder for the migrated copies, or a path where nothing is yet")
             }
+            // A folder that cannot be made is said once, now, not for every file.
+            if let out, stat(out, &found) != 0 {
+                var existing = FileIO.parentDirectory(of: out)
+                while stat(existing, &found) != 0, existing != "/", existing != "." { existing = FileIO.parentDirectory(of: existing) }
+                if stat(existing, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
+                    throw SaveError(.cannotCreate, file: out, "\(existing) is \(FileIO.describeType(found.st_mode)), expected a folder in which the folder for the migrated copies can be made")
+                }
+                if !(dryRun || check), access(existing, W_OK | X_OK) != 0 {
+                    throw SaveError(.cannotCreate, file: out, "\(FileError.reason(errno)) in \(existing), expected a place where the folder for the migrated copies can be made")
+                }
+            }
             // Copies written over their originals, or into the folder being walked, would be an
             // in-place migration without the bundle of originals that --in-place keeps.
             if let out, let place = Self.resolvedPath(out) {
@@ -120,6 +131,7 @@ struct Migrate: ParsableCommand {
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)
+        if let report { try checkReportPlace(report, pipeline: pipeline) }
         // Opened before any file is touched: a report that cannot be written stops the run here.
         let reportFile = try report.map { path in try Failure.reporting { try ReportFile(path: path) } }
         if let reportFile, let report, let identity = reportFile.identity {
@@ -147,6 +159,9 @@ struct Migrate: ParsableCommand {
         // the second is a failure, never a silent overwrite of the first one's copy. This alone
         // grows with the count (a path per file), and only when several arguments share --out.
         var placed: [String: String]? = out != nil && files.paths.count > 1 ? [:] : nil
+        // The lines are made only for someone to read.
+        let lines = reportFile != nil || global.json ? ReportLines(file: reportFile, toStandardOutput: global.json) : nil
+        var done = 0
         // A file named on the command line is written through its link, as `set` writes; one
         // found in a folder only through a link that stays inside the folder.
         let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
@@ -156,23 +171,38 @@ struct Migrate: ParsableCommand {
         try inBatches(files, growing: true) { batch in
             var batch = batch
             if let out, placed != nil {
+                var again: [Int] = []
                 for index in batch.indices where batch[index].problem == nil {
                     let file = batch[index]
                     if let first = placed![file.relative] {
+                        // The same file reached twice (a folder and a file in it) is migrated once.
+                        if FileIO.realPath(first) == FileIO.realPath(file.path) {
+                            global.warn("\(file.path): named already as \(first); migrated once")
+                            again.append(index)
+                            continue
+                        }
                         batch[index].problem = "its copy would go to \(out)/\(file.relative), where the copy of \(first) goes, expected inputs whose paths under --out differ"
                     } else {
                         placed![file.relative] = file.path
                     }
                 }
+                for index in again.reversed() { batch.remove(at: index) }
             }
-            let outcomes = Self.parallelMap(batch, jobs: jobs) { file in
+            let first = done
+            done += batch.count
+            let files = batch
+            let outcomes: [Outcome] = (try? Array(files.indices).parallelMap(jobs: jobs) { index -> Outcome in
                 defer { progress.advance() }
-                return migrateOne(file, pipeline: pipeline, writes: writes, kept: kept, links: links(file))
-            }
-            // The lines are made only for someone to read: between batches both cores wait.
-            let lines = try report(outcomes, into: &summary, writingLines: reportFile != nil || global.json)
-            if let reportFile { try Failure.reporting { try reportFile.write(lines) } }
-            if global.json { Console.output(lines) }
+                let file = files[index]
+                let outcome = migrateOne(file, pipeline: pipeline, writes: writes, kept: kept, links: links(file), sourceRoot: roots[file.argument])
+                // Each file's line goes out as soon as it and the files before it are done: a run
+                // that is killed leaves a line for every file it wrote but those in hand at that
+                // moment (one per job), and the lines keep the walk's order.
+                lines?.add(outcome, at: first + index)
+                return outcome
+            }) ?? []  // the transform cannot throw
+            try Failure.reporting { try lines?.check() }
+            count(outcomes, into: &summary)
         }
         progress.finish()
         // Everything written under --out on disk before the summary says it was written.
@@ -254,6 +284,22 @@ struct Migrate: ParsableCommand {
         return kept
     }
 
+    /// A report never takes the place of a save: not of a file that holds one (it would be
+    /// emptied for the report, and the bundle of originals keeps only files that change), nor
+    /// of a path under --out, where a migrated copy may land.
+    private func checkReportPlace(_ report: String, pipeline: SavePipeline) throws {
+        if let out, let place = Self.resolvedPath(report), let folder = Self.resolvedPath(out), place.hasPrefix(folder == "/" ? "/" : folder + "/") {
+            throw ValidationError("--report \(report) is inside --out \(out), where the migrated copies go, expected a report path outside it")
+        }
+        var info = stat()
+        guard stat(report, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 26,
+            let bytes = try? FileIO.read(report)
+        else { return }
+        if let kind = pipeline.process(bytes, path: FileWalk.File(path: report, relative: "", argument: 0).claimPath).kind {
+            throw ValidationError("--report \(report) holds a save (\(kind)), expected a path for the report where no save is")
+        }
+    }
+
     /// The arguments, each file once: a path named twice, or (except with --out, where each
     /// argument has its own place) a file or folder inside a folder also named, is migrated,
     /// counted and backed up once.
@@ -311,7 +357,7 @@ struct Migrate: ParsableCommand {
         return FileIO.realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
     }
 
-    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy) -> Outcome {
+    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy, sourceRoot: String) -> Outcome {
         if let problem = file.problem {
             var result = FileResult(status: .failed, sha256Before: "")
             result.problem = problem
@@ -336,22 +382,26 @@ struct Migrate: ParsableCommand {
             }
             let destination = out.map { $0 + "/" + file.relative } ?? file.path
             do {
-                if out != nil { try directories.make(FileIO.parentDirectory(of: destination)) }
+                if let out {
+                    let folder = file.relative.contains("/") ? FileIO.parentDirectory(of: file.relative) : ""
+                    try directories.make(folder, under: out, modesFrom: sourceRoot)
+                }
                 // --out leaves the originals untouched, so one flush at the end is enough;
                 // --in-place replaces each file durably (the originals are in a bundle first).
                 // Either way the file keeps its original's mode: a private save stays private.
                 try FileIO.writeAtomically(output, to: destination, durable: out == nil, mode: mode, links: out == nil ? links : .replace)
             } catch {
                 result.status = .failed
-                result.problem = "\(error)"
+                // The copy's own place is named: under --out it is not the file's.
+                result.problem = (error as? FileError).map { "\($0.path): \($0)" } ?? "\(error)"
             }
         }
         return Outcome(file: file, result: result)
     }
 
     /// The report lines of a batch (and its problems on stderr), counted into `counts`.
-    private func report(_ outcomes: [Outcome], into counts: inout Summary, writingLines: Bool) throws -> String {
-        var lines: [String] = []
+    /// Counts a batch's files, and names on stderr each one with a problem.
+    private func count(_ outcomes: [Outcome], into counts: inout Summary) {
         for outcome in outcomes {
             let result = outcome.result
             switch result.status {
@@ -371,7 +421,48 @@ struct Migrate: ParsableCommand {
                     : "\(result.kind ?? "?") version \(result.from.map(String.init) ?? "?") to \(result.to.map(String.init) ?? "?")"
                 Console.error("savetool: \(outcome.file.path): would be migrated (\(what))")
             }
-            guard writingLines else { continue }
+        }
+    }
+
+    /// Where the report's lines go, from every job as each file is done.
+    final class ReportLines: @unchecked Sendable {
+        private let file: ReportFile?
+        private let toStandardOutput: Bool
+        private let lock = NSLock()
+        private var failure: (any Error)?
+        /// The number of the next line to go out, and the lines done before their turn.
+        private var next = 0
+        private var waiting: [Int: String] = [:]
+
+        init(file: ReportFile?, toStandardOutput: Bool) {
+            (self.file, self.toStandardOutput) = (file, toStandardOutput)
+        }
+
+        /// The line of the `number`th file of the walk.
+        func add(_ outcome: Outcome, at number: Int) {
+            let line: String
+            do { line = try Self.line(outcome) } catch {
+                lock.withLock { failure = failure ?? error }
+                line = ""
+            }
+            lock.withLock {
+                waiting[number] = line
+                while let ready = waiting.removeValue(forKey: next) {
+                    next += 1
+                    guard failure == nil, !ready.isEmpty else { continue }
+                    do { try file?.write(ready) } catch { failure = error }
+                    if toStandardOutput { Console.output(ready) }
+                }
+            }
+        }
+
+        /// The first failure to write a line, once the batch is done.
+        func check() throws {
+            if let failure = lock.withLock({ failure }) { throw failure }
+        }
+
+        static func line(_ outcome: Outcome) throws -> String {
+            let result = outcome.result
             var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]
             if let kind = result.kind { line["kind"] = .string(kind) }
             if let from = result.from { line["from"] = .int(UInt64(from)) }
@@ -381,9 +472,8 @@ struct Migrate: ParsableCommand {
             if let problem = result.problem { line["error"] = .string(problem) }
             if !result.sha256Before.isEmpty { line["sha256Before"] = .string(result.sha256Before) }
             if let after = result.sha256After, result.status == .migrated { line["sha256After"] = .string(after) }
-            lines.append(try Console.jsonLine(.dictionary(line)))
+            return try Console.jsonLine(.dictionary(line))
         }
-        return lines.joined()
     }
 }
 

@@ -96,8 +96,9 @@ struct Sync: ParsableCommand {
             guard isFolder || info.st_mode & S_IFMT == S_IFREG else { throw SaveError(.usage, file: path, "not a file or folder") }
             if isFolder, slot != nil { throw SaveError(.usage, "--slot names the slot of one file, expected a file rather than a folder") }
             let name = String(path.split(separator: "/").last ?? Substring(path))
-            // A file synced alone that a folder sync remembers keeps that base (and device mark).
-            let remembered = isFolder ? nil : SyncState.remembering(file: path, slot: slot ?? name, space: named.space, server: named.server)
+            // A file synced alone that a folder sync remembers keeps that base (and device mark),
+            // and without --slot that slot: by its name alone it would be a second slot of one save.
+            let remembered = isFolder ? nil : SyncState.remembering(file: path, slot: slot, space: named.space, server: named.server)
             let folder = isFolder ? path : remembered?.folder ?? FileIO.parentDirectory(of: path)
             var state = try SyncState(folder: folder)
             try state.prepare()
@@ -117,7 +118,7 @@ struct Sync: ParsableCommand {
                     return true
                 }
             } else {
-                files = [(path, remembered?.key ?? name, slot ?? name)]
+                files = [(path, remembered?.key ?? name, slot ?? remembered?.slot ?? name)]
             }
             var refused = false
             func attempt(_ file: String, _ body: () throws -> SyncClient.Outcome?) {

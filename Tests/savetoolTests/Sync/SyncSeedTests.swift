@@ -523,6 +523,15 @@ struct SyncSeedTests {
         // The folder's sync goes on from there: nothing to push, nothing counted twice.
         try phone.sync()
         #expect(try phone.get(Self.blocks, "/gameSave/coins") == String(coins + 15))
+        // Without --slot, the slot the folder's sync gave it: by its name alone it became a
+        // second slot, which the next folder sync pulled in as a second copy.
+        let slots = try Codecs.json.decode(try SyncAPI(server.url).request("GET", "/v1/spaces/games/player-42/slots").bytes).arrayValue?.count
+        try phone.set(Self.blocks, "/gameSave/coins", String(coins + 20))
+        let noSlot = try CLI.run("sync", phone.file(Self.blocks), "--server", server.url, "--space", "games/player-42", "--device", "phone")
+        #expect(noSlot.status == 0 && noSlot.outputText.contains("pushed"), "\(noSlot.outputText)\(noSlot.errors)")
+        #expect(try Codecs.json.decode(try SyncAPI(server.url).request("GET", "/v1/spaces/games/player-42/slots").bytes).arrayValue?.count == slots)
+        try tablet.sync()
+        #expect(try tablet.get(Self.blocks, "/gameSave/coins") == String(coins + 20))
     }
 
     /// A file remembers one slot: synced as another, it says that it starts over.

@@ -115,7 +115,8 @@ public enum Failure {
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"
         case let error as BundleImportError: return "\(error.path): \(error)"
         case let error as ArchiveError: return prefix.isEmpty ? "\(shownArchive(of: error)): \(error)" : prefix + " \(error)"
-        case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + " \(error)"
+        // The file given, then the error's place right after its colon (cli.md's file:place).
+        case let error as SaveError where error.file == nil && !prefix.isEmpty: return prefix + (error.location == nil ? " " : "") + "\(error)"
         default: return "\(error)"
         }
     }

@@ -343,17 +343,26 @@ struct MigrateCommandTests {
 
     /// Killed part way, the report holds a line for every file rewritten but the one in hand
     /// (one job): lines went out a batch at a time, and hundreds of rewrites had none.
-    @Test func aKilledRunsReportNamesWhatItRewrote() throws {
+    /// With two jobs, a slow file (every 100th is large) holds the other job back to one file
+    /// ahead of it: lines wait for the files before them, and without that bound one job rewrote
+    /// hundreds of files whose lines waited on the other's slow one.
+    @Test(arguments: [1, 2])
+    func aKilledRunsReportNamesWhatItRewrote(jobs: Int) throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let saves = directory.appendingPathComponent("s")
         try FileManager.default.createDirectory(at: saves, withIntermediateDirectories: true)
         let fresh = try Data(contentsOf: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents/games/v1-fresh.json"))
-        for index in 0..<3000 { try fresh.write(to: saves.appendingPathComponent("game-\(index).json")) }
+        var large = try Codecs.value(String(decoding: fresh, as: UTF8.self))
+        try large.setValue(.array((0..<200_000).map { .integer(Int64($0)) }), at: JSONPointer(tokens: ["history"]))
+        let largeBytes = try Codecs.json.encode(large)
+        for index in 0..<3000 {
+            try (index % 100 == 0 ? Data(largeBytes) : fresh).write(to: saves.appendingPathComponent(String(format: "game-%04d.json", index)))
+        }
         let report = directory.path + "/r.jsonl"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: CLI.executable)
-        process.arguments = ["migrate", saves.path, "--kind", "sudoku.game", "--in-place", "--no-backup", "--jobs", "1", "--report", report]
+        process.arguments = ["migrate", saves.path, "--kind", "sudoku.game", "--in-place", "--no-backup", "--jobs", String(jobs), "--report", report]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -363,11 +372,12 @@ struct MigrateCommandTests {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         let written = try FileManager.default.contentsOfDirectory(atPath: saves.path).filter { name in
-            (try? Data(contentsOf: saves.appendingPathComponent(name))) != fresh
+            let bytes = try? Data(contentsOf: saves.appendingPathComponent(name))
+            return bytes != fresh && bytes != Data(largeBytes)
         }
         let reported = lines()
         #expect(reported >= 200, "the run got far enough to tell")
-        #expect(written.count <= reported + 1 && reported <= written.count, "\(written.count) rewritten, \(reported) lines")
+        #expect(written.count <= reported + jobs && reported <= written.count, "\(written.count) rewritten, \(reported) lines")
         #expect(written.count < 3000, "killed part way")
     }
 
@@ -386,6 +396,10 @@ struct MigrateCommandTests {
         #expect(try CLI.run("migrate", saves.path, "--out", directory.path + "/o", "-q").status == 0)
         var info = stat()
         #expect(stat(directory.path + "/o/games", &info) == 0 && info.st_mode & 0o777 == 0o700)
+        // The save folder itself private: so is --out, when migrate makes it.
+        chmod(saves.path, 0o700)
+        #expect(try CLI.run("migrate", saves.path, "--out", directory.path + "/o3", "-q").status == 0)
+        #expect(stat(directory.path + "/o3", &info) == 0 && info.st_mode & 0o777 == 0o700)
         let outside = directory.appendingPathComponent("outside")
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("o2"), withIntermediateDirectories: true)

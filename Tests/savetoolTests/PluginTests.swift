@@ -151,7 +151,7 @@ struct PluginTests {
         #expect {
             _ = try codec.decode([0x61], options: DecodingOptions())
         } throws: { error in
-            "\(error)" == "plugin savetool-codec-yes: decode printed more than 4194304 bytes and was stopped, expected a save document"
+            "\(error)" == "plugin savetool-codec-yes: decode printed more than 4 MiB and was stopped, expected a save document"
         }
         #expect(Date().timeIntervalSince(start) < 10, "stopped at its limit, not at its timeout")
         let failing = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"fail\",\"extensions\":[\"fail\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else head -c 200000 /dev/zero | tr '\\0' x >&2; echo; echo broken >&2; exit 3; fi\n"

@@ -629,10 +629,25 @@ public struct BundleImporter {
         keeper.warn = { leftOut.add($0) }
         // A folder named for the bundles of replaced contents is made if missing (as a backup
         // repository is), its parent being there; a missing parent is said, with what was meant.
-        if access(directory, F_OK) != 0, mkdir(directory, 0o777) != 0, errno != EEXIST {
-            throw BundleError.cannotCreate(
-                path: directory, reason: "\(FileError.reason(errno)), expected a folder to keep what \(destination) holds before the import replaces it")
+        var madeFolder = false
+        if access(directory, F_OK) != 0 {
+            if mkdir(directory, 0o777) == 0 {
+                madeFolder = true
+            } else if errno != EEXIST {
+                throw BundleError.cannotCreate(
+                    path: directory, reason: "\(FileError.reason(errno)), expected a folder to keep what \(destination) holds before the import replaces it")
+            }
         }
+        do {
+            return try keepCurrentContents(of: destination, in: directory, keeper: keeper)
+        } catch {
+            // Nothing on disk changes when the import fails: the folder made for it goes too.
+            if madeFolder { rmdir(directory) }
+            throw error
+        }
+    }
+
+    private func keepCurrentContents(of destination: String, in directory: String, keeper: OriginalsKeeper) throws -> String? {
         do {
             return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
         } catch BundleError.unreadable(let path, let reason) where !reason.contains(", expected") {

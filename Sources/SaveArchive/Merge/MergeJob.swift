@@ -99,9 +99,17 @@ public struct MergeJob: Sendable {
         tree.writesUnchanged = !inPlace
         var changesLocal = false
         // Each merged file holds what its copies held: a bundle of them is as private as they.
-        var copies: [String] = []
+        var copies: Set<String> = []
         try tree.merge(base: baseFolder, local: localFolder, remote: remoteFolder, into: staging) { file in
-            if toBundle { copies += ([localFolder, remoteFolder] + (baseFolder.map { [$0] } ?? [])).map { $0 + "/" + file.path } }
+            if toBundle {
+                // The file in each copy, and the folders on its way there.
+                for root in [localFolder, remoteFolder] + (baseFolder.map { [$0] } ?? []) {
+                    var path = file.path
+                    while !path.isEmpty && path != "." && copies.insert(root + "/" + path).inserted {
+                        path = path.contains("/") ? FileIO.parentDirectory(of: path) : ""
+                    }
+                }
+            }
             if inPlace && file.changesLocal { changed.append((file.path, file.isPresent)) }
             changesLocal = changesLocal || file.changesLocal
             try count(file)
@@ -112,7 +120,7 @@ public struct MergeJob: Sendable {
             exporter.label = "merged"
             // The staging folder is private by making; the copies merged say who may read.
             exporter.rootLimitsReaders = false
-            exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? []) + copies
+            exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? []) + copies.sorted()
             exporter.sourceName = Self.name(of: local)
             // In the format its name says (a .tar.zst stays zstd, a .zip a zip).
             exporter.format = ArchiveFormat(path: output) ?? .tar(.gzip)

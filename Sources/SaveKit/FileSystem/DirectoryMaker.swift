@@ -23,19 +23,25 @@ public final class DirectoryMaker: @unchecked Sendable {
         }
     }
 
-    /// Makes the folder `relative` inside `root` (a batch's destination, made too if missing),
-    /// each missing folder with the mode of the folder of the same relative path under
-    /// `source`, as `cp -r` makes them (less the umask): a private folder's copy stays private.
-    /// A link where one of those folders goes is refused, never followed: a write through it
-    /// would land outside the destination.
-    public func make(_ relative: String, under root: String, modesFrom source: String) throws(FileError) {
+    /// Makes the folder `relative` inside `root` (a batch's destination, made too if missing,
+    /// with `rootMode`), each missing folder with the mode of the folder of the same relative
+    /// path under `source`, as `cp -r` makes them (less the umask): a private folder's copy stays
+    /// private. A link where one of those folders goes is refused, never followed: a write
+    /// through it would land outside the destination.
+    public func make(_ relative: String, under root: String, modesFrom source: String, rootMode: mode_t = 0o777) throws(FileError) {
         let full = relative.isEmpty ? root : root + "/" + relative
         lock.lock()
         defer { lock.unlock() }
         guard !made.contains(full) else { return }
         if !made.contains(root) {
-            do { try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true) } catch {
-                throw .cannotCreate(path: root, reason: Self.reason(error))
+            var info = stat()
+            if stat(root, &info) != 0 {
+                do {
+                    try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: root), withIntermediateDirectories: true)
+                } catch {
+                    throw .cannotCreate(path: root, reason: Self.reason(error))
+                }
+                guard mkdir(root, rootMode) == 0 || errno == EEXIST else { throw .cannotCreate(path: root, reason: FileError.reason(errno)) }
             }
             made.insert(root)
         }
@@ -43,16 +49,17 @@ public final class DirectoryMaker: @unchecked Sendable {
         for name in relative.split(separator: "/") {
             (place, from) = (place + "/" + name, from + "/" + name)
             guard !made.contains(place) else { continue }
-            var info = stat()
-            if lstat(place, &info) == 0 {
+            var sourceInfo = stat()
+            // The owner keeps full access, or the copies could not be written into it.
+            let mode = stat(from, &sourceInfo) == 0 ? sourceInfo.st_mode & 0o777 | 0o700 : 0o777
+            if mkdir(place, mode) != 0 {
+                // There already (or made meanwhile by another process): looked at, not followed.
+                var info = stat()
+                guard errno == EEXIST, lstat(place, &info) == 0 else { throw .cannotCreate(path: place, reason: FileError.reason(errno)) }
                 guard info.st_mode & S_IFMT == S_IFDIR else {
-                    throw .cannotCreate(path: place, reason: "\(FileIO.describeType(info.st_mode)), expected a folder (a write through a link would land outside the destination)")
+                    let why = info.st_mode & S_IFMT == S_IFLNK ? " (a write through it would land outside the destination)" : ""
+                    throw .cannotCreate(path: place, reason: "\(FileIO.describeType(info.st_mode)), expected a folder\(why)")
                 }
-            } else {
-                var sourceInfo = stat()
-                // The owner keeps full access, or the copies could not be written into it.
-                let mode = stat(from, &sourceInfo) == 0 ? sourceInfo.st_mode & 0o777 | 0o700 : 0o777
-                guard mkdir(place, mode) == 0 || errno == EEXIST else { throw .cannotCreate(path: place, reason: FileError.reason(errno)) }
             }
             made.insert(place)
         }
@@ -61,9 +68,10 @@ public final class DirectoryMaker: @unchecked Sendable {
 
     /// Foundation's error for a folder it could not make, as a reason people read.
     private static func reason(_ error: any Error) -> String {
-        let underlying = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
-        if let code = underlying.map(Int32.init) { return FileError.reason(code) }
-        if (error as NSError).domain == NSPOSIXErrorDomain { return FileError.reason(Int32((error as NSError).code)) }
+        for candidate in [(error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError, error as NSError].compactMap({ $0 })
+        where candidate.domain == NSPOSIXErrorDomain {
+            return FileError.reason(Int32(truncatingIfNeeded: candidate.code))
+        }
         return error.localizedDescription
     }
 }

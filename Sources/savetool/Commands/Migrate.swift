@@ -131,7 +131,7 @@ struct Migrate: ParsableCommand {
             return try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: kind, target: Int(to))
         }
         let writes = !(dryRun || check)
-        if let report { try checkReportPlace(report, pipeline: pipeline) }
+        if let report, report != "-" { try Failure.reporting { try checkReportPlace(report) } }
         // Opened before any file is touched: a report that cannot be written stops the run here.
         let reportFile = try report.map { path in try Failure.reporting { try ReportFile(path: path) } }
         if let reportFile, let report, let identity = reportFile.identity {
@@ -160,11 +160,16 @@ struct Migrate: ParsableCommand {
         // grows with the count (a path per file), and only when several arguments share --out.
         var placed: [String: String]? = out != nil && files.paths.count > 1 ? [:] : nil
         // The lines are made only for someone to read.
-        let lines = reportFile != nil || global.json ? ReportLines(file: reportFile, toStandardOutput: global.json) : nil
+        let lines = reportFile != nil || global.json ? ReportLines(file: reportFile, toStandardOutput: global.json, jobs: jobs) : nil
         var done = 0
         // A file named on the command line is written through its link, as `set` writes; one
         // found in a folder only through a link that stays inside the folder.
         let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
+        // --out, if made, is as private as the most private folder migrated into it.
+        let outMode = roots.reduce(mode_t(0o777)) { mode, root in
+            var info = stat()
+            return stat(root, &info) == 0 ? mode & info.st_mode & 0o777 : mode
+        } | 0o700
         let links = { @Sendable (file: FileWalk.File) -> LinkPolicy in
             named[file.argument] == file.path ? .follow : .followWithin(roots[file.argument])
         }
@@ -176,7 +181,7 @@ struct Migrate: ParsableCommand {
                     let file = batch[index]
                     if let first = placed![file.relative] {
                         // The same file reached twice (a folder and a file in it) is migrated once.
-                        if FileIO.realPath(first) == FileIO.realPath(file.path) {
+                        if let real = FileIO.realPath(first), real == FileIO.realPath(file.path) {
                             global.warn("\(file.path): named already as \(first); migrated once")
                             again.append(index)
                             continue
@@ -194,7 +199,9 @@ struct Migrate: ParsableCommand {
             let outcomes: [Outcome] = (try? Array(files.indices).parallelMap(jobs: jobs) { index -> Outcome in
                 defer { progress.advance() }
                 let file = files[index]
-                let outcome = migrateOne(file, pipeline: pipeline, writes: writes, kept: kept, links: links(file), sourceRoot: roots[file.argument])
+                lines?.waitForTurn(first + index)
+                let outcome = migrateOne(
+                    file, pipeline: pipeline, writes: writes, kept: kept, links: links(file), sourceRoot: roots[file.argument], outMode: outMode)
                 // Each file's line goes out as soon as it and the files before it are done: a run
                 // that is killed leaves a line for every file it wrote but those in hand at that
                 // moment (one per job), and the lines keep the walk's order.
@@ -287,15 +294,20 @@ struct Migrate: ParsableCommand {
     /// A report never takes the place of a save: not of a file that holds one (it would be
     /// emptied for the report, and the bundle of originals keeps only files that change), nor
     /// of a path under --out, where a migrated copy may land.
-    private func checkReportPlace(_ report: String, pipeline: SavePipeline) throws {
+    private func checkReportPlace(_ report: String) throws {
+        var info = stat()
+        let exists = stat(report, &info) == 0
+        // A device or FIFO (/dev/stdout, a pipe) is written as a stream, and holds no save.
+        guard !exists || info.st_mode & S_IFMT == S_IFREG else { return }
         if let out, let place = Self.resolvedPath(report), let folder = Self.resolvedPath(out), place.hasPrefix(folder == "/" ? "/" : folder + "/") {
             throw ValidationError("--report \(report) is inside --out \(out), where the migrated copies go, expected a report path outside it")
         }
-        var info = stat()
-        guard stat(report, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 26,
-            let bytes = try? FileIO.read(report)
-        else { return }
-        if let kind = pipeline.process(bytes, path: FileWalk.File(path: report, relative: "", argument: 0).claimPath).kind {
+        guard exists, info.st_size > 0, info.st_size < 1 << 26, let bytes = try? FileIO.read(report) else { return }
+        // Recognised as the kinds recognise any file, not as --kind's: that takes every file for
+        // its kind, an earlier report included.
+        let recognising = try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: nil, target: nil)
+        let result = recognising.process(bytes, path: FileWalk.File(path: report, relative: "", argument: 0).claimPath)
+        if let kind = result.kind, result.status != .failed, result.status != .unrecognized {
             throw ValidationError("--report \(report) holds a save (\(kind)), expected a path for the report where no save is")
         }
     }
@@ -357,7 +369,9 @@ struct Migrate: ParsableCommand {
         return FileIO.realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
     }
 
-    private func migrateOne(_ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy, sourceRoot: String) -> Outcome {
+    private func migrateOne(
+        _ file: FileWalk.File, pipeline: SavePipeline, writes: Bool, kept: [String: String]?, links: LinkPolicy, sourceRoot: String, outMode: mode_t
+    ) -> Outcome {
         if let problem = file.problem {
             var result = FileResult(status: .failed, sha256Before: "")
             result.problem = problem
@@ -384,7 +398,7 @@ struct Migrate: ParsableCommand {
             do {
                 if let out {
                     let folder = file.relative.contains("/") ? FileIO.parentDirectory(of: file.relative) : ""
-                    try directories.make(folder, under: out, modesFrom: sourceRoot)
+                    try directories.make(folder, under: out, modesFrom: sourceRoot, rootMode: outMode)
                 }
                 // --out leaves the originals untouched, so one flush at the end is enough;
                 // --in-place replaces each file durably (the originals are in a bundle first).
@@ -392,8 +406,8 @@ struct Migrate: ParsableCommand {
                 try FileIO.writeAtomically(output, to: destination, durable: out == nil, mode: mode, links: out == nil ? links : .replace)
             } catch {
                 result.status = .failed
-                // The copy's own place is named: under --out it is not the file's.
-                result.problem = (error as? FileError).map { "\($0.path): \($0)" } ?? "\(error)"
+                // The copy's own place is named where it is not the file's (under --out).
+                result.problem = (error as? FileError).map { $0.path == file.path ? "\($0)" : "\($0.path): \($0)" } ?? "\(error)"
             }
         }
         return Outcome(file: file, result: result)
@@ -428,37 +442,53 @@ struct Migrate: ParsableCommand {
     final class ReportLines: @unchecked Sendable {
         private let file: ReportFile?
         private let toStandardOutput: Bool
-        private let lock = NSLock()
+        private let turns = NSCondition()
         private var failure: (any Error)?
         /// The number of the next line to go out, and the lines done before their turn.
         private var next = 0
         private var waiting: [Int: String] = [:]
+        private let jobs: Int
 
-        init(file: ReportFile?, toStandardOutput: Bool) {
-            (self.file, self.toStandardOutput) = (file, toStandardOutput)
+        init(file: ReportFile?, toStandardOutput: Bool, jobs: Int) {
+            (self.file, self.toStandardOutput, self.jobs) = (file, toStandardOutput, jobs)
+        }
+
+        /// Waits until the `number`th file is fewer than `jobs` files past the first one whose
+        /// line has not gone out: a slow file holds the others back to that, so a run that is
+        /// killed has never rewritten more than one file per job without its line. (The file
+        /// `next` is always in some job's hands, and that job never waits: no deadlock.)
+        func waitForTurn(_ number: Int) {
+            turns.lock()
+            while number >= next + jobs { turns.wait() }
+            turns.unlock()
         }
 
         /// The line of the `number`th file of the walk.
         func add(_ outcome: Outcome, at number: Int) {
             let line: String
+            var made: (any Error)?
             do { line = try Self.line(outcome) } catch {
-                lock.withLock { failure = failure ?? error }
+                made = error
                 line = ""
             }
-            lock.withLock {
-                waiting[number] = line
-                while let ready = waiting.removeValue(forKey: next) {
-                    next += 1
-                    guard failure == nil, !ready.isEmpty else { continue }
-                    do { try file?.write(ready) } catch { failure = error }
-                    if toStandardOutput { Console.output(ready) }
-                }
+            turns.lock()
+            defer { turns.unlock() }
+            failure = failure ?? made
+            waiting[number] = line
+            while let ready = waiting.removeValue(forKey: next) {
+                next += 1
+                guard failure == nil, !ready.isEmpty else { continue }
+                do { try file?.write(ready) } catch { failure = error }
+                if toStandardOutput { Console.output(ready) }
             }
+            turns.broadcast()
         }
 
         /// The first failure to write a line, once the batch is done.
         func check() throws {
-            if let failure = lock.withLock({ failure }) { throw failure }
+            turns.lock()
+            defer { turns.unlock() }
+            if let failure { throw failure }
         }
 
         static func line(_ outcome: Outcome) throws -> String {

@@ -526,6 +526,7 @@ struct SyncSeedTests {
         // Without --slot, the slot the folder's sync gave it: by its name alone it became a
         // second slot, which the next folder sync pulled in as a second copy.
         let slots = try Codecs.json.decode(try SyncAPI(server.url).request("GET", "/v1/spaces/games/player-42/slots").bytes).arrayValue?.count
+        #expect(slots != nil && slots! > 0)
         try phone.set(Self.blocks, "/gameSave/coins", String(coins + 20))
         let noSlot = try CLI.run("sync", phone.file(Self.blocks), "--server", server.url, "--space", "games/player-42", "--device", "phone")
         #expect(noSlot.status == 0 && noSlot.outputText.contains("pushed"), "\(noSlot.outputText)\(noSlot.errors)")

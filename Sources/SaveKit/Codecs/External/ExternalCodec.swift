@@ -296,8 +296,9 @@ public struct ExternalCodec: SaveCodec {
             throw .plugin(id: id, message: "reading what \(argument) printed failed: \(FileError.reason(collected.readFailure))")
         }
         if collected.overflowed {
-            let limit = outputLimit >= 1 << 30 ? "\(outputLimit >> 30) GiB" : "\(outputLimit) bytes"
-            throw .plugin(id: id, message: "\(argument) printed more than \(limit) and was stopped, expected a save document")
+            let limit = outputLimit >= 1 << 30 ? "\(outputLimit >> 30) GiB" : outputLimit >= 1 << 20 ? "\(outputLimit >> 20) MiB" : "\(outputLimit) bytes"
+            let expected = argument == "describe" ? "a description of the plugin" : "a save document"
+            throw .plugin(id: id, message: "\(argument) printed more than \(limit) and was stopped, expected \(expected)")
         }
         guard exit.status == 0, exit.exited else {
             let message = Self.message(fromErrors: collected.errors)

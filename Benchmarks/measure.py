@@ -6,6 +6,7 @@ with the benchmark's own resident size before it execs the tool, so every figure
 the Python process that generated the inputs.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,3 +42,29 @@ def measure(command, cwd=None, env=None, keep_stdout=False):
     peak = int(text[-1]) * 1024 if text and text[-1].isdigit() else 0
     return Run(elapsed, peak, process.returncode, (process.stdout or b"").decode(errors="replace"),
                process.stderr.decode(errors="replace"))
+
+
+REMOVED_MARK = ".removed-at"
+
+
+def settle_after_removing(work, folders):
+    """Removes `folders`, flushes, and notes in `work` when, so that a next run can wait that out.
+
+    On ext4 without a journal, creating files within 60 s of removing many (360 s while the
+    inode table holding them is dirty, which a run's own new files make it) makes the kernel skip
+    each recently freed inode one by one (`recently_deleted`, up to 16% of a run's samples in
+    `perf`): whichever tool ran after a removal was slowed up to tenfold."""
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    os.sync()
+    (work / REMOVED_MARK).write_text(str(time.time()))
+
+
+def wait_for_removals_to_settle(work):
+    """Waits until a removal noted in `work` is 361 s old (see above)."""
+    mark = work / REMOVED_MARK
+    if mark.exists():
+        left = 361 - (time.time() - float(mark.read_text()))
+        if left > 0:
+            print(f"waiting {left:.0f} s for the last run's removals to settle", file=sys.stderr)
+            time.sleep(left)

@@ -10,6 +10,7 @@ once ending with a sync as savetool does.
 """
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -17,7 +18,7 @@ import time
 import sys
 from pathlib import Path
 
-from measure import measure
+from measure import measure, settle_after_removing, wait_for_removals_to_settle
 
 PEER = r'''
 import json, os, sys
@@ -79,6 +80,7 @@ def main():
     args = parser.parse_args()
     work = Path(args.workdir).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    wait_for_removals_to_settle(work)
     peer = work / "peer.py"
     peer.write_text(PEER)
     rows = []
@@ -99,10 +101,11 @@ def main():
         times = {name: [] for name, _ in tools}
         peaks = {name: 0 for name, _ in tools}
         # The tools take turns, run after run, so that they share the disk's good and bad moments.
-        # Each run writes a folder of its own, and none is removed until every run is done: on
-        # ext4 without a journal, creating files within 30 s of removing many makes the kernel
-        # skip the recently freed inodes one by one (`recently_deleted`, seen in `perf`), which
-        # slowed whichever tool ran after a removal up to tenfold.
+        # Each run writes a folder of its own, and none is removed until every count is done: on
+        # ext4 without a journal, creating files within 60 s of removing many (360 s while the
+        # inode table is not yet written) makes the kernel skip the recently freed inodes one by
+        # one (`recently_deleted`, 16% of a run's samples in `perf`), which slowed whichever
+        # tool ran after a removal up to tenfold.
         for run in range(args.runs):
             for name, command in tools:
                 target = work / f"out-{name.replace(' + ', '-')}-{count}-{run}"
@@ -114,11 +117,8 @@ def main():
                       file=sys.stderr, flush=True)
         for name, _ in tools:
             rows.append((count, size, name, statistics.median(times[name]), min(times[name]), max(times[name]), peaks[name]))
-        for run in range(args.runs):
-            for name, _ in tools:
-                shutil.rmtree(work / f"out-{name.replace(' + ', '-')}-{count}-{run}", ignore_errors=True)
-        if count != args.counts[-1]:
-            time.sleep(31)  # past the kernel's 30 s of recently freed inodes (see above)
+    settle_after_removing(work, [work / f"out-{name.replace(' + ', '-')}-{count}-{run}"
+                                 for count in args.counts for run in range(args.runs) for name in ("savetool", "python", "python + sync")])
     print(f"median of {args.runs} runs (range in brackets)")
     print()
     print("| files | total size | tool | time | files/s | peak memory |")

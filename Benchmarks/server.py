@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from measure import settle_after_removing, wait_for_removals_to_settle
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -96,6 +99,7 @@ def main():
     places = [("disk", os.path.join(os.path.abspath(args.work), "stores"))]
     if os.path.isdir("/dev/shm"):
         places.append(("tmpfs", tempfile.mkdtemp(prefix="savetool-serve-bench-", dir="/dev/shm")))
+    wait_for_removals_to_settle(Path(args.work))
     for place, folder in places:
         for devices in (1, 16, 64):
             results = {}
@@ -122,7 +126,10 @@ def main():
             note = "" if s_bad + p_bad == 0 else " (non-200: savetool %d, Python %d)" % (s_bad, p_bad)
             print("| %s | %d | %.0f | %.1f ms | %.0f MiB | %.0f | %.1f ms | %.2f×%s |" % (
                 place, devices, s_rate, s_p99, s_peak / 1024, p_rate, p_p99, s_rate / p_rate if p_rate else 0, note), flush=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        if place == "disk":
+            settle_after_removing(Path(args.work), [folder])  # see measure.py: the next run waits
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
     # Memory with many slots: first pushes to --slots slots, then the server's peak.
     store = tempfile.mkdtemp(prefix="savetool-serve-slots-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)

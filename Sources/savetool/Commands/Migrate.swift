@@ -407,7 +407,7 @@ struct Migrate: ParsableCommand {
             } catch {
                 result.status = .failed
                 // The copy's own place is named where it is not the file's (under --out).
-                result.problem = (error as? FileError).map { $0.path == file.path ? "\($0)" : "\($0.path): \($0)" } ?? "\(error)"
+                result.problem = error.path == file.path ? "\(error)" : "\(error.path): \(error)"
             }
         }
         return Outcome(file: file, result: result)

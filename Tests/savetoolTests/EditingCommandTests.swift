@@ -124,8 +124,11 @@ struct EditingCommandTests {
             ("{\"a\":1,\"b\":false}\n", "{\"a\":1,\"b\":true}\n"), ("{\"a\":1,\"b\":false}", "{\"a\":1,\"b\":true}\n"),
             ("{\n  \"a\": 1,\n  \"b\": false\n}\n", "{\n  \"a\": 1,\n  \"b\": true\n}\n"),
             // A byte order mark and CR LF line ends (a file from Windows) stay.
-            ("\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": false\r\n}\r\n", "\u{FEFF}{\r\n  \"a\": 1,\r\n  \"b\": true\r\n}\r\n"),
+            ("\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": false\r\n}\r\n", "\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": true\r\n}\r\n"),
             ("\u{FEFF}{\"a\":1,\"b\":false}", "\u{FEFF}{\"a\":1,\"b\":true}\n"),
+            // Tabs and four spaces (Python's json.dump(indent=4)) stay, at every level.
+            ("{\n\t\"a\": [\n\t\t1\n\t],\n\t\"b\": false\n}\n", "{\n\t\"a\": [\n\t\t1\n\t],\n\t\"b\": true\n}\n"),
+            ("{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": false\n}", "{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": true\n}\n"),
         ] {
             let save = directory.appendingPathComponent("s.json")
             try Data(original.utf8).write(to: save)

@@ -161,6 +161,8 @@ public struct EncodingOptions: Sendable {
     public var crlfLineEnds = false
     /// JSON only: the text starts with a UTF-8 byte order mark.
     public var byteOrderMark = false
+    /// JSON only, when pretty: one level of indentation, where not two spaces (a tab, four spaces).
+    public var indentUnit: [UInt8]?
 
     public init() {}
 
@@ -176,6 +178,11 @@ public struct EncodingOptions: Sendable {
             options.byteOrderMark = original.starts(with: [0xEF, 0xBB, 0xBF])
             if let firstLineEnd = original.firstIndex(of: 0x0A) {
                 options.crlfLineEnds = firstLineEnd > original.startIndex && original[firstLineEnd - 1] == 0x0D
+                // The second line is the first one indented by one level (`{` or `[` opens the first).
+                let indent = original[(firstLineEnd + 1)...].prefix { $0 == 0x20 || $0 == 0x09 }
+                if options.pretty, !indent.isEmpty, indent.count <= 8, Set(indent).count == 1, Array(indent) != [0x20, 0x20] {
+                    options.indentUnit = Array(indent)
+                }
             }
         }
         return options

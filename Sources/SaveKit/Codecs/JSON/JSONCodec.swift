@@ -39,14 +39,28 @@ public struct JSONCodec: SaveCodec {
         let text = try Conversion.bytes(
             of: value, writer: { JSONWriter(output: $0, pretty: options.pretty, plain: options.plainJSON) }, capabilities: capabilities,
             codecID: id, options: options, report: &report)
-        guard options.crlfLineEnds || options.byteOrderMark else { return text }
+        let unit = options.pretty ? options.indentUnit : nil
+        guard options.crlfLineEnds || options.byteOrderMark || unit != nil else { return text }
         var bytes: [UInt8] = options.byteOrderMark ? [0xEF, 0xBB, 0xBF] : []
-        guard options.crlfLineEnds else { return bytes + text }
-        // A line feed in JSON text is always a line end: inside strings it is escaped.
-        bytes.reserveCapacity(text.count + text.count / 16)
-        for byte in text {
-            if byte == 0x0A { bytes.append(0x0D) }
-            bytes.append(byte)
+        guard options.crlfLineEnds || unit != nil else { return bytes + text }
+        // A line feed in JSON text is always a line end (inside strings it is escaped), and the
+        // spaces after it are indentation, two per level.
+        bytes.reserveCapacity(text.count + text.count / 8)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            index += 1
+            guard byte == 0x0A else {
+                bytes.append(byte)
+                continue
+            }
+            if options.crlfLineEnds { bytes.append(0x0D) }
+            bytes.append(0x0A)
+            guard let unit else { continue }
+            var spaces = 0
+            while index < text.endIndex, text[index] == 0x20 { spaces += 1; index += 1 }
+            for _ in 0..<(spaces / 2) { bytes.append(contentsOf: unit) }
+            if spaces % 2 == 1 { bytes.append(0x20) }
         }
         return bytes
     }

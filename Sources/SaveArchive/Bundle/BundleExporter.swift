@@ -45,16 +45,13 @@ public struct BundleExporter: Sendable {
     /// Paths relative to the source that are left out, with everything below them (a backup
     /// repository inside the folder it backs up).
     public var excluded: Set<String> = []
-    /// Whether the source folder's own mode limits who may read the bundle, as its contents'
-    /// modes do: a 0700 folder gives a 0600 bundle. Off for a folder savetool staged itself,
-    /// whose private mode says nothing about what it holds.
-    public var rootLimitsReaders = true
-    /// More files and folders whose modes limit who may read the bundle: what a merge staged
-    /// its result from, or the folders between a root and the files ``export(files:under:to:replacing:)``
-    /// keeps.
-    public var readersLimitedBy: [String] = []
+    /// The files and folders whose modes, besides the entries', limit who may read the bundle:
+    /// by default the source folder itself (a 0700 folder gives a 0600 bundle). A bundle of a
+    /// folder savetool staged names what it was made from instead (a merge's copies), since the
+    /// staging folder's private mode says nothing of what it holds.
+    public var readersLimitedBy: [String]?
     /// The bundle file's mode, where the caller decides it (a bundle written over another
-    /// keeps that one's); else as ``rootLimitsReaders`` says.
+    /// keeps that one's); else as ``readersLimitedBy`` says.
     public var mode: mode_t?
     /// Told of what a bundle cannot hold and is left out: FIFOs, sockets, devices.
     public var warn: @Sendable (String) -> Void = { _ in }
@@ -96,7 +93,7 @@ public struct BundleExporter: Sendable {
             var folder = FileIO.parentDirectory(of: path)
             while folder != "." && folder != "/" && folders.insert(folder).inserted { folder = FileIO.parentDirectory(of: folder) }
         }
-        exporter.readersLimitedBy += folders.sorted().map { root + "/" + $0 }
+        exporter.readersLimitedBy = readerLimits(root: root) + folders.sorted().map { root + "/" + $0 }
         return try exporter.export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
 
@@ -237,7 +234,7 @@ public struct BundleExporter: Sendable {
 
     /// What limits who may read the bundle besides its entries.
     private func readerLimits(root: String) -> [String] {
-        (rootLimitsReaders ? [root] : []) + readersLimitedBy
+        readersLimitedBy ?? [root]
     }
 
     private func header(root: String) -> BundleManifest {

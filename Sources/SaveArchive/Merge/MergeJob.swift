@@ -119,7 +119,6 @@ public struct MergeJob: Sendable {
             var exporter = BundleExporter(createdAt: Date(), createdBy: createdBy)
             exporter.label = "merged"
             // The staging folder is private by making; the copies merged say who may read.
-            exporter.rootLimitsReaders = false
             exporter.readersLimitedBy = [local, remote] + (base.map { [$0] } ?? []) + copies.sorted()
             exporter.sourceName = Self.name(of: local)
             // In the format its name says (a .tar.zst stays zstd, a .zip a zip).

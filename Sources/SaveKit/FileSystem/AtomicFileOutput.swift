@@ -57,9 +57,7 @@ public final class AtomicFileOutput: ByteOutput {
         // device or FIFO written in place, a link (whose file's mode and owner are kept), a file.
         var existing = stat()
         var replaces = lstat(destination, &existing) == 0
-        if replaces, FileIO.isSpecialType(existing.st_mode) {
-            let special = open(destination, O_WRONLY | O_CLOEXEC)
-            guard special >= 0 else { throw .cannotCreate(path: destination, reason: FileError.reason(errno)) }
+        if replaces, FileIO.isSpecialType(existing.st_mode), let special = try FileIO.openSpecialDestination(destination) {
             (descriptor, target, self.mode) = (special, .special, 0)
             return
         }
@@ -159,11 +157,8 @@ public final class AtomicFileOutput: ByteOutput {
     /// Names the unnamed file with a temporary name beside the destination, then renames it
     /// over; `false` when it cannot be named at all.
     private func linkReplacing() throws(FileError) -> Bool {
-        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-        let name = destination.split(separator: "/").last.map(String.init) ?? destination
         for _ in 0..<100 {
-            let suffix = String((0..<6).map { _ in characters.randomElement()! })
-            let temporary = "\(FileIO.parentDirectory(of: destination))/.\(name).savetool-\(suffix)"
+            let temporary = FileIO.temporaryName(beside: destination)
             guard Self.linkUnnamed(descriptor, temporary) == 0 else {
                 if errno == EEXIST { continue }
                 return false

@@ -269,6 +269,16 @@ public enum FileIO {
         name.hasPrefix(".") && name.range(of: #"\.savetool-[A-Za-z0-9]{6}$"#, options: .regularExpression) != nil
     }
 
+    /// A temporary name beside `destination`, as ``makeTemporaryFile(beside:)`` makes them, with
+    /// its six characters drawn here: for a name given by a call that creates it exclusively
+    /// itself (`linkat`).
+    static func temporaryName(beside destination: String) -> String {
+        let characters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8CString.dropLast())
+        var template = temporaryTemplate(beside: destination)
+        for index in template.indices.suffix(7).dropLast() { template[index] = characters.randomElement()! }
+        return string(fromTemplate: template)
+    }
+
     private static func temporaryTemplate(beside destination: String) -> [CChar] {
         let name = destination.split(separator: "/").last.map(String.init) ?? destination
         return Array("\(parentDirectory(of: destination))/.\(name).savetool-XXXXXX".utf8CString)

@@ -306,7 +306,7 @@ struct Migrate: ParsableCommand {
         // Recognised as the kinds recognise any file, not as --kind's: that takes every file for
         // its kind, an earlier report included.
         let recognising = try SavePipeline(kinds: try global.kinds(), registry: global.registry(), kind: nil, target: nil)
-        let result = recognising.process(bytes, path: FileWalk.File(path: report, relative: "", argument: 0).claimPath)
+        let result = recognising.process(bytes, path: FileWalk.File.claimPath(of: report))
         if let kind = result.kind, result.status != .failed, result.status != .unrecognized {
             throw ValidationError("--report \(report) holds a save (\(kind)), expected a path for the report where no save is")
         }

@@ -34,7 +34,7 @@ struct Validate: ParsableCommand {
             }
             let registry = reading.registry(from: global)
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)
-            let claimPath = URL(fileURLWithPath: file).standardizedFileURL.path
+            let claimPath = FileWalk.File.claimPath(of: file)
             guard let match = migrator.match(document.value, path: claimPath, named: kind) else {
                 let several = kind == nil ? migrator.contentMatches(document.value).map(\.kind.name) : []
                 if several.count > 1 {

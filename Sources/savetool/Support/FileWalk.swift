@@ -23,7 +23,10 @@ struct FileWalk {
         /// The whole path, made absolute: what a kind's `files` patterns are matched against
         /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
         /// it recognise the same files.
-        var claimPath: String {
+        var claimPath: String { Self.claimPath(of: path) }
+
+        /// `path` made absolute and standard, as ``claimPath`` is.
+        static func claimPath(of path: String) -> String {
             // A path without `.`, `..` or empty segments is standard as it is: only made
             // absolute (Foundation's URL for every file was 9% of a batch migration's samples).
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)

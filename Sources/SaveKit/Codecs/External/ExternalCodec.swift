@@ -178,7 +178,7 @@ public struct ExternalCodec: SaveCodec {
     }
 
     /// What of a plugin's stderr is kept for its message: its end, where the error usually is.
-    static let errorsKept = 64 << 10
+    static let errorsKept = 2048
 
     /// How reading a plugin's stream ended.
     private enum ReadEnd {
@@ -213,10 +213,9 @@ public struct ExternalCodec: SaveCodec {
         }
     }
 
-    /// The end of a plugin's stderr, as one line of at most about 2 KiB: cli.md's errors are
-    /// one line each.
+    /// The end of a plugin's stderr as kept, on one line: cli.md's errors are one line each.
     static func message(fromErrors errors: [UInt8]) -> String {
-        let lines = String(decoding: errors.suffix(2048), as: UTF8.self)
+        let lines = String(decoding: errors, as: UTF8.self)
             .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return lines.joined(separator: "; ")
     }

@@ -186,6 +186,8 @@ struct EditingCommandTests {
         #expect(migrated.status == 1)
         #expect(migrated.errors.contains("v1-out.json: failed: cannot create: a symbolic link leading out of \(root.appendingPathComponent("device").path)"), "\(migrated.errors)")
         #expect(isLink(inside) && isLink(outside))
+        // The originals kept are those of the files rewritten: not the one behind the link out.
+        #expect(migrated.errors.contains("savetool: originals of 1 file in \(root.appendingPathComponent("device").path) saved in "), "\(migrated.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: hidden.appendingPathComponent("v1-fresh.json").path)) != before, "migrated through the link inside")
         #expect(try Data(contentsOf: URL(fileURLWithPath: real.appendingPathComponent("v1-fresh.json").path)) == before, "never through the link out")
         let kept = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0.hasPrefix("device-before-migrate-") }

@@ -134,7 +134,7 @@ struct ErrorPathTests {
              status: 73, message: "^savetool: a-file: a file, expected a folder for the migrated copies"),
         Case(name: "migrate --out inside the folder being migrated", arguments: ["migrate", "saves", "--out", "saves/migrated"],
              prepare: { try ErrorPathTests.oldSaves($0) },
-             status: 64, message: "^savetool: --out saves/migrated would write among the files migrated from saves, expected a folder outside them"),
+             status: 64, message: "^savetool: saves/migrated: would put the migrated copies among the files migrated from saves, expected a folder outside them; or --in-place, which keeps the originals in a bundle first$"),
         Case(name: "backup create --name with a slash", arguments: ["backup", "create", "saves", "--repo", "backups", "--name", "a/b"],
              prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "^savetool: --name a/b, expected a file name: not empty, no /, not starting with \\. "),

@@ -52,6 +52,9 @@ public enum ErrorHint: Sendable, Hashable {
     case trustTheCertificate
     /// Send a token: the server asks for one, and none was given.
     case giveAToken
+    /// Migrate the files in place, which keeps their originals first, rather than write copies
+    /// among them.
+    case migrateInPlace
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Hashable {

@@ -1,5 +1,4 @@
 import CSaveToolSystem
-import SaveKit
 
 #if canImport(Glibc)
 import Glibc

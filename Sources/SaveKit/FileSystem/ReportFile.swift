@@ -1,18 +1,21 @@
-import SaveKit
-
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// A batch's `--report`: JSON lines written into the file as each batch is done, so that a run
-/// that is killed leaves a record of what it did, as a log does.
+/// A batch's report: lines written into the file as each file is done, so that a run that is
+/// killed leaves a record of what it did, as a log does.
 ///
 /// The file is opened before any work, so a path that cannot be written stops the run before a
 /// file is touched, and a regular file is emptied only when the first lines come: a run that
 /// fails before then leaves an earlier report as it was, and removes a file it made. `-`, a
 /// pipe, a terminal or a device (`/dev/stdout`, `>(jq …)`) is written as it is.
-final class ReportFile {
-    let path: String
+///
+/// Written by one caller at a time (``BatchMigration`` hands it its lines in turn), hence
+/// `@unchecked Sendable`.
+public final class ReportFile: @unchecked Sendable {
+    public let path: String
     private let descriptor: Int32
     /// Made by this run (exclusively), so removed if the run stops before its first line.
     private let created: Bool
@@ -21,7 +24,7 @@ final class ReportFile {
     private let isRegular: Bool
     private var emptied = false
 
-    init(path: String) throws(FileError) {
+    public init(path: String) throws(FileError) {
         self.path = path
         if path == "-" {
             (descriptor, created, isRegular) = (STDOUT_FILENO, false, false)
@@ -49,12 +52,12 @@ final class ReportFile {
     deinit { if descriptor != STDOUT_FILENO { close(descriptor) } }
 
     /// The report file itself, which a walk of the folder it is in leaves out.
-    var identity: FileWalk.Identity? {
+    public var identity: FileWalk.Identity? {
         var info = stat()
         return isRegular && fstat(descriptor, &info) == 0 ? FileWalk.Identity(info) : nil
     }
 
-    func write(_ lines: String) throws(FileError) {
+    public func write(_ lines: String) throws(FileError) {
         if !emptied {
             if isRegular, ftruncate(descriptor, 0) != 0 { throw .ioFailure(path: path, operation: "emptying", reason: FileError.reason(errno)) }
             emptied = true
@@ -65,13 +68,13 @@ final class ReportFile {
 
     /// The end of the run: the report flushed to disk, and emptied if no line was written (the
     /// report of a run that migrated nothing is an empty file).
-    func finish() throws(FileError) {
+    public func finish() throws(FileError) {
         if !emptied { try write("") }
         guard !isRegular || fsync(descriptor) == 0 else { throw .ioFailure(path: path, operation: "flushing", reason: FileError.reason(errno)) }
     }
 
     /// A run that stopped before its first line: a file it made is removed.
-    func abandon() {
+    public func abandon() {
         if created && !emptied { unlink(path) }
     }
 }

@@ -1,6 +1,9 @@
 import Foundation
-import SaveKit
-import SaveToolCLI
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The regular files under the paths a command was given, found one directory at a time.
 ///
@@ -8,25 +11,25 @@ import SaveToolCLI
 /// read, so memory depends on the largest directory, not on how many files there are. Names
 /// starting with `.` are skipped; a symbolic link to a file is followed, one to a directory is
 /// not (so a link cannot lead the walk in circles).
-struct FileWalk {
-    struct File {
-        var path: String
+public struct FileWalk: Sendable {
+    public struct File: Sendable {
+        public var path: String
         /// The path relative to the argument it was found under (its name, for a file argument).
-        var relative: String
+        public var relative: String
         /// Which of `paths` it was found under.
-        var argument: Int
+        public var argument: Int
         /// Why this entry cannot be handled: a folder that cannot be read, a name that is not
         /// UTF-8. A batch counts it as failed and goes on; a silent skip would report success
         /// for files nobody looked at.
-        var problem: String? = nil
+        public var problem: String? = nil
 
         /// The whole path, made absolute: what a kind's `files` patterns are matched against
         /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
         /// it recognise the same files.
-        var claimPath: String { Self.claimPath(of: path) }
+        public var claimPath: String { Self.claimPath(of: path) }
 
         /// `path` made absolute and standard, as ``claimPath`` is.
-        static func claimPath(of path: String) -> String {
+        public static func claimPath(of path: String) -> String {
             // A path without `.`, `..` or empty segments is standard as it is: only made
             // absolute (Foundation's URL for every file was 9% of a batch migration's samples).
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)
@@ -38,38 +41,40 @@ struct FileWalk {
     }
 
     /// The working directory, once: a command does not change it while it walks.
-    static let currentDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
+    public static let currentDirectory = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.path
 
     /// A file by device and inode, whatever path leads to it.
-    struct Identity: Hashable {
-        var device: UInt64, inode: UInt64
-        init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
+    public struct Identity: Hashable, Sendable {
+        public var device: UInt64, inode: UInt64
+        public init(_ info: stat) { (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino)) }
     }
 
-    var paths: [String]
+    public var paths: [String]
+
+    public init(paths: [String]) { self.paths = paths }
     /// Files the walk leaves out, by name and identity: a report being written among the files
     /// walked is not one of them.
-    var leavesOut: [(name: String, identity: Identity)] = []
+    public var leavesOut: [(name: String, identity: Identity)] = []
     /// Removes the temporary files a killed savetool left in the walked directories (a run that
     /// rewrites files in place, where no other savetool should be writing).
-    var removesAbandonedTemporaryFiles = false
+    public var removesAbandonedTemporaryFiles = false
 
     /// Checks that every path exists, before anything is done.
-    func checkPathsExist() throws {
+    public func checkPathsExist() throws(FileError) {
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw FileError.unreadable(path: path, reason: "no such file or directory")
         }
     }
 
     /// The directory each argument's relative paths start from: itself, or a file's folder.
-    func root(of argument: Int) -> String {
+    public func root(of argument: Int) -> String {
         let path = paths[argument]
         return isDirectory(path, followingLinks: true) ? path : FileIO.parentDirectory(of: path)
     }
 
 
     /// Calls `body` with every file, in a stable order; `false` from `body` stops the walk.
-    func forEach(_ body: (File) throws -> Bool) throws {
+    public func forEach(_ body: (File) throws -> Bool) throws {
         for (argument, path) in paths.enumerated() {
             if isDirectory(path, followingLinks: true) {
                 guard try walk(path, relative: "", argument: argument, body) else { return }
@@ -80,7 +85,7 @@ struct FileWalk {
     }
 
     /// How many files the walk would visit (for a progress bar's total).
-    func count() throws -> Int {
+    public func count() throws -> Int {
         var total = 0
         try forEach { _ in total += 1; return true }
         return total

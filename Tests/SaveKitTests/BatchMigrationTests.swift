@@ -1,0 +1,121 @@
+import Foundation
+import SaveKit
+import TestSupport
+import Testing
+
+/// ``BatchMigration`` as a program embedding SaveKit uses it, without the command line: the
+/// sudoku sample (three v1 games and three at v2) migrated into a folder, in place, and not at all.
+@Suite("Batch migration")
+struct BatchMigrationTests {
+    static let kinds = (try? KindLoader.kinds(in: Corpus.packageRoot.appendingPathComponent("Formats").path)) ?? []
+
+    /// What a batch hands on, in the order it hands it on.
+    final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var items: [String] = []
+        func add(_ item: String) { lock.lock(); defer { lock.unlock() }; items.append(item) }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+    }
+
+    /// Keeps nothing, but records what it was given and what the files held at that moment.
+    struct RecordingKeeper: OriginalsKeeping {
+        let calls: Collected
+        func keep(_ paths: [String]?, under root: String, in directory: String, name: String) throws -> String? {
+            for path in paths ?? [] {
+                let version = try Self.version(of: root + "/" + path)
+                calls.add("\(path) at version \(version)")
+            }
+            return paths?.isEmpty == false ? directory + "/kept-" + name : nil
+        }
+
+        static func version(of path: String) throws -> Int {
+            let value = try JSONCodec().decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            guard case .integer(let version)? = value["version"] else { return 1 }
+            return Int(version)
+        }
+    }
+
+    static func saves(in directory: URL) throws -> String {
+        let saves = directory.appendingPathComponent("saves")
+        try FileManager.default.copyItem(at: Corpus.packageRoot.appendingPathComponent("samples/sudoku/Documents"), to: saves)
+        return saves.path
+    }
+
+    static let v1Games = ["games/v1-completed.json", "games/v1-fresh.json", "games/v1-in-progress.json"]
+    static let allGames = v1Games + ["games/v2-completed.json", "games/v2-in-progress.json", "games/v2-paused.json"]
+
+    @Test func copiesGoIntoAFolderAndOutcomesComeInTheWalksOrder() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = try Self.saves(in: directory)
+        let before = try Data(contentsOf: URL(fileURLWithPath: saves + "/games/v1-fresh.json"))
+        let pipeline = try SavePipeline(kinds: Self.kinds, registry: .builtIn)
+        let batch = BatchMigration(paths: [saves], pipeline: pipeline, destination: .folder(directory.path + "/out"), jobs: 2)
+        try batch.checkPlaces()
+        let seen = Collected()
+        let summary = try batch.run { outcome in seen.add("\(outcome.file.relative) \(outcome.result.status.rawValue)") }
+        var expected = BatchMigration.Summary()
+        (expected.migrated, expected.unchanged) = (3, 3)
+        #expect(summary == expected)
+        #expect(seen.all == Self.allGames.map { "\($0) \(Self.v1Games.contains($0) ? "migrated" : "unchanged")" })
+        for game in Self.v1Games { #expect(try RecordingKeeper.version(of: directory.path + "/out/" + game) == 2) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saves + "/games/v1-fresh.json")) == before, "the originals stay")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out/games/v2-paused.json"), "only migrated files are copied")
+    }
+
+    @Test func inPlaceTheOriginalsOfTheFilesThatChangeAreKeptFirst() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = try Self.saves(in: directory)
+        let pipeline = try SavePipeline(kinds: Self.kinds, registry: .builtIn)
+        let (kept, notices) = (Collected(), Collected())
+        let batch = BatchMigration(
+            paths: [saves], pipeline: pipeline, destination: .inPlace(keepingOriginals: RecordingKeeper(calls: kept)), jobs: 2
+        ) { notice in notices.add("\(notice)") }
+        let summary = try batch.run()
+        #expect(summary.migrated == 3 && summary.unchanged == 3 && summary.failed == 0)
+        // Given only the files that change, while they were still at version 1.
+        #expect(kept.all == Self.v1Games.map { "\($0) at version 1" })
+        #expect(notices.all == ["\(BatchMigration.Notice.originalsKept(files: 3, argument: saves, place: directory.path + "/kept-saves"))"])
+        for game in Self.allGames { #expect(try RecordingKeeper.version(of: saves + "/" + game) == 2) }
+    }
+
+    @Test func aDryRunWritesNothingAndAFailingConsumerStopsTheRun() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = try Self.saves(in: directory)
+        let pipeline = try SavePipeline(kinds: Self.kinds, registry: .builtIn)
+        var dryRun = BatchMigration(paths: [saves], pipeline: pipeline, destination: .folder(directory.path + "/out"))
+        dryRun.dryRun = true
+        #expect(try dryRun.run().migrated == 3)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
+
+        struct Full: Error {}
+        let inPlace = BatchMigration(paths: [saves], pipeline: pipeline, destination: .inPlace(keepingOriginals: nil), jobs: 1)
+        #expect(throws: Full.self) { try inPlace.run { _ in throw Full() } }
+        // One job: the first file was migrated, and no file was started after the failure.
+        #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[0]) == 2)
+        #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[1]) == 1)
+        #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[2]) == 1)
+    }
+
+    @Test func placesAreCheckedBeforeAnythingAndSaidWithoutFlags() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = try Self.saves(in: directory)
+        let pipeline = try SavePipeline(kinds: Self.kinds, registry: .builtIn)
+        let among = BatchMigration(paths: [saves], pipeline: pipeline, destination: .folder(saves + "/migrated"))
+        let error = try #require(throws: SaveError.self) { try among.checkPlaces() }
+        #expect(error.category == .usage && error.hint == .migrateInPlace && error.file == saves + "/migrated")
+        #expect(error.message == "would put the migrated copies among the files migrated from \(saves), expected a folder outside them")
+        let report = BatchMigration(paths: [saves], pipeline: pipeline, destination: .nowhere)
+        let held = try #require(throws: SaveError.self) { try report.checkReportPlace(saves + "/games/v2-paused.json") }
+        #expect(held.message == "holds a save (sudoku.game), expected a path for the report where no save is")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["saves"])
+        // A path named twice, and a folder inside one named: each file once, with a warning.
+        let notices = Collected()
+        let twice = BatchMigration(paths: [saves, saves + "/games", saves], pipeline: pipeline, destination: .nowhere) { notices.add("\($0)") }
+        #expect(twice.paths == [saves])
+        #expect(notices.all.count == 2)
+    }
+}

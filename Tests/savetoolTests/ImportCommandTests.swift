@@ -105,9 +105,10 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("real-before-import-") })
     }
 
-    /// What the destination held is saved in a bundle first; a FIFO, which no bundle holds,
-    /// is not kept, and the import says so rather than remove it silently.
-    @Test func whatTheSavedContentsCannotHoldIsNamed() throws {
+    /// What the destination held is saved in a bundle first; when it holds what no bundle holds
+    /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
+    /// whole beside it, and the dry run says so first.
+    @Test func whatTheSavedContentsCannotHoldIsKeptAsItWas() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let bundle = directory.appendingPathComponent("kape.tar.gz").path
@@ -116,11 +117,24 @@ struct ImportCommandTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         try Data("old\n".utf8).write(to: folder.appendingPathComponent("old.txt"))
         #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("cloud").path, withDestinationPath: directory.path)
+        let dryRun = try CLI.run("import", bundle, "--into", folder.path, "--no-migrate", "--dry-run")
+        #expect(dryRun.status == 0 && dryRun.errors.contains(
+            "\(folder.path)/pipe: a FIFO, left out (a bundle holds files, folders and links); the import would keep the folder's old contents as they are, beside it, since the bundle of what it held cannot hold this"),
+            "\(dryRun.errors)")
+        #expect(dryRun.errors.contains("\(folder.path)/cloud: a symbolic link to the absolute path"), "\(dryRun.errors)")
         let landed = try CLI.run("import", bundle, "--into", folder.path, "--no-migrate")
         #expect(landed.status == 0, "\(landed.errors)")
+        let bundles = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("D-before-import-") && $0.hasSuffix(".tar.gz") }
+        try #require(bundles.count == 1, "\(landed.errors)")
+        let kept = directory.path + "/" + bundles[0].replacingOccurrences(of: ".tar.gz", with: "")
         #expect(landed.errors.contains(
-            "\(folder.path)/pipe: a FIFO, left out (a bundle holds files, folders and links); the import removed it, and the bundle of what the folder held does not have it"),
+            "\(folder.path)/pipe: a FIFO, left out (a bundle holds files, folders and links); kept, with the rest of the folder's old contents, in \(kept)"),
             "\(landed.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept).sorted() == ["cloud", "old.txt", "pipe"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: kept + "/cloud") == directory.path)
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("Documents/current_tournament.json").path))
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("pipe").path))
     }
 
     /// A holder whose own version stays says which embedded save was migrated, not "1 to 1".

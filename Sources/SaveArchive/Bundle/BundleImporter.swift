@@ -114,6 +114,9 @@ public struct BundleImporter {
         var outcome = Outcome(summary: manifest.summary, previousContents: nil)
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
+            outcome.notes = Self.unbundled(in: destination).map {
+                "\($0); the import would keep the folder's old contents as they are, beside it, since the bundle of what it held cannot hold this"
+            } + outcome.notes
             return outcome
         }
         // `--into` a folder whose parents are missing makes them (as `mkdir -p`), and takes
@@ -134,8 +137,16 @@ public struct BundleImporter {
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
         let leftOut = LeftOut()
         outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory, leftOut: leftOut)
-        outcome.notes = leftOut.lines.map { "\($0); the import removed it, and the bundle of what the folder held does not have it" } + outcome.notes
-        if let left = try swap(staging, into: destination) { outcome.notes.append(left) }
+        // What the bundle cannot hold (a FIFO, a link leading out) is never removed: the old
+        // contents are then kept whole, as a folder named as their bundle, beside the destination.
+        let keptFolder = leftOut.lines.isEmpty ? nil : outcome.previousContents.map {
+            FileIO.parentDirectory(of: destination) + "/" + URL(fileURLWithPath: $0).lastPathComponent.replacingOccurrences(of: ".tar.gz", with: "")
+        }
+        let (left, keptAt) = try swap(staging, into: destination, keepingOldAt: keptFolder)
+        if let keptAt {
+            outcome.notes = leftOut.lines.map { "\($0); kept, with the rest of the folder's old contents, in \(keptAt)" } + outcome.notes
+        }
+        if let left { outcome.notes.append(left) }
         swapped = true
         return outcome
     }
@@ -665,11 +676,39 @@ public struct BundleImporter {
         var lines: [String] { lock.withLock { found } }
     }
 
-    /// Puts the staged directory in the destination's place in one atomic step; returns a note
-    /// when the old contents, already saved, could not be removed.
-    private func swap(_ staging: String, into destination: String) throws -> String? {
-        var left: String?
+    /// What a bundle of `folder` would leave out, as the exporter says it: for a dry run, which
+    /// writes no bundle.
+    private static func unbundled(in folder: String) -> [String] {
+        var info = stat()
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return [] }
+        let leftOut = LeftOut()
+        var exporter = BundleExporter(createdAt: Date(), createdBy: "")
+        exporter.warn = { leftOut.add($0) }
+        _ = try? exporter.describe(directory: folder)
+        return leftOut.lines
+    }
+
+    /// Puts the staged directory in the destination's place in one atomic step. The old
+    /// contents, already saved, are removed, or, with `keepingOldAt`, moved there (never over
+    /// anything: `-2`, `-3` … when it is taken). Returns a note when they could not all be
+    /// removed, and where they were kept.
+    private func swap(_ staging: String, into destination: String, keepingOldAt kept: String?) throws -> (note: String?, keptAt: String?) {
+        var left: String?, keptAt: String?
         func removeOld(_ old: String) {
+            if let kept {
+                for attempt in 1...100 {
+                    let place = attempt == 1 ? kept : "\(kept)-\(attempt)"
+                    if savetool_rename_noreplace(old, place) == 0 {
+                        keptAt = place
+                        return
+                    }
+                    guard errno == EEXIST else { break }
+                }
+                // Never removed when it cannot be kept: left where it is, and said.
+                keptAt = old
+                left = "its old contents could not be moved beside it, and stay in \(old); move that folder before the next import into \(destination), which would remove it"
+                return
+            }
             guard let reason = FileIO.removeTree(old) else { return }
             left = "its old contents, saved in the bundle of what it held, could not all be removed from \(old): \(reason); remove that folder yourself"
         }
@@ -690,7 +729,7 @@ public struct BundleImporter {
             removeOld(old)
         }
         FileIO.syncDirectory(FileIO.parentDirectory(of: destination))
-        return left
+        return (left, keptAt)
     }
 
     /// Staging directories left by an import that was killed (`.name.savetool-XXXXXX`).

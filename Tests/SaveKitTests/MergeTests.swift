@@ -156,7 +156,23 @@ struct MergeTests {
         let save = { (level: Int, xp: Int) in #"{"saveVersion": 2, "player": {"level": \#(level), "xp": \#(xp)}, "coins": 0, "unlockedThemes": [], "lastSaved": "x"}"# }
         let (value, result) = try Self.merge("blocks.gamesave", base: save(5, 100), local: save(6, 10), remote: save(5, 900))
         #expect(value["player"] == ["level": 6, "xp": 10], "level 6 with its own XP, never level 6 with 900 XP")
-        #expect(result.decisions.contains { $0.policy == "lexMax" && $0.path.description == "/player" })
+        // Named by its first member: the object holding a group may be the whole file.
+        #expect(result.decisions.contains { $0.policy == "lexMax" && $0.path.description == "/player/level" })
+    }
+
+    /// A group at the top of a file is named by its first member, never "" (the whole file): an
+    /// answer for the group is told apart from one for a whole file's conflict.
+    @Test func aGroupsConflictIsNamedByItsFirstMember() throws {
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/level", "/xp"], "policy": "lexMax"}]}"#))
+        let (local, remote) = (try Codecs.value(#"{"level": 4, "xp": 1}"#), try Codecs.value(#"{"level": 4, "xp": "lots"}"#))
+        let open = ValueMerger(rules: rules).merge(base: nil, local: local, remote: remote)
+        #expect(open.conflicts.map(\.path.description) == ["/level"])
+        let answered = ValueMerger(rules: rules) { conflict in
+            conflict.path.description == "/level" ? (.value([4, 5]), "an answer") : nil
+        }.merge(base: nil, local: local, remote: remote)
+        #expect(answered.conflicts.isEmpty && answered.value == ["level": 4, "xp": 5])
+        let whole = ValueMerger(rules: rules) { conflict in conflict.path.isRoot ? (.take(.remote), "an answer") : nil }
+        #expect(whole.merge(base: nil, local: local, remote: remote).conflicts.count == 1, "an answer for the whole file settles no group")
     }
 
     @Test func unionKeepsEveryUnlock() throws {

@@ -178,6 +178,10 @@ public struct ValueMerger: Sendable {
             }
             let names = group.members.map(\.description).joined(separator: ", ")
             let groupValue = { (tuple: [SaveValue?]) -> SaveValue in .array(tuple.map { $0 ?? .null }) }
+            // Named by its first member, never by the object holding it: that may be the whole
+            // file, whose pointer "" an answer takes for a whole file's conflict. Once settled, the
+            // members are equal on both sides, so nothing else is decided there.
+            let path = JSONPointer(tokens: path.tokens + group.members[0].tokens)
             let winning: [SaveValue?]
             if let order = Self.compareTuples(localTuple, remoteTuple), order != 0 {
                 winning = order > 0 ? localTuple : remoteTuple

@@ -83,6 +83,29 @@ struct MergeTests {
         }
     }
 
+    /// Each element of a keyed list is named by its place in the merged list: two elements never
+    /// share a path (the third element of one side and of the other), and an element's path is
+    /// its index in the result.
+    @Test func keyedElementsAreNamedByTheirPlaceInTheResult() throws {
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/inventory", "policy": "keyed", "key": "/id"}]}"#))
+        func items(_ text: String) throws -> SaveValue { try Codecs.value(#"{"inventory": \#(text)}"#) }
+        let base = try items(#"[{"id": "sword", "qty": 1}, {"id": "potion", "qty": 1}]"#)
+        let local = try items(#"[{"id": "potion", "qty": 2}, {"id": "sword", "qty": 1}, {"id": "shield", "qty": 1}]"#)
+        let remote = try items(#"[{"id": "sword", "qty": 2}, {"id": "potion", "qty": 1}, {"id": "bow", "qty": 1}]"#)
+        let outcome = ValueMerger(rules: rules).merge(base: base, local: local, remote: remote)
+        #expect(outcome.conflicts.isEmpty)
+        let result = outcome.value["inventory"]?.arrayValue ?? []
+        let paths = outcome.decisions.map(\.path.description)
+        #expect(Set(paths).count == paths.count, "\(paths)")
+        // Each decision's element sits at its path's index in the result (before the fix, the
+        // bow and the shield were both /inventory/2, from their own sides' indices).
+        let decided = Dictionary(outcome.decisions.map { ($0.path.description, $0.result) }, uniquingKeysWith: { first, _ in first })
+        #expect(decided["/inventory/0/qty"] == 2 && decided["/inventory/2/qty"] == 2, "\(paths)")
+        #expect(decided["/inventory/1"]??["id"] == "bow" && decided["/inventory/3"]??["id"] == "shield", "\(paths)")
+        #expect(result.compactMap { $0["id"]?.stringValue } == ["potion", "bow", "sword", "shield"])
+        #expect(result[0]["qty"] == 2 && result[2]["qty"] == 2, "both edits kept")
+    }
+
     /// A level removed on one device and improved on the other is a conflict, not a silent
     /// deletion or resurrection.
     @Test func deleteAgainstEditIsAConflict() throws {

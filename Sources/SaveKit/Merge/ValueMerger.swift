@@ -319,14 +319,12 @@ public struct ValueMerger: Sendable {
                 order.insert(identity, at: after.flatMap { order.firstIndex(of: $0) }.map { $0 + 1 } ?? 0)
                 placed.insert(identity)
             }
-            // Each element is reported at its own index on the side that has it, so that two
-            // places never share a path (an answer settles exactly one).
-            let localIndex = Dictionary(uniqueKeysWithValues: localOrder.enumerated().map { ($1, $0) })
-            let remoteIndex = Dictionary(uniqueKeysWithValues: remoteOrder.enumerated().map { ($1, $0) })
-            let baseIndex = Dictionary(uniqueKeysWithValues: (baseOrder ?? []).enumerated().map { ($1, $0) })
+            // Each element is reported at its place in the merged order, counting the elements the
+            // merge removes: its index in the result when none before it is removed, and never a
+            // path two elements share (an answer settles exactly one). An index of either side
+            // would be both: a remote element and a local one may each be the third.
             var items: [SaveValue] = []
-            for identity in order {
-                let index = localIndex[identity] ?? remoteIndex[identity] ?? baseIndex[identity] ?? items.count
+            for (index, identity) in order.enumerated() {
                 if let value = node(path.appending(index), base: baseItems[identity], local: localItems[identity], remote: remoteItems[identity]) {
                     items.append(value)
                 }

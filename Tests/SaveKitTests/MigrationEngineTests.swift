@@ -134,6 +134,16 @@ struct MigrationEngineTests {
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "remove", "path": "/a"}, {"op": "explode"}]}]}"#))
         }
+        // A shortcut beside the steps it skips would never run: refused, naming both.
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a second step from version 1 (the first is /steps/0, to 2), expected one step from each version")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}, {"from": 1, "to": 3, "ops": []}]}"#))
+        }
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0"]), message: "\"from\" 3 and \"to\" 2, expected \"to\" above \"from\" (a step goes to a later version)")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 3, "to": 2, "ops": []}]}"#))
+        }
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0"]), message: "\"from\" \"1\", \"to\" missing, expected integer \"from\" and \"to\" versions, \"to\" above \"from\"")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": "1", "ops": []}]}"#))
+        }
     }
 
     @Test func ifRunsThenOrElseByTheCondition() throws {

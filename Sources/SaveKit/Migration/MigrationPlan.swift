@@ -41,8 +41,17 @@ public struct MigrationPlan: Sendable, Equatable {
         guard let steps = value["steps"]?.arrayValue else { throw fail(["steps"], "missing, expected an array of steps") }
         var parsed: [Step] = []
         for (index, step) in steps.enumerated() {
-            guard case .integer(let from)? = step["from"], case .integer(let to)? = step["to"], to > from else {
-                throw fail(["steps", String(index)], "expected integer \"from\" and \"to\" versions, \"to\" above \"from\"")
+            guard case .integer(let from)? = step["from"], case .integer(let to)? = step["to"] else {
+                let found = ["from", "to"].map { key in "\"\(key)\" \(step[key].map { $0.compactText } ?? "missing")" }.joined(separator: ", ")
+                throw fail(["steps", String(index)], "\(found), expected integer \"from\" and \"to\" versions, \"to\" above \"from\"")
+            }
+            guard to > from else {
+                throw fail(["steps", String(index)], "\"from\" \(from) and \"to\" \(to), expected \"to\" above \"from\" (a step goes to a later version)")
+            }
+            // Two ways on from one version would leave the choice to the order of the file: a
+            // shortcut added beside the steps it skips would silently never run.
+            if let first = parsed.firstIndex(where: { $0.from == Int(from) }) {
+                throw fail(["steps", String(index)], "a second step from version \(from) (the first is /steps/\(first), to \(parsed[first].to)), expected one step from each version")
             }
             guard let ops = step["ops"]?.arrayValue else { throw fail(["steps", String(index), "ops"], "missing, expected an array of operations") }
             parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))

@@ -112,15 +112,17 @@ public struct PushService: Sendable {
     }
 
     /// A push's body after the pipeline: what to store.
-    struct Checked {
+    struct Checked: Sendable {
         /// The SHA-256 of the body as it came.
         var pushed: String
         var bytes: [UInt8]
         var codec: String
         var kind: String?
         var schemaVersion: Int?
-        /// The version the pipeline migrated the push from, if it did.
+        /// The version the pipeline migrated the push from, if it did, and its steps
+        /// (`1→2`, or `/gameSave: blocks.gamesave 1→2` for an embedded save).
         var migratedFrom: Int?
+        var migrationSteps: [String] = []
     }
 
     /// Bad data is refused before anything is stored: a body that does not decode, is not in
@@ -153,7 +155,7 @@ public struct PushService: Sendable {
         case .migrated, .unchanged, .unrecognized:
             return Checked(
                 pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from,
-                migratedFrom: result.status == .migrated ? result.from : nil)
+                migratedFrom: result.status == .migrated ? result.from : nil, migrationSteps: result.status == .migrated ? result.steps : [])
         case .ambiguous, .future, .invalid, .failed:
             throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
         }

@@ -203,23 +203,30 @@ struct SyncRoutes: Sendable {
             let checked = try service.check(body, slot: address)
             guard turns.tryTake(address) else { return .waiting(checked) }
             defer { turns.give(address) }
-            return .stored(try service.push(checked, to: address, base: base, device: device), migratedFrom: checked.migratedFrom)
+            return .stored(try service.push(checked, to: address, base: base, device: device), checked)
         }
         let outcome: PushService.Outcome
-        let migratedFrom: Int?
+        let checked: PushService.Checked
         switch first {
-        case .stored(let stored, let from):
-            (outcome, migratedFrom) = (stored, from)
-        case .waiting(let checked):
-            outcome = try await turns.inTurn(address) { try await durably { try service.push(checked, to: address, base: base, device: device) } }
-            migratedFrom = checked.migratedFrom
+        case .stored(let stored, let pushed):
+            (outcome, checked) = (stored, pushed)
+        case .waiting(let pushed):
+            outcome = try await turns.inTurn(address) { try await durably { try service.push(pushed, to: address, base: base, device: device) } }
+            checked = pushed
         }
         metrics.pushed(outcome, bytes: body.count, took: ContinuousClock.now - started)
         switch outcome {
         case .stored(let record, let bytes):
             var answer = saveResponse(.ok, record, bytes: bytes, merged: record.how == .merged || record.how == .mergedWithoutBase)
             // The push went through the pipeline's migration before it was stored.
-            if let migratedFrom { answer.headers[HTTPField.Name("Save-Migrated-From")!] = String(migratedFrom) }
+            if let migratedFrom = checked.migratedFrom {
+                answer.headers[HTTPField.Name("Save-Migrated-From")!] = String(migratedFrom)
+                // Percent-encoded: a step names pointers, whose keys may be any UTF-8, and `→`.
+                let steps = checked.migrationSteps.joined(separator: ", ")
+                if let encoded = steps.addingPercentEncoding(withAllowedCharacters: Self.headerSafe) {
+                    answer.headers[HTTPField.Name("Save-Migration-Steps")!] = encoded
+                }
+            }
             return answer
         case .alreadyHead(let record, let bytes):
             // Save-Merged tells of this push: the head's own history is in …/history.
@@ -346,9 +353,14 @@ struct SyncRoutes: Sendable {
     }()
 }
 
+extension SyncRoutes {
+    /// What a header value holds as it is: printable ASCII but `%`, which encodes the rest.
+    static let headerSafe = CharacterSet(charactersIn: Unicode.Scalar(0x20)...Unicode.Scalar(0x7E)).subtracting(CharacterSet(charactersIn: "%"))
+}
+
 /// A push after its check: stored already, or waiting for its slot's turn.
 private enum CheckedPush: Sendable {
-    case stored(PushService.Outcome, migratedFrom: Int?)
+    case stored(PushService.Outcome, PushService.Checked)
     case waiting(PushService.Checked)
 }
 

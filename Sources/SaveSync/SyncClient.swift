@@ -157,8 +157,12 @@ public final class SyncClient: Sendable {
             let decisions = response.header("Save-Merge-Report").flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
             var outcome = Outcome(file: file, slot: slot, action: merged ? .merged : action, version: version, decisions: decisions)
             // A push the server's pipeline migrated before it stored it.
-            if pushed, !merged, response.header("Save-Migrated-From") != nil, let kind = response.header("Save-Kind"), let schema = response.header("Save-Version") {
-                outcome.migratedTo = "\(kind) version \(schema)"
+            if pushed, !merged, let from = response.header("Save-Migrated-From").flatMap({ Int($0) }), let kind = response.header("Save-Kind"),
+                let schema = response.header("Save-Version").flatMap({ Int($0) })
+            {
+                // A holder whose own version stays (its embedded save moves on) names what moved.
+                let steps = response.header("Save-Migration-Steps")?.removingPercentEncoding ?? ""
+                outcome.migratedTo = from == schema && !steps.isEmpty ? "\(kind) \(steps)" : "\(kind) version \(from) to \(schema)"
             }
             return (outcome, false)
         }

@@ -190,7 +190,7 @@ struct Sync: ParsableCommand {
 
     /// What the server made of a push it migrated, said where the push is.
     private static func migrated(_ outcome: SyncClient.Outcome) -> String {
-        outcome.migratedTo.map { "; the server migrated it to \($0), written here" } ?? ""
+        outcome.migratedTo.map { "; the server migrated it (\($0)), written here" } ?? ""
     }
 
     private func report(_ outcome: SyncClient.Outcome) {

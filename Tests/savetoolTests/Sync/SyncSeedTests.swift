@@ -457,8 +457,15 @@ struct SyncSeedTests {
         try FileManager.default.copyItem(atPath: CLI.sample("sudoku/Documents/games/v1-in-progress.json"), toPath: file)
         let synced = try CLI.run("sync", file, "--server", server.url, "--space", "sudoku/p1", "--slot", "Documents/games/daily.json")
         #expect(synced.status == 0, "\(synced.errors)")
-        #expect(synced.outputText == "\(file): pushed as the slot's first version; the server migrated it to sudoku.game version 2, written here\n", "\(synced.outputText)")
+        #expect(synced.outputText == "\(file): pushed as the slot's first version; the server migrated it (sudoku.game version 1 to 2), written here\n", "\(synced.outputText)")
         #expect(try CLI.run("get", file, "/version").outputText == "2\n")
+        // A holder whose own version stays names the embedded save that moved, not "version 1".
+        let blocks = root.appendingPathComponent("blocks").path
+        try FileManager.default.createDirectory(atPath: blocks, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: CLI.sample("blocks/Library/Preferences/com.example.blocks.plist"), toPath: blocks + "/com.example.blocks.plist")
+        let held = try CLI.run("sync", blocks + "/com.example.blocks.plist", "--server", server.url, "--space", "blocks/p1", "--slot", "Library/Preferences/com.example.blocks.plist")
+        #expect(held.status == 0, "\(held.errors)")
+        #expect(held.outputText == "\(blocks)/com.example.blocks.plist: pushed as the slot's first version; the server migrated it (blocks.defaults /gameSave: blocks.gamesave 1→2), written here\n", "\(held.outputText)")
     }
 
     /// A sync that fails on a mistyped server (no such host) leaves what the file remembers of

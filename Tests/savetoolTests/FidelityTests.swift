@@ -69,6 +69,9 @@ struct FidelityTests {
         #expect(created.status == 0, "\(created.errors)")
         for (name, archive) in [("export", bundle), ("backup", backups + "/save-2026-11-20.tar.gz")] {
             let restored = directory.appendingPathComponent("restored-\(name)").path
+            // The dry run says what the import will drop, as the import does.
+            let dryRun = try Self.run([savetool, "import", archive, "--into", restored, "--no-migrate", "--dry-run"], asRoot: asRoot)
+            #expect(dryRun.status == 0 && dryRun.errors.contains("tools/helper: setuid/setgid dropped (mode 4755 restored as 755)"), "\(name): \(dryRun.errors)")
             let imported = try Self.run([savetool, "import", archive, "--into", restored, "--no-migrate"], asRoot: asRoot)
             #expect(imported.status == 0, "\(name): \(imported.errors)")
             #expect(imported.errors.contains("tools/helper: setuid/setgid dropped (mode 4755 restored as 755)"), "\(name): \(imported.errors)")

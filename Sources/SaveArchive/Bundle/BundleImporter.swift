@@ -347,9 +347,11 @@ public struct BundleImporter {
                     landing.notes.append("\(directory.path): the extended attribute \(name) could not be set here")
                 }
             }
-            if landing.ownersNotRestored > 0 {
-                landing.notes.append("owners of \(landing.ownersNotRestored) entr\(landing.ownersNotRestored == 1 ? "y" : "ies") not restored: only root can give files to others (as tar -p)")
-            }
+        } else {
+            for directory in landing.directories { _ = landing.mode(directory) }  // as a dry run's files
+        }
+        if landing.ownersNotRestored > 0 {
+            landing.notes.append("owners of \(landing.ownersNotRestored) entr\(landing.ownersNotRestored == 1 ? "y" : "ies") not restored: only root can give files to others (as tar -p)")
         }
         (outcome.migrated, outcome.warnings, outcome.notes) = (report.migrated, report.warnings, landing.notes)
         // Every staged file and directory on disk before the swap makes them the destination.
@@ -463,7 +465,10 @@ public struct BundleImporter {
 
         /// Writes a checked (and perhaps migrated) file and gives it its attributes.
         func land(_ file: BundleManifest.File, contents: [UInt8], keepsTime: Bool) throws {
-            guard let tree else { return }
+            guard let tree else {
+                _ = landing.mode(file)  // a dry run says what the import would drop
+                return
+            }
             let descriptor = try tree.createFile(file.path)
             defer { close(descriptor) }
             let target = tree.root + "/" + file.path
@@ -536,7 +541,10 @@ public struct BundleImporter {
         }
         var output: [UInt8]?
         if let contents { output = try migrated(contents, file: file, digest: digest, entry: entry, bundle: lander.bundle, report: &report) }
-        guard descriptor >= 0 else { return }
+        guard descriptor >= 0 else {
+            _ = lander.landing.mode(file)  // a dry run says what the import would drop
+            return
+        }
         if let migrated = output {
             // The migrated save replaces the staged original.
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {

@@ -53,6 +53,7 @@ public enum Failure {
         case .trustTheCertificate: "--cacert trusts a private CA or the server's own certificate"
         case .giveAToken: "--token-file names a file holding one"
         case .migrateInPlace: "or --in-place, which keeps the originals in a bundle first"
+        case .keepMoreDays: "--keep N keeps more days"
         }
     }
 

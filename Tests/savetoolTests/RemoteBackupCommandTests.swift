@@ -437,6 +437,15 @@ struct RemoteBackupCommandTests {
             #expect(deletedBy[local] == expected, "keep \(keep), local")
             #expect(deletedBy[remote] == expected, "keep \(keep), S3")
         }
+        // A date that retention would delete at once is refused, and nothing is written or deleted.
+        for repo in [local, remote] {
+            let before = try Self.run(server, "backup", "list", "--repo", repo).outputText
+            let early = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-10-01", "--keep", "7")
+            #expect(early.status == 64 && early.errors.contains(
+                "kape-2026-10-01.tar.gz: dated 2026-10-01, which retention would delete at once (it keeps the 7 latest days with a backup, from 2026-11-13 on), expected a later date; nothing was written; --keep N keeps more days"),
+                "\(repo): \(early.errors)")
+            #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText == before, "\(repo)")
+        }
         for repo in [local, remote] { #expect(try Self.run(server, "backup", "prune", "--repo", repo, "--keep", "1").status == 0) }
         #expect(FileManager.default.fileExists(atPath: local + "/notes.txt"), "a file that is not a backup is never touched")
         #expect(try Self.run(server, "backup", "list", "--repo", remote).outputText.split(separator: "\n").count == 2, "the last day and the future one")

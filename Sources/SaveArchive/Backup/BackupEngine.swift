@@ -89,6 +89,8 @@ public struct BackupEngine: Sendable {
 
         let named = try repository.backups(named: name)
         try checkSameSource(named, name: name, sourcePath: sourcePath)
+        let readableDays = named.filter { $0.day != day && BackupRepository.isBundle($0.path) }.map(\.day)
+        if let refusal = BackupRepository.refusalOfDayDeletedAtOnce(day, among: readableDays, keep: keep, today: today, place: path) { throw refusal }
         let sameDay = named.filter { $0.day == day }
         var existing: StoredEntries?
         if let stored = sameDay.first(where: { $0.path == path }) {

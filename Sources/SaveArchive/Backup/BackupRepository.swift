@@ -143,6 +143,19 @@ public struct BackupRepository: Sendable {
         return (kept, deleted)
     }
 
+    /// The refusal of a backup of `day` that retention would delete as soon as it is made, among
+    /// backups of `days` (a `--date` before the days kept): refused before anything is
+    /// written, rather than made, reported and deleted in one run. `nil` when it would stay.
+    public static func refusalOfDayDeletedAtOnce(_ day: Day, among days: [Day], keep: Int, today: Day, place: String) -> SaveError? {
+        guard day <= today else { return nil }
+        let keptDays = Set(days.filter { $0 <= today } + [day]).sorted(by: >).prefix(keep)
+        guard !keptDays.contains(day), let oldest = keptDays.last else { return nil }
+        return SaveError(
+            .usage, file: place,
+            "dated \(day), which retention would delete at once (it keeps the \(keep) latest day\(keep == 1 ? "" : "s") with a backup, from \(oldest) on), expected a later date; nothing was written",
+            hint: .keepMoreDays)
+    }
+
     /// Whether a file really is a savetool bundle (its first entry a savetool manifest, told by
     /// the `format` its first bytes declare): only those are ever deleted, and only those count
     /// as a day's backup. The rest of the manifest is not read: retention asks this of every

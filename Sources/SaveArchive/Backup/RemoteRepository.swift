@@ -192,6 +192,10 @@ public struct RemoteRepository: Sendable {
                     break
                 }
             }
+            let days = existing.filter { $0.damage == nil && $0.object != object }.map(\.day)
+            if let refusal = BackupRepository.refusalOfDayDeletedAtOnce(day, among: days, keep: keep, today: today, place: storage.location + "/" + object) {
+                throw refusal
+            }
             var engine = BackupEngine(repository: BackupRepository(directory: scratch), createdBy: createdBy)
             // The engine's messages name the scratch folder; the user knows the repository.
             let location = storage.location

@@ -55,6 +55,8 @@ public enum ErrorHint: Sendable, Hashable {
     /// Migrate the files in place, which keeps their originals first, rather than write copies
     /// among them.
     case migrateInPlace
+    /// Keep more days of backups.
+    case keepMoreDays
 
     /// The limits `import` applies to a bundle.
     public enum ImportLimit: Sendable, Hashable {

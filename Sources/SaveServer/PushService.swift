@@ -157,6 +157,9 @@ public struct PushService: Sendable {
                 pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from,
                 migratedFrom: result.status == .migrated ? result.from : nil, migrationSteps: result.status == .migrated ? result.steps : [])
         case .ambiguous, .future, .invalid, .failed:
+            if let decoding = result.decodingError {
+                throw SaveError(.badData, file: name, location: decoding.location.map { "\($0)" }, decoding.problem, cause: decoding)
+            }
             throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
         }
     }

@@ -65,7 +65,10 @@ public struct SavePipeline: Sendable {
             }
         } catch {
             // A file no kind claims may be anything; one a kind claims must read.
-            if claimed != nil { result.fail(.failed, "\(error)") }
+            if claimed != nil {
+                result.fail(.failed, "\(error)")
+                result.decodingError = error as? CodecError
+            }
             return result
         }
         guard let found = migrator.match(value, path: path, named: kind) else { return result }
@@ -154,6 +157,9 @@ public struct FileResult: Sendable {
     /// Why the file is not migrated or unchanged, for people.
     public var problem: String?
     public var violations: [Schema.Violation] = []
+    /// Why a file a kind claims could not be read, when its decoder said: its place and its
+    /// problem apart, for an answer that names the place in a field of its own.
+    public var decodingError: CodecError?
     /// The new bytes, when the file migrates: in the same codec and layout as the input.
     public var output: [UInt8]?
     public var sha256Before: String

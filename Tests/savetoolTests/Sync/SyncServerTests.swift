@@ -333,6 +333,13 @@ struct SyncServerTests {
         // A compressed body is said to be one, not decoded as a broken save.
         let encoded = try api.request("PUT", path, headers: [("If-Match", "\"1\""), ("Content-Encoding", "gzip")], body: Self.save)
         #expect(encoded.status == 415 && encoded.text.contains("Content-Encoding: gzip"), "\(encoded.status) \(encoded.text)")
+        // A body that does not read names its place as every other error does: file:place: message.
+        let broken = try api.push("kape/p1", "Documents/current_tournament.json", Array("{\"round\": ".utf8), base: nil)
+        let error = try Codecs.json.decode(broken.bytes)["error"]
+        #expect(broken.status == 422 && error?["code"] == "badData", "\(broken.status) \(broken.text)")
+        #expect(error?["message"]?.stringValue?.hasPrefix("Documents/current_tournament.json:1:11: the end of the input, expected") == true, "\(broken.text)")
+        let lone = try api.push("kape/p1", "n.json", Array("5".utf8), base: nil)
+        #expect(try Codecs.json.decode(lone.bytes)["error"]?["message"] == "n.json:byte 0: a lone integer at the top, expected an object or array", "\(lone.text)")
     }
 
     /// A backup repository that does not answer is named as such, not as the server's store.

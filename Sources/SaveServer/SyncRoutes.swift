@@ -381,8 +381,19 @@ enum Target: Sendable {
 
     /// `/v1/spaces/{space}/slots[/{slot}[/history|/restore]]`, the space ending at its first
     /// `slots` segment. Names never need percent-encoding, so a `%` is refused outright: an
-    /// encoded slash or NUL cannot slip through.
+    /// encoded slash or NUL cannot slip through. Every name refused is `badName`, whatever the
+    /// rule it breaks, so that a client tells a bad name by one code.
     init(path: String, method: HTTPRequest.Method) throws {
+        do {
+            try self.init(checking: path, method: method)
+        } catch let error as SaveError where error.category == .usage {
+            var refused = APIError(error)
+            refused.code = "badName"
+            throw refused
+        }
+    }
+
+    private init(checking path: String, method: HTTPRequest.Method) throws {
         guard !path.contains("%") else { throw APIError(.badRequest, "badName", "a percent-encoded path, expected names of A-Z a-z 0-9 . _ - only") }
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.count >= 4, segments[0].isEmpty, segments[1] == "v1", segments[2] == "spaces" else {

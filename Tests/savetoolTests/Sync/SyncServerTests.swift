@@ -338,6 +338,11 @@ struct SyncServerTests {
         let error = try Codecs.json.decode(broken.bytes)["error"]
         #expect(broken.status == 422 && error?["code"] == "badData", "\(broken.status) \(broken.text)")
         #expect(error?["message"]?.stringValue?.hasPrefix("Documents/current_tournament.json:1:11: the end of the input, expected") == true, "\(broken.text)")
+        // A name refused is badName, whatever rule it breaks.
+        for name in ["a%20b.json", "a//b.json", "a:b.json", String(repeating: "n", count: 200) + ".json"] {
+            let refused = try api.request("GET", "/v1/spaces/kape/p1/slots/" + name)
+            #expect(refused.status == 400 && (try? Codecs.json.decode(refused.bytes))?["error"]?["code"] == "badName", "\(name): \(refused.text)")
+        }
         let lone = try api.push("kape/p1", "n.json", Array("5".utf8), base: nil)
         #expect(try Codecs.json.decode(lone.bytes)["error"]?["message"] == "n.json:byte 0: a lone integer at the top, expected an object or array", "\(lone.text)")
     }

@@ -134,6 +134,13 @@ struct MigrationEngineTests {
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0", "ops", "1"]), message: "unknown operation \"explode\", expected rename, move, copy, set, remove, convert, wrap, unwrap, forEach, arrayToMap, mapToArray, assert or if")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "remove", "path": "/a"}, {"op": "explode"}]}]}"#))
         }
+        // A misspelt key is named as the unknown key it is, not as the right one missing.
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0", "ops", "0", "too"]), message: "an unknown key for rename, expected one of op, from, to")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/a", "too": "/b"}]}]}"#))
+        }
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0", "ops", "0", "to"]), message: "/items/0 is inside /items, expected a place outside the value it moves")) {
+            try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/items", "to": "/items/0"}]}]}"#))
+        }
         // A shortcut beside the steps it skips would never run: refused, naming both.
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a second step from version 1 (the first is /steps/0, to 2), expected one step from each version")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}, {"from": 1, "to": 3, "ops": []}]}"#))

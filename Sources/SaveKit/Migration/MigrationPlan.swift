@@ -59,6 +59,15 @@ public struct MigrationPlan: Sendable, Equatable {
         self.init(kind: kind, steps: parsed)
     }
 
+    /// The keys each operation takes.
+    private static let keys: [String: [String]] = [
+        "rename": ["op", "from", "to"], "move": ["op", "from", "to"], "copy": ["op", "from", "to"],
+        "set": ["op", "path", "value", "mode"], "remove": ["op", "path"], "convert": ["op", "path", "to", "from"],
+        "wrap": ["op", "path", "key"], "unwrap": ["op", "path", "key"], "forEach": ["op", "path", "ops"],
+        "arrayToMap": ["op", "path", "keyField"], "mapToArray": ["op", "path", "keyField"],
+        "assert": ["op", "path", "type", "equals", "keysIn"], "if": ["op", "when", "then", "else"],
+    ]
+
     static func operations(_ values: [SaveValue], at path: [String]) throws(FormatDefinitionError) -> [MigrationOperation] {
         var result: [MigrationOperation] = []
         for (index, value) in values.enumerated() {
@@ -78,8 +87,17 @@ public struct MigrationPlan: Sendable, Equatable {
             return text
         }
         guard let name = value["op"]?.stringValue else { throw fail("no \"op\", expected the operation's name") }
+        // A misspelt key ("too") is named as such, not as the key it was meant to be missing.
+        if let known = keys[name], let unknown = value.dictionaryValue?.keys.first(where: { !known.contains($0) }) {
+            throw FormatDefinitionError(at: JSONPointer(tokens: path + [unknown]), message: "an unknown key for \(name), expected one of \(known.joined(separator: ", "))")
+        }
         switch name {
-        case "rename", "move": return .move(from: try pointer("from"), to: try pointer("to"))
+        case "rename", "move":
+            let (from, to) = (try pointer("from"), try pointer("to"))
+            if to.tokens.count > from.tokens.count, Array(to.tokens.prefix(from.tokens.count)) == from.tokens {
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + ["to"]), message: "\(to) is inside \(from), expected a place outside the value it moves")
+            }
+            return .move(from: from, to: to)
         case "copy": return .copy(from: try pointer("from"), to: try pointer("to"))
         case "set":
             guard let source = value["value"] else { throw fail("no \"value\"") }

@@ -216,6 +216,8 @@ struct KeyedArchiveTests {
         ("a class chain that loops", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$class": {"CF$UID": 2}}, {"$classname": "A", "$classes": ["A", "B", "A"]}]}"#, "/$objects/2/$classes: a class chain that names a class twice"),
         ("an object without a class", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"name": "x"}]}"#, "/$objects/1: an object without $class"),
         ("a class that is a string", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$class": {"CF$UID": 0}}]}"#, "/$objects/0: a string where a class was expected"),
+        ("an empty table", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": []}"#, "/$top/root: uid 1, and $objects is empty"),
+        ("a uid that leads to a class", #"{"$archiver": "NSKeyedArchiver", "$top": {"root": {"CF$UID": 1}}, "$objects": ["$null", {"$classname": "A", "$classes": ["A"]}]}"#, "/$objects/1: a class entry, where an object is expected"),
     ])
     func hostileArchivesAreRefusedWithThePlace(_ name: String, _ json: String, _ message: String) throws {
         let plist = try JSONCodec().decode(Array(json.replacingOccurrences(of: #"{"CF$UID": "#, with: #"{"$uid": "#).utf8))

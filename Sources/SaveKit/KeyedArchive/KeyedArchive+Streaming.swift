@@ -343,7 +343,9 @@ struct KeyedViewStream {
             return try sink.endDictionary()
         }
         let fields = try fields(at: start)
-        guard let classUID = try classUID(of: fields) else { throw Fault(found: "an object without $class") }
+        guard let classUID = try classUID(of: fields) else {
+            throw Fault(found: try field("$classname", of: fields) != nil ? "a class entry, where an object is expected" : "an object without $class")
+        }
         let info = try classInfo(classUID)
         if shared[uid] {
             ids[uid] = nextID

@@ -109,7 +109,7 @@ struct ViewReader {
 
     private func checked(_ raw: UInt64, at place: Place) throws(CodecError) -> Int {
         guard raw < UInt64(objects.count) else {
-            throw KeyedArchive.malformed(place.pointer, "uid \(raw), past the last object (\(objects.count - 1))", "a uid of an entry of $objects")
+            throw KeyedArchive.malformed(place.pointer, objects.isEmpty ? "uid \(raw), and $objects is empty" : "uid \(raw), past the last object (\(objects.count - 1))", "a uid of an entry of $objects")
         }
         return Int(raw)
     }
@@ -160,7 +160,9 @@ struct ViewReader {
         }
         if ids[uid] != 0 { return .dictionary(["$ref": .integer(Int64(ids[uid]))]) }
         guard case .uid(let classUID)? = fields["$class"] else {
-            throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), "an object without $class", "every archived object to name its class")
+            // A uid that leads to a class entry is the archive's mistake, not the class's.
+            let found = fields["$classname"] != nil ? "a class entry, where an object is expected" : "an object without $class"
+            throw KeyedArchive.malformed(JSONPointer(tokens: ["$objects", String(uid)]), found, "every archived object to name its class")
         }
         let (name, classView) = try className(try checked(classUID, at: Place(owner: uid, key: "$class")))
         if shared[uid] {

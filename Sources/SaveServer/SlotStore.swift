@@ -173,6 +173,21 @@ public final class SlotStore: @unchecked Sendable {
         return name
     }
 
+    /// A parked push by its name (`p<milliseconds>-<hex>`, as the 409 answer and the history
+    /// give it), or `nil` when there is none: what an operator or an app reads to settle by hand.
+    public func parked(_ name: String, of address: SlotAddress) throws -> Stored? {
+        guard Self.isParkedName(name) else { return nil }
+        guard let stored = try read(name, in: try slotFolder(address)), stored.record.state == .parked else { return nil }
+        return stored
+    }
+
+    /// Whether `name` is a parked push's: checked before it reaches the store.
+    static func isParkedName(_ name: String) -> Bool {
+        let parts = name.dropFirst().split(separator: "-", omittingEmptySubsequences: false)
+        return name.hasPrefix("p") && name.count <= 40 && parts.count == 2 && parkedAt(name) != nil
+            && !parts[1].isEmpty && parts[1].allSatisfy(\.isHexDigit) && parts[0].allSatisfy(\.isASCII)
+    }
+
     /// When a parked push was parked, in milliseconds, from its name (`p<milliseconds>-…`).
     static func parkedAt(_ name: String) -> Int64? {
         Int64(name.dropFirst().prefix { $0 != "-" })

@@ -152,8 +152,13 @@ struct SyncRoutes: Sendable {
     }
 
     private func read(_ address: SlotAddress, _ request: Request) async throws -> Response {
+        if let name = request.uri.queryParameters["version"].map(String.init), name.hasPrefix("p") {
+            return try await readParked(name, of: address)
+        }
         let asked = try request.uri.queryParameters["version"].map { text -> Int in
-            guard let number = Int(text), number >= 1 else { throw APIError(.badRequest, "badVersion", "version=\(text), expected a version number from 1") }
+            guard let number = Int(text), number >= 1, text.allSatisfy(\.isASCII) else {
+                throw APIError(.badRequest, "badVersion", "version=\(text), expected a version number from 1, or a parked push's name (p…)")
+            }
             return number
         }
         let stored = try await blocking { try asked.map { try service.store.version($0, of: address) } ?? service.store.head(of: address) }
@@ -166,6 +171,21 @@ struct SyncRoutes: Sendable {
             return Response(status: .notModified, headers: [.eTag: tag])
         }
         return saveResponse(.ok, stored.record, bytes: stored.bytes, merged: nil)
+    }
+
+    /// A parked push's bytes, for settling a conflict by hand: no `ETag`, since it is no
+    /// version a device may base a push on, and `Save-Parked` naming it.
+    private func readParked(_ name: String, of address: SlotAddress) async throws -> Response {
+        guard SlotStore.isParkedName(name) else {
+            throw APIError(.badRequest, "badVersion", "version=\(name.prefix(40)), expected a version number from 1, or a parked push's name (p…)")
+        }
+        guard let stored = try await blocking({ try service.store.parked(name, of: address) }) else {
+            throw APIError(.notFound, "notFound", "no parked push \(name) of this slot")
+        }
+        var response = saveResponse(.ok, stored.record, bytes: stored.bytes, merged: nil)
+        response.headers[.eTag] = nil
+        response.headers[HTTPField.Name("Save-Parked")!] = name
+        return response
     }
 
     private func history(_ address: SlotAddress) async throws -> Response {

@@ -91,12 +91,17 @@ struct BatchMigrationTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/out"))
 
         struct Full: Error {}
-        let inPlace = BatchMigration(paths: [saves], pipeline: pipeline, destination: .inPlace(keepingOriginals: nil), jobs: 1)
+        var inPlace = BatchMigration(paths: [saves], pipeline: pipeline, destination: .inPlace(keepingOriginals: nil), jobs: 1)
+        inPlace.handsOutcomesOnAtOnce = true
         #expect(throws: Full.self) { try inPlace.run { _ in throw Full() } }
-        // One job: the first file was migrated, and no file was started after the failure.
+        // Handed on at once, one job: the first file was migrated, and no file was started after the failure.
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[0]) == 2)
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[1]) == 1)
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[2]) == 1)
+        // Handed on after each batch, the failure stops the run there, and is thrown.
+        let seen = Collected()
+        #expect(throws: Full.self) { try BatchMigration(paths: [saves], pipeline: pipeline, destination: .nowhere).run { seen.add($0.file.relative); throw Full() } }
+        #expect(seen.all == [Self.allGames[0]])
     }
 
     @Test func placesAreCheckedBeforeAnythingAndSaidWithoutFlags() throws {

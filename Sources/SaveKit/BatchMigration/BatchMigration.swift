@@ -81,6 +81,11 @@ public struct BatchMigration: Sendable {
     public var dryRun = false
     /// Files migrated at once.
     public var jobs: Int
+    /// Hand each outcome on as soon as the file and those before it are done, rather than once
+    /// its batch (up to 1,000 files) is: for a report that a killed run must leave complete but
+    /// for the files in hand. It holds the jobs to the walk's order, which on fast storage costs
+    /// about a third of the batch's time.
+    public var handsOutcomesOnAtOnce = false
     /// Files the walk leaves out, by name and identity: a report being written among the files.
     public var leavesOut: [(name: String, identity: FileWalk.Identity)] = []
     public var notify: @Sendable (Notice) -> Void
@@ -113,10 +118,11 @@ public struct BatchMigration: Sendable {
     }
 
     /// Migrates every file, and hands each one's outcome to `each` in the walk's order, one at
-    /// a time, as soon as it and the files before it are done; a run that is killed has done
-    /// at most one file per job that `each` has not seen. An error thrown by `each` stops the
-    /// run: no file is started after it, and it is thrown from here once the files in hand are
-    /// done.
+    /// a time, once its batch is done, or with ``handsOutcomesOnAtOnce`` as soon as it and the
+    /// files before it are done (a run that is killed has then done at most one file per job
+    /// that `each` has not seen). An error thrown by `each` stops the run: no file is started
+    /// after it (no batch, without ``handsOutcomesOnAtOnce``), and it is thrown from here once
+    /// the files in hand are done.
     ///
     /// Throws before any file is replaced when the originals cannot be kept, and after the
     /// files when a folder destination cannot be flushed to disk.
@@ -164,18 +170,22 @@ public struct BatchMigration: Sendable {
             let first = done
             done += batch.count
             let files = batch
+            let inTurn = handsOutcomesOnAtOnce ? inTurn : nil
             let outcomes = (try? Array(files.indices).parallelMap(jobs: jobs) { index -> Outcome? in
                 let file = files[index]
-                guard inTurn.waitForTurn(first + index) else {
+                if let inTurn, !inTurn.waitForTurn(first + index) {
                     inTurn.add(nil, at: first + index)
                     return nil
                 }
                 let links = Self.links(for: file, named: named, roots: roots)
                 let outcome = migrate(file, kept: kept, links: links, sourceRoot: roots[file.argument], outMode: outMode)
-                inTurn.add(outcome, at: first + index)
+                inTurn?.add(outcome, at: first + index)
                 return outcome
             }) ?? []  // the transform cannot throw
-            try inTurn.check()
+            if inTurn == nil {
+                for outcome in outcomes { if let outcome { try each(outcome) } }
+            }
+            try inTurn?.check()
             for outcome in outcomes { if let outcome { summary.count(outcome.result.status) } }
         }
         // Everything written into the folder is on disk before the summary says it was written.

@@ -98,6 +98,9 @@ struct Migrate: ParsableCommand {
             }
         }
         batch.dryRun = dryRun || check
+        // A report's lines go out as each file is done, so that a killed run leaves one for
+        // every file it rewrote but those in hand.
+        batch.handsOutcomesOnAtOnce = report != nil || global.json
         try Failure.reporting { try batch.checkPlaces() }
         if let report, report != "-" { try Failure.reporting { try batch.checkReportPlace(report) } }
         // Opened before any file is touched: a report that cannot be written stops the run here.

@@ -199,4 +199,25 @@ struct BundleImportTests {
             #expect(BundleImporter.unsafePathReason(path) == nil, "\(path)")
         }
     }
+
+    /// The old contents an import keeps whole are moved beside it without a rename that
+    /// refuses to replace (which some file systems lack): never over anything, a FIFO and a
+    /// link intact.
+    @Test func oldContentsAreMovedAsideNeverOverAnything() throws {
+        let root = try Processes.temporaryDirectory("move-aside")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let old = root.appendingPathComponent(".saves.savetool-ABCDEF").path
+        try FileManager.default.createDirectory(atPath: old, withIntermediateDirectories: false)
+        #expect(mkfifo(old + "/pipe", 0o644) == 0)
+        try FileManager.default.createSymbolicLink(atPath: old + "/cloud", withDestinationPath: "/somewhere/else")
+        let kept = root.appendingPathComponent("saves-before-import-2026").path
+        try Data("taken\n".utf8).write(to: URL(fileURLWithPath: kept))
+        try FileManager.default.createDirectory(atPath: kept + "-2", withIntermediateDirectories: false)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: kept + "-2/x"))
+        #expect(BundleImporter.moveAside(old, to: kept) == kept + "-3")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: kept + "-3").sorted() == ["cloud", "pipe"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: kept + "-3/cloud") == "/somewhere/else")
+        #expect(try String(contentsOfFile: kept, encoding: .utf8) == "taken\n" && FileManager.default.fileExists(atPath: kept + "-2/x"))
+        #expect(!FileManager.default.fileExists(atPath: old))
+    }
 }

@@ -140,7 +140,8 @@ public struct BundleImporter {
         // What the bundle cannot hold (a FIFO, a link leading out) is never removed: the old
         // contents are then kept whole, as a folder named as their bundle, beside the destination.
         let keptFolder = leftOut.lines.isEmpty ? nil : outcome.previousContents.map {
-            FileIO.parentDirectory(of: destination) + "/" + URL(fileURLWithPath: $0).lastPathComponent.replacingOccurrences(of: ".tar.gz", with: "")
+            let name = URL(fileURLWithPath: $0).lastPathComponent
+            return FileIO.parentDirectory(of: destination) + "/" + (name.hasSuffix(".tar.gz") ? String(name.dropLast(7)) : name + ".folder")
         }
         let (left, keptAt) = try swap(staging, into: destination, keepingOldAt: keptFolder)
         if let keptAt {
@@ -704,17 +705,12 @@ public struct BundleImporter {
         var left: String?, keptAt: String?
         func removeOld(_ old: String) {
             if let kept {
-                for attempt in 1...100 {
-                    let place = attempt == 1 ? kept : "\(kept)-\(attempt)"
-                    if savetool_rename_noreplace(old, place) == 0 {
-                        keptAt = place
-                        return
-                    }
-                    guard errno == EEXIST else { break }
+                keptAt = Self.moveAside(old, to: kept)
+                if keptAt == nil {
+                    // Never removed when it cannot be kept: left where it is, and said.
+                    keptAt = old
+                    left = "its old contents could not be moved beside it, and stay in \(old); move that folder before the next import into \(destination), which would remove it"
                 }
-                // Never removed when it cannot be kept: left where it is, and said.
-                keptAt = old
-                left = "its old contents could not be moved beside it, and stay in \(old); move that folder before the next import into \(destination), which would remove it"
                 return
             }
             guard let reason = FileIO.removeTree(old) else { return }
@@ -725,6 +721,18 @@ public struct BundleImporter {
             guard rename(staging, destination) == 0 else { throw BundleImportError.io(path: destination, reason: FileError.reason(errno)) }
         } else if savetool_rename_exchange(staging, destination) == 0 {
             removeOld(staging)  // now the old contents, already saved
+        } else if let kept {
+            // A file system that cannot exchange: the old contents go to where they are kept,
+            // then the new ones in their place, with a moment without the directory.
+            guard let place = Self.moveAside(destination, to: kept) else {
+                throw BundleImportError.io(path: destination, reason: "its old contents could not be moved to \(kept): \(FileError.reason(errno)); nothing was changed")
+            }
+            guard rename(staging, destination) == 0 else {
+                let reason = FileError.reason(errno)
+                rename(place, destination)
+                throw BundleImportError.io(path: destination, reason: reason)
+            }
+            keptAt = place
         } else {
             // A file system that cannot exchange: two renames, with a moment without the directory.
             let old = staging + ".old"
@@ -738,6 +746,30 @@ public struct BundleImporter {
         }
         FileIO.syncDirectory(FileIO.parentDirectory(of: destination))
         return (left, keptAt)
+    }
+
+    /// Moves the folder `old` to `kept` (or `kept-2`, `kept-3` …), never over anything, and
+    /// returns where; `nil` when it cannot. An empty folder made exclusively takes the name
+    /// first, and the rename replaces it (a folder may replace an empty one): this works on file
+    /// systems without an exclusive rename, where a hard link, its usual stand-in, cannot link
+    /// a folder.
+    static func moveAside(_ old: String, to kept: String) -> String? {
+        for attempt in 1...100 {
+            let place = attempt == 1 ? kept : "\(kept)-\(attempt)"
+            guard mkdir(place, 0o700) == 0 else {
+                if errno == EEXIST { continue }
+                return nil
+            }
+            if rename(old, place) == 0 { return place }
+            let failure = errno
+            rmdir(place)
+            // Filled by someone else since it was made: another name.
+            guard failure == ENOTEMPTY || failure == EEXIST else {
+                errno = failure
+                return nil
+            }
+        }
+        return nil
     }
 
     /// Staging directories left by an import that was killed (`.name.savetool-XXXXXX`).

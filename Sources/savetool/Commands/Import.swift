@@ -23,7 +23,9 @@ struct Import: ParsableCommand {
             SHA-256 while being written into a staging directory beside the destination, which \
             then takes the destination's place in one atomic step: a crash leaves the old \
             contents or the new ones, never a mix. What the destination held is first saved as \
-            a bundle (beside it, or in --backup-repo), and its path printed.
+            a bundle (beside it, or in --backup-repo), and its path printed; when it held what \
+            no bundle holds (a FIFO, a link leading out), its old contents are kept whole as a \
+            folder beside it instead of removed, and --dry-run names those first.
 
             What the folder held comes back: folders with their modes and times, links, hard \
             links, extended attributes, sparse files, and owners when run as root (as tar -p; \

@@ -142,9 +142,12 @@ struct MigrationEngineTests {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/items", "to": "/items/0"}]}]}"#))
         }
         // A shortcut beside the steps it skips would never run: refused, naming both.
-        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a second step from version 1 (the first is /steps/0, to 2), expected one step from each version")) {
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a step from version 1 to 3 that never runs: /steps/0, from 1 to 2, is listed first and taken instead, expected a shortcut listed before the steps it skips")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}, {"from": 1, "to": 3, "ops": []}]}"#))
         }
+        // Listed first, a shortcut runs to its version, and the step it skips to an earlier one.
+        let shortcut = try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 3, "ops": []}, {"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}]}"#))
+        #expect(shortcut.steps(from: 1, to: 3)?.map(\.name) == ["1→3"] && shortcut.steps(from: 1, to: 2)?.map(\.name) == ["1→2"])
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0"]), message: "\"from\" 3 and \"to\" 2, expected \"to\" above \"from\" (a step goes to a later version)")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 3, "to": 2, "ops": []}]}"#))
         }

@@ -48,10 +48,13 @@ public struct MigrationPlan: Sendable, Equatable {
             guard to > from else {
                 throw fail(["steps", String(index)], "\"from\" \(from) and \"to\" \(to), expected \"to\" above \"from\" (a step goes to a later version)")
             }
-            // Two ways on from one version would leave the choice to the order of the file: a
-            // shortcut added beside the steps it skips would silently never run.
-            if let first = parsed.firstIndex(where: { $0.from == Int(from) }) {
-                throw fail(["steps", String(index)], "a second step from version \(from) (the first is /steps/\(first), to \(parsed[first].to)), expected one step from each version")
+            // The first step listed from a version that does not pass the target is taken
+            // (``steps(from:to:)``): one listed after a step from the same version that goes no
+            // further would never run, as a shortcut added below the steps it skips.
+            if let first = parsed.firstIndex(where: { $0.from == Int(from) && $0.to <= Int(to) }) {
+                throw fail(
+                    ["steps", String(index)],
+                    "a step from version \(from) to \(to) that never runs: /steps/\(first), from \(from) to \(parsed[first].to), is listed first and taken instead, expected a shortcut listed before the steps it skips")
             }
             guard let ops = step["ops"]?.arrayValue else { throw fail(["steps", String(index), "ops"], "missing, expected an array of operations") }
             parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))

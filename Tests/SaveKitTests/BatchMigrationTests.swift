@@ -98,6 +98,16 @@ struct BatchMigrationTests {
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[0]) == 2)
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[1]) == 1)
         #expect(try RecordingKeeper.version(of: saves + "/" + Self.v1Games[2]) == 1)
+        // Three jobs waiting their turn are woken by the failure, and start nothing more.
+        let many = directory.appendingPathComponent("many/games")
+        try FileManager.default.createDirectory(at: many, withIntermediateDirectories: true)
+        let names = (0..<12).map { String(format: "g%02d.json", $0) }
+        for name in names { try FileManager.default.copyItem(atPath: saves + "/" + Self.v1Games[1], toPath: many.path + "/" + name) }
+        var three = BatchMigration(paths: [many.deletingLastPathComponent().path], pipeline: pipeline, destination: .inPlace(keepingOriginals: nil), jobs: 3)
+        three.handsOutcomesOnAtOnce = true
+        #expect(throws: Full.self) { try three.run { _ in throw Full() } }
+        let migrated = try names.map { try RecordingKeeper.version(of: many.path + "/" + $0) }.filter { $0 == 2 }.count
+        #expect(migrated >= 1 && migrated <= 3, "at most one file per job: \(migrated)")
         // Handed on after each batch, the failure stops the run there, and is thrown.
         let seen = Collected()
         #expect(throws: Full.self) { try BatchMigration(paths: [saves], pipeline: pipeline, destination: .nowhere).run { seen.add($0.file.relative); throw Full() } }
@@ -117,6 +127,10 @@ struct BatchMigrationTests {
         let held = try #require(throws: SaveError.self) { try report.checkReportPlace(saves + "/games/v2-paused.json") }
         #expect(held.message == "holds a save (sudoku.game), expected a path for the report where no save is")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["saves"])
+        // run() checks too: a caller that skipped checkPlaces() never writes a copy over its original.
+        let over = BatchMigration(paths: [saves + "/games/v1-fresh.json"], pipeline: pipeline, destination: .folder(saves + "/games"))
+        #expect(throws: SaveError.self) { try over.run() }
+        #expect(try RecordingKeeper.version(of: saves + "/games/v1-fresh.json") == 1)
         // A path named twice, and a folder inside one named: each file once, with a warning.
         let notices = Collected()
         let twice = BatchMigration(paths: [saves, saves + "/games", saves], pipeline: pipeline, destination: .nowhere) { notices.add("\($0)") }

@@ -159,7 +159,7 @@ struct MigrateCommandTests {
         #expect(files == ["a/deep/two.json", "b/linked.json", "b/one.json"].map { saves.path + "/" + $0 }, "sorted, one directory at a time; a link to a file is followed")
         // JSON Lines, then the summary as the last line.
         let last = result.outputText.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(try Codecs.value(last) == Codecs.value(#"{"summary": {"migrated": 3, "unchanged": 0, "skipped": 0, "failed": 0}}"#), "\(last)")
+        #expect(try Codecs.value(last) == Codecs.value(#"{"summary": {"migrated": 3, "unchanged": 0, "skipped": 0, "failed": 0, "dryRun": true}}"#), "\(last)")
         #expect(try CLI.run("migrate", saves.appendingPathComponent("nope").path, "--dry-run").status == 66)
     }
 
@@ -254,6 +254,29 @@ struct MigrateCommandTests {
         #expect(devnull.status == 0 && devnull.outputText == "3 migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(devnull.errors)")
         let stdout = try CLI.run("-q", "migrate", saves.path, "--check", "--report", "-")
         #expect(stdout.status == 0 && stdout.outputText.split(separator: "\n").count == 6, "\(stdout.outputText)\(stdout.errors)")
+    }
+
+    /// A report on standard output stays JSON Lines (the summary goes to stderr), is written
+    /// once with --json, and says when nothing was written; the --out folder itself is no
+    /// place for a report.
+    @Test func reportLinesSayADryRunAndStayJSONLines() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let dry = try CLI.run("migrate", saves.path, "--dry-run", "--report", "-")
+        let lines = dry.outputText.split(separator: "\n").map { try? Codecs.value(String($0)) }
+        #expect(dry.status == 0 && lines.count == 6 && lines.allSatisfy { $0?["dryRun"] == true }, "\(dry.outputText)")
+        #expect(dry.errors == "3 would be migrated, 3 unchanged, 0 skipped, 0 failed\n", "\(dry.errors)")
+        let json = try CLI.run("--json", "migrate", saves.path, "--check", "--report", "-")
+        let jsonLines = json.outputText.split(separator: "\n")
+        #expect(json.status == 1 && jsonLines.count == 7, "each file once, then the summary: \(json.outputText)")
+        #expect(try Codecs.value(String(jsonLines.last ?? ""))["summary"]?["dryRun"] == true)
+        let written = try CLI.run("--json", "migrate", saves.path, "--out", directory.path + "/o")
+        #expect(written.status == 0 && !written.outputText.contains("dryRun"), "\(written.outputText)")
+        let onOut = try CLI.run("migrate", saves.path, "--out", directory.path + "/o2", "--report", directory.path + "/o2")
+        #expect(onOut.status == 64 && onOut.errors.contains("\(directory.path)/o2: the folder for the migrated copies, expected a report path outside it"), "\(onOut.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/o2"))
     }
 
     @Test func aReportThatCannotBeMadeStopsTheRunBeforeAnythingIsWritten() throws {

@@ -89,6 +89,9 @@ public struct BatchMigration: Sendable {
     /// Files the walk leaves out, by name and identity: a report being written among the files.
     public var leavesOut: [(name: String, identity: FileWalk.Identity)] = []
     public var notify: @Sendable (Notice) -> Void
+    /// Called by the job that did it after each file, in any order: for a progress bar, which
+    /// should move per file whenever outcomes are handed on.
+    public var fileDone: @Sendable () -> Void = {}
     private let directories = DirectoryMaker()
 
     /// A batch over `paths`, each file once: a path named twice, or (except into a folder,
@@ -124,9 +127,12 @@ public struct BatchMigration: Sendable {
     /// after it (no batch, without ``handsOutcomesOnAtOnce``), and it is thrown from here once
     /// the files in hand are done.
     ///
-    /// Throws before any file is replaced when the originals cannot be kept, and after the
-    /// files when a folder destination cannot be flushed to disk.
+    /// Throws before any file is read when the places are wrong (``checkPlaces()``), before any
+    /// file is replaced when the originals cannot be kept, and after the files when a folder
+    /// destination cannot be flushed to disk.
     public func run(each: @escaping @Sendable (Outcome) throws -> Void = { _ in }) throws -> Summary {
+        // Cheap, and what keeps copies from landing over their originals: never skipped.
+        try checkPlaces()
         var files = FileWalk(paths: paths)
         files.leavesOut = leavesOut
         var keeping: [String: String]?
@@ -179,6 +185,7 @@ public struct BatchMigration: Sendable {
                 }
                 let links = Self.links(for: file, named: named, roots: roots)
                 let outcome = migrate(file, kept: kept, links: links, sourceRoot: roots[file.argument], outMode: outMode)
+                fileDone()
                 inTurn?.add(outcome, at: first + index)
                 return outcome
             }) ?? []  // the transform cannot throw

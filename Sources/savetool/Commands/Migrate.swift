@@ -30,7 +30,7 @@ struct Migrate: ParsableCommand {
             The last line: N migrated, N unchanged, N skipped, N failed ("N would be migrated" \
             with --dry-run or --check; none with -q). --report writes one \
             JSON line per file: file, kind, from, to, status, steps, error, sha256Before, \
-            sha256After.
+            sha256After, and dryRun when nothing is written.
 
             Examples:
               savetool migrate Documents --in-place
@@ -109,18 +109,20 @@ struct Migrate: ParsableCommand {
             batch.leavesOut.append((String(report.split(separator: "/").last ?? Substring(report)), identity))
         }
         let summary: BatchMigration.Summary
+        // A report on standard output with --json is the same lines: written once.
+        let (check, json, dryRun) = (check, global.json, batch.dryRun)
+        let reportLines = json && report == "-" ? nil : reportFile
         do {
             let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
             let progress = Progress(total: showsProgress ? try batch.fileCount() : 0, visible: showsProgress)
-            let (check, json) = (check, global.json)
+            batch.fileDone = { progress.advance() }
             summary = try Failure.reporting {
                 try batch.run { outcome in
-                    progress.advance()
                     // A line per file as it is done (memory stays flat at any count): a run that
                     // is killed leaves a line for every file it wrote but those in hand then.
-                    if reportFile != nil || json {
-                        let line = try Self.line(outcome)
-                        try reportFile?.write(line)
+                    if reportLines != nil || json {
+                        let line = try Self.line(outcome, dryRun: dryRun)
+                        try reportLines?.write(line)
                         if json { Console.output(line) }
                     }
                     Self.tell(outcome, check: check, global: global)
@@ -134,15 +136,18 @@ struct Migrate: ParsableCommand {
         }
         if global.json {
             // After the lines, this summary as the last line.
-            let counts: SaveValue = .dictionary([
+            var counts: OrderedDictionary<String, SaveValue> = [
                 "migrated": .integer(Int64(summary.migrated)), "unchanged": .integer(Int64(summary.unchanged)),
                 "skipped": .integer(Int64(summary.skipped)), "failed": .integer(Int64(summary.failed)),
-            ])
-            Console.output(try Console.jsonLine(.dictionary(["summary": counts])))
+            ]
+            if dryRun { counts["dryRun"] = true }
+            Console.output(try Console.jsonLine(.dictionary(["summary": .dictionary(counts)])))
         } else if !global.quiet {
             // A run that writes nothing says what it would do: "16 migrated" read as done.
-            let migrated = batch.dryRun ? "\(summary.migrated) would be migrated" : "\(summary.migrated) migrated"
-            Console.output("\(migrated), \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed\n")
+            let migrated = dryRun ? "\(summary.migrated) would be migrated" : "\(summary.migrated) migrated"
+            let text = "\(migrated), \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed"
+            // A report on standard output stays JSON Lines: the summary goes to stderr then.
+            if report == "-" { Console.error(text) } else { Console.output(text + "\n") }
         }
         if summary.failed > 0 || (check && summary.migrated > 0) { throw ExitCode(Failure.Code.negative) }
     }
@@ -164,8 +169,9 @@ struct Migrate: ParsableCommand {
     }
 
     /// A file's line of the report (cli.md): file, kind, from, to, status, steps, error,
-    /// sha256Before, sha256After.
-    static func line(_ outcome: BatchMigration.Outcome) throws -> String {
+    /// sha256Before, sha256After, and `dryRun: true` when nothing was written ("migrated"
+    /// then says what would be).
+    static func line(_ outcome: BatchMigration.Outcome, dryRun: Bool) throws -> String {
         let result = outcome.result
         var line: OrderedDictionary<String, SaveValue> = ["file": .string(outcome.file.path)]
         if let kind = result.kind { line["kind"] = .string(kind) }
@@ -176,6 +182,7 @@ struct Migrate: ParsableCommand {
         if let problem = result.problem { line["error"] = .string(problem) }
         if !result.sha256Before.isEmpty { line["sha256Before"] = .string(result.sha256Before) }
         if let after = result.sha256After, result.status == .migrated { line["sha256After"] = .string(after) }
+        if dryRun { line["dryRun"] = true }
         return try Console.jsonLine(.dictionary(line))
     }
 }

@@ -194,6 +194,13 @@ struct MergeTests {
             conflict.path.description == "/level" ? (.value([4, 5]), "an answer") : nil
         }.merge(base: nil, local: local, remote: remote)
         #expect(answered.conflicts.isEmpty && answered.value == ["level": 4, "xp": 5])
+        // An answer of another shape settles nothing, and the conflict says why.
+        for wrong: SaveValue in [[4], [4, 5, 6], 4] {
+            let refused = ValueMerger(rules: rules) { _ in (.value(wrong), "an answer") }.merge(base: nil, local: local, remote: remote)
+            #expect(refused.conflicts.count == 1 && refused.value == local, "\(wrong)")
+            #expect(refused.conflicts.first?.why.hasSuffix("expected an array of 2 values, one per member in the rule's order") == true, "\(refused.conflicts.first?.why ?? "")")
+        }
+        #expect(open.conflicts.first?.why.hasPrefix("the group /level, /xp cannot be ordered") == true)
         let whole = ValueMerger(rules: rules) { conflict in conflict.path.isRoot ? (.take(.remote), "an answer") : nil }
         #expect(whole.merge(base: nil, local: local, remote: remote).conflicts.count == 1, "an answer for the whole file settles no group")
     }

@@ -68,7 +68,12 @@ public struct ValueMerger: Sendable {
 
         /// A conflict settled by the resolver (the side taken, when one was), or left open with the
         /// local value standing in. An answer taking the base where there is none settles nothing.
-        mutating func settle(_ path: JSONPointer, _ policy: String, _ base: SaveValue?, _ local: SaveValue?, _ remote: SaveValue?, _ reason: String) -> (value: SaveValue?, side: MergeSide?) {
+        /// `refusing` says what is wrong with an answer's value, if anything: such an answer
+        /// settles nothing, and the conflict says why.
+        mutating func settle(
+            _ path: JSONPointer, _ policy: String, _ base: SaveValue?, _ local: SaveValue?, _ remote: SaveValue?, _ reason: String,
+            refusing refusal: ((SaveValue) -> String?)? = nil
+        ) -> (value: SaveValue?, side: MergeSide?) {
             let full = JSONPointer(tokens: prefix.tokens + path.tokens)
             var why = reason
             if let (resolution, by) = merger.resolve?(MergeConflict(path: full, base: base, local: local, remote: remote, reason: reason)) {
@@ -80,6 +85,10 @@ public struct ValueMerger: Sendable {
                     record(path, policy, base, local, remote, value, "\(reason); settled by \(by)")
                     return (value, side)
                 case .value(let given):
+                    if let problem = refusal?(given) {
+                        why += "; the answer's value is \(problem)"
+                        break
+                    }
                     record(path, policy, base, local, remote, given, "\(reason); settled by \(by)")
                     return (given, nil)
                 }
@@ -176,7 +185,7 @@ public struct ValueMerger: Sendable {
                 let baseTuple = group.members.map { base?.value(at: $0) }
                 if baseTuple == localTuple || baseTuple == remoteTuple { return }  // one side's change: taken member by member
             }
-            let names = group.members.map(\.description).joined(separator: ", ")
+            let names = group.members.map { JSONPointer(tokens: prefix.tokens + path.tokens + $0.tokens).description }.joined(separator: ", ")
             let groupValue = { (tuple: [SaveValue?]) -> SaveValue in .array(tuple.map { $0 ?? .null }) }
             // Named by its first member, never by the object holding it: that may be the whole
             // file, whose pointer "" an answer takes for a whole file's conflict. Once settled, the
@@ -189,15 +198,19 @@ public struct ValueMerger: Sendable {
                        "the group \(names) compared as a tuple: the \(order > 0 ? "local" : "remote") side's is higher")
             } else {
                 let baseTuple = threeWay ? group.members.map { base?.value(at: $0) } : nil
-                let settled = settle(path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)")
+                let members = group.members.count
+                let settled = settle(
+                    path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)"
+                ) { given in
+                    given.arrayValue?.count == members ? nil : "\(given.typeNameWithArticle)\(given.arrayValue.map { " of \($0.count)" } ?? ""), expected an array of \(members) values, one per member in the rule's order"
+                }
                 switch settled.side {
                 case .remote?: winning = remoteTuple
                 case .base?: winning = baseTuple ?? localTuple
                 case .local?: winning = localTuple
                 case nil:
-                    // A value given for the group: an array with one entry per member.
-                    guard let given = settled.value?.arrayValue, given.count == group.members.count else { winning = localTuple; break }
-                    winning = given.map { $0 == .null ? nil : $0 }
+                    // A value given for the group: an array with one entry per member (checked above).
+                    winning = (settled.value?.arrayValue ?? []).map { $0 == .null ? nil : $0 }
                 }
             }
             for (member, value) in zip(group.members, winning) {

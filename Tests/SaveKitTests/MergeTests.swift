@@ -284,6 +284,13 @@ struct MergeTests {
         #expect(result.decisions.first { $0.path.description == "/coins" }?.why.hasSuffix("settled by an answer") == true)
     }
 
+    /// Two groups sharing a member would both be named by it: refused when the rules load.
+    @Test func aValueInTwoGroupsIsRefused() throws {
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "1", "group", "0"]), message: "/p/level, a member of the group of /rules/0 already, expected each value in one group at most")) {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/p/level", "/q"], "policy": "lexMax"}, {"group": ["/p/level", "/p/xp"], "policy": "lexMax"}]}"#))
+        }
+    }
+
     /// An answer taking the base where a merge has none settles nothing (and never crashes).
     @Test func anAnswerForAMissingBaseLeavesTheConflictOpen() throws {
         let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/a", "/b"], "policy": "lexMax"}]}"#))

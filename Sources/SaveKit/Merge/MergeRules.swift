@@ -82,6 +82,9 @@ extension MergeRules {
         }
         guard let list = top["rules"]?.arrayValue else { throw fail(["rules"], "missing, expected an array of rules") }
         var rules: [Rule] = []
+        // Each value in one group at most: two groups sharing a member would both be named by
+        // it, and one answer would settle both.
+        var grouped: [String: Int] = [:]
         for (index, item) in list.enumerated() {
             let at = ["rules", String(index)]
             guard let rule = item.dictionaryValue else { throw fail(at, "\(item.typeNameWithArticle), expected a rule object") }
@@ -99,7 +102,15 @@ extension MergeRules {
             case (nil, let group?):
                 guard let items = group.arrayValue, !items.isEmpty else { throw fail(at + ["group"], "expected an array of JSON Pointers") }
                 var members: [PointerPattern] = []
-                for (position, item) in items.enumerated() { members.append(try pattern(item, at: at + ["group", String(position)])) }
+                for (position, item) in items.enumerated() {
+                    let member = try pattern(item, at: at + ["group", String(position)])
+                    let text = JSONPointer(tokens: member.tokens).description
+                    if let earlier = grouped[text] {
+                        throw fail(at + ["group", String(position)], "\(text), a member of the group of /rules/\(earlier) already, expected each value in one group at most")
+                    }
+                    grouped[text] = index
+                    members.append(member)
+                }
                 // The group is held by the deepest object that holds every member.
                 var anchor = Array(members[0].tokens.dropLast())
                 for member in members.dropFirst() {

@@ -220,4 +220,29 @@ struct BundleImportTests {
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == "taken\n" && FileManager.default.fileExists(atPath: kept + "-2/x"))
         #expect(!FileManager.default.fileExists(atPath: old))
     }
+
+    /// A name taken in the same second is passed over before the folder is read again: the
+    /// next name, and what the bundle leaves out said once.
+    @Test func theOriginalsTakeTheNextFreeNameAndWarnOnce() throws {
+        let root = try Processes.temporaryDirectory("keeper")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = root.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("a.json"))
+        #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
+        final class Said: @unchecked Sendable {
+            private let lock = NSLock()
+            private var lines: [String] = []
+            func add(_ line: String) { lock.lock(); defer { lock.unlock() }; lines.append(line) }
+            var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+        }
+        let said = Said()
+        var keeper = OriginalsKeeper(createdBy: "test", purpose: "import")
+        keeper.now = { Date(timeIntervalSince1970: 1_795_000_000) }
+        keeper.warn = { said.add($0) }
+        var made: [String] = []
+        for _ in 0..<3 { made.append(URL(fileURLWithPath: try #require(try keeper.keep(nil, under: folder.path, in: root.path, name: "saves"))).lastPathComponent) }
+        #expect(made == ["saves-before-import-2026-11-18T110640Z.tar.gz", "saves-before-import-2026-11-18T110640Z-2.tar.gz", "saves-before-import-2026-11-18T110640Z-3.tar.gz"])
+        #expect(said.all.count == 3 && said.all.allSatisfy { $0.hasSuffix("pipe: a FIFO, left out (a bundle holds files, folders and links)") }, "\(said.all)")
+    }
 }

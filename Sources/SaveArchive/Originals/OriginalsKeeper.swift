@@ -44,6 +44,10 @@ public struct OriginalsKeeper: Sendable {
         for attempt in 1...1000 {
             let suffix = attempt == 1 ? "" : "-\(attempt)"
             let bundle = "\(directory)/\(name)-before-\(purpose)-\(stamp)\(suffix).tar.gz"
+            // A name taken already is passed over before the folder is read (and its warnings
+            // said) again; the exclusive rename at the end still settles a race.
+            var info = stat()
+            if lstat(bundle, &info) == 0 { continue }
             do {
                 if let paths {
                     try exporter.export(files: paths, under: root, to: bundle, replacing: false)

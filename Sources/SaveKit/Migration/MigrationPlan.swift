@@ -98,14 +98,16 @@ public struct MigrationPlan: Sendable, Equatable {
         case "rename", "move":
             let (from, to) = (try pointer("from"), try pointer("to"))
             if to.tokens.count > from.tokens.count, Array(to.tokens.prefix(from.tokens.count)) == from.tokens {
-                throw FormatDefinitionError(at: JSONPointer(tokens: path + ["to"]), message: "\(to) is inside \(from), expected a place outside the value it moves")
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + ["to"]), message: "\(to) is inside \(from.displayText), expected a place outside the value it moves")
             }
             return .move(from: from, to: to)
         case "copy": return .copy(from: try pointer("from"), to: try pointer("to"))
         case "set":
             guard let source = value["value"] else { throw fail("no \"value\"") }
             let mode = value["mode"]?.stringValue ?? "always"
-            guard mode == "always" || mode == "ifMissing" else { throw fail("mode \"\(mode)\", expected always or ifMissing") }
+            guard mode == "always" || mode == "ifMissing" else {
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + ["mode"]), message: "\"\(mode)\", expected always or ifMissing")
+            }
             return .set(path: try pointer("path"), value: try valueSource(source, fail: fail), onlyIfMissing: mode == "ifMissing")
         case "remove": return .remove(path: try pointer("path"))
         case "convert":

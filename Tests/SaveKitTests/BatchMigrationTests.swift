@@ -80,6 +80,25 @@ struct BatchMigrationTests {
         for game in Self.allGames { #expect(try RecordingKeeper.version(of: saves + "/" + game) == 2) }
     }
 
+    /// A file the walk meets by its path and through a link inside the folder is kept once, by
+    /// its own path (a link kept as the file it leads to would come back as a copy), and
+    /// migrated once.
+    @Test func aFileReachedTwiceIsKeptOnceByItsOwnPath() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = try Self.saves(in: directory)
+        try FileManager.default.createSymbolicLink(atPath: saves + "/a-link.json", withDestinationPath: "games/v1-fresh.json")
+        let pipeline = try SavePipeline(kinds: Self.kinds, registry: .builtIn)
+        let kept = Collected()
+        let summary = try BatchMigration(
+            paths: [saves], pipeline: pipeline, destination: .inPlace(keepingOriginals: RecordingKeeper(calls: kept)), jobs: 2
+        ).run()
+        #expect(kept.all == Self.v1Games.map { "\($0) at version 1" }, "the link is not kept as a second copy")
+        #expect(summary.migrated == 3 && summary.unchanged == 4 && summary.failed == 0, "\(summary)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: saves + "/a-link.json") == "games/v1-fresh.json")
+        #expect(try RecordingKeeper.version(of: saves + "/games/v1-fresh.json") == 2)
+    }
+
     @Test func aDryRunWritesNothingAndAFailingConsumerStopsTheRun() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

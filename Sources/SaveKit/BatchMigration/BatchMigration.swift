@@ -135,7 +135,7 @@ public struct BatchMigration: Sendable {
         try checkPlaces()
         var files = FileWalk(paths: paths)
         files.leavesOut = leavesOut
-        var keeping: [String: String]?
+        var keeping: [FileWalk.Identity: String]?
         if writes, case .inPlace(let keeper?) = destination { keeping = try keepOriginals(files, keeper: keeper) }
         let kept = keeping
         if writes, case .inPlace = destination { files.removesAbandonedTemporaryFiles = true }
@@ -201,6 +201,12 @@ public struct BatchMigration: Sendable {
         return summary
     }
 
+    /// The file a path leads to, through its links.
+    private static func identity(of path: String) -> FileWalk.Identity? {
+        var info = stat()
+        return stat(path, &info) == 0 ? FileWalk.Identity(info) : nil
+    }
+
     /// A file named itself is written through its link, as `set` writes; one found in a folder
     /// only through a link that stays inside the folder.
     private static func links(for file: FileWalk.File, named: [String], roots: [String]) -> LinkPolicy {
@@ -227,10 +233,14 @@ public struct BatchMigration: Sendable {
     }
 
     /// The first pass of a migration in place: finds the files that will change and has them
-    /// kept. Returns the checksum each had, by path: a file that changes between this pass and
-    /// its rewrite is left alone.
-    private func keepOriginals(_ files: FileWalk, keeper: any OriginalsKeeping) throws -> [String: String] {
-        var changing: [Int: [(relative: String, path: String, sha256: String)]] = [:]
+    /// kept. Returns the checksum each had, by file (a file reached by its path and through a
+    /// link inside the folder is one file): a file that changes between this pass and its
+    /// rewrite is left alone.
+    private func keepOriginals(_ files: FileWalk, keeper: any OriginalsKeeping) throws -> [FileWalk.Identity: String] {
+        var changing: [Int: [(relative: String, identity: FileWalk.Identity, sha256: String)]] = [:]
+        // Each file once, by its own path rather than a link's where the walk meets both: a link
+        // kept as the file it leads to would come back as a copy of it.
+        var chosen: [FileWalk.Identity: (argument: Int, position: Int, isLink: Bool)] = [:]
         let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
         try Self.inBatches(files) { batch in
             let results = (try? batch.parallelMap(jobs: jobs) { file -> FileResult? in
@@ -242,12 +252,20 @@ public struct BatchMigration: Sendable {
                 return pipeline.process(bytes, path: file.claimPath)
             }) ?? []  // the transform cannot throw
             for (file, result) in zip(batch, results) where result?.output != nil {
-                changing[file.argument, default: []].append((file.relative, file.path, result!.sha256Before))
+                var own = stat()
+                guard let identity = Self.identity(of: file.path), lstat(file.path, &own) == 0 else { continue }
+                let isLink = own.st_mode & S_IFMT == S_IFLNK
+                if let earlier = chosen[identity] {
+                    guard earlier.isLink, !isLink else { continue }
+                    changing[earlier.argument]![earlier.position].relative = ""  // replaced by this path
+                }
+                chosen[identity] = (file.argument, changing[file.argument, default: []].count, isLink)
+                changing[file.argument, default: []].append((file.relative, identity, result!.sha256Before))
             }
         }
-        var kept: [String: String] = [:]
+        var kept: [FileWalk.Identity: String] = [:]
         for argument in files.paths.indices {
-            let entries = changing[argument] ?? []
+            let entries = (changing[argument] ?? []).filter { !$0.relative.isEmpty }
             let absolute = URL(fileURLWithPath: files.paths[argument]).standardizedFileURL.path
             // Beside the folder or file given, named after it. Called for every path: a keeper
             // also tidies what a killed run left unfinished.
@@ -255,12 +273,12 @@ public struct BatchMigration: Sendable {
                 entries.map(\.relative), under: files.root(of: argument),
                 in: FileIO.parentDirectory(of: absolute), name: URL(fileURLWithPath: absolute).lastPathComponent)
             if let place { notify(.originalsKept(files: entries.count, argument: files.paths[argument], place: place)) }
-            for entry in entries { kept[entry.path] = entry.sha256 }
+            for entry in entries { kept[entry.identity] = entry.sha256 }
         }
         return kept
     }
 
-    private func migrate(_ file: FileWalk.File, kept: [String: String]?, links: LinkPolicy, sourceRoot: String, outMode: mode_t) -> Outcome {
+    private func migrate(_ file: FileWalk.File, kept: [FileWalk.Identity: String]?, links: LinkPolicy, sourceRoot: String, outMode: mode_t) -> Outcome {
         func failed(_ problem: String) -> Outcome {
             var result = FileResult(status: .failed, sha256Before: "")
             result.problem = problem
@@ -278,7 +296,7 @@ public struct BatchMigration: Sendable {
         result.output = nil
         guard writes else { return Outcome(file: file, result: result) }
         // Not kept: changed since, or behind a link out of its folder, which the write refuses below.
-        if let kept, kept[file.path] != result.sha256Before, (try? FileIO.destination(of: file.path, links: links)) != nil {
+        if let kept, Self.identity(of: file.path).flatMap({ kept[$0] }) != result.sha256Before, (try? FileIO.destination(of: file.path, links: links)) != nil {
             result.status = .failed
             result.problem = "changed after its original was kept; left as it is (run again)"
             return Outcome(file: file, result: result)

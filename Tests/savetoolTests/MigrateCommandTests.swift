@@ -279,6 +279,17 @@ struct MigrateCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/o2"))
     }
 
+    /// An --out that cannot be made where permissions allow it (root passes them; /proc says
+    /// no) is said once, before any file, not once per file.
+    @Test func anOutThatCannotBeMadeIsSaidOnce() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("s")
+        try sudokuSaves(at: saves)
+        let result = try CLI.run("migrate", saves.path, "--out", "/proc/savetool-nope")
+        #expect(result.status == 73 && result.errors == "savetool: /proc/savetool-nope: no such file or directory in /proc, expected a place where the folder for the migrated copies can be made\n", "\(result.errors)")
+    }
+
     @Test func aReportThatCannotBeMadeStopsTheRunBeforeAnythingIsWritten() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -27,6 +27,16 @@ extension BatchMigration {
             if writes, access(existing, W_OK | X_OK) != 0 {
                 throw SaveError(.cannotCreate, file: out, "\(FileError.reason(errno)) in \(existing), expected a place where the folder for the migrated copies can be made")
             }
+            // Permissions are not all (root passes them; /proc and read-only mounts still say
+            // no): a folder made and removed at once tells.
+            if writes {
+                do {
+                    rmdir(try FileIO.makeTemporaryDirectory(beside: existing == "/" ? "/out" : existing + "/out"))
+                } catch {
+                    guard case .cannotCreate(_, let reason) = error else { throw error }
+                    throw SaveError(.cannotCreate, file: out, "\(reason) in \(existing), expected a place where the folder for the migrated copies can be made")
+                }
+            }
         }
         // Copies written over their originals, or into the folder being walked, would be a
         // migration in place without the originals kept first.

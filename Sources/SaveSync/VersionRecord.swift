@@ -112,7 +112,8 @@ public struct VersionRecord: Sendable, Equatable {
         if let base = decision.base { fields["base"] = base }
         if let local = decision.local { fields["local"] = local }
         if let remote = decision.remote { fields["remote"] = remote }
-        if let result = decision.result { fields["result"] = result }
+        // An open conflict has no result (merge.md): the local value only stood in for it.
+        if let result = decision.result, !decision.isConflict { fields["result"] = result }
         return .dictionary(fields)
     }
 

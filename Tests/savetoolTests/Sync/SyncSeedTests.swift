@@ -596,6 +596,9 @@ struct SyncSeedTests {
         // Synced again before the conflict is settled (an hourly job): the same answer, and the
         // push is kept once, not once per sync.
         let parkedName = history.first { $0["state"]?.stringValue == "parked" }?["parked"]?.stringValue
+        // Its open conflict has no result: the local value only stood in for it.
+        let conflicts = (history.first { $0["state"]?.stringValue == "parked" }?["decisions"]?.arrayValue ?? []).filter { $0["conflict"] == true }
+        #expect(!conflicts.isEmpty && conflicts.allSatisfy { $0["result"] == nil && $0["local"] != nil }, "\(conflicts)")
         // The parked copy is read by its name, to settle by hand; it is no version to base a push on.
         let slot = SyncAPI.slot("games/player-42", Self.kingdoms)
         let parked = try api.request("GET", slot + "?version=" + (parkedName ?? "none"))

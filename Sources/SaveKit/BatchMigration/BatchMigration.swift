@@ -135,7 +135,7 @@ public struct BatchMigration: Sendable {
         try checkPlaces()
         var files = FileWalk(paths: paths)
         files.leavesOut = leavesOut
-        var keeping: [FileWalk.Identity: String]?
+        var keeping: [String: String]?
         if writes, case .inPlace(let keeper?) = destination { keeping = try keepOriginals(files, keeper: keeper) }
         let kept = keeping
         if writes, case .inPlace = destination { files.removesAbandonedTemporaryFiles = true }
@@ -201,12 +201,6 @@ public struct BatchMigration: Sendable {
         return summary
     }
 
-    /// The file a path leads to, through its links.
-    private static func identity(of path: String) -> FileWalk.Identity? {
-        var info = stat()
-        return stat(path, &info) == 0 ? FileWalk.Identity(info) : nil
-    }
-
     /// A file named itself is written through its link, as `set` writes; one found in a folder
     /// only through a link that stays inside the folder.
     private static func links(for file: FileWalk.File, named: [String], roots: [String]) -> LinkPolicy {
@@ -233,14 +227,10 @@ public struct BatchMigration: Sendable {
     }
 
     /// The first pass of a migration in place: finds the files that will change and has them
-    /// kept. Returns the checksum each had, by file (a file reached by its path and through a
-    /// link inside the folder is one file): a file that changes between this pass and its
-    /// rewrite is left alone.
-    private func keepOriginals(_ files: FileWalk, keeper: any OriginalsKeeping) throws -> [FileWalk.Identity: String] {
-        var changing: [Int: [(relative: String, identity: FileWalk.Identity, sha256: String)]] = [:]
-        // Each file once, by its own path rather than a link's where the walk meets both: a link
-        // kept as the file it leads to would come back as a copy of it.
-        var chosen: [FileWalk.Identity: (argument: Int, position: Int, isLink: Bool)] = [:]
+    /// kept. Returns the checksum each had, by path: a file that changes between this pass and
+    /// its rewrite is left alone.
+    private func keepOriginals(_ files: FileWalk, keeper: any OriginalsKeeping) throws -> [String: String] {
+        var changing: [Int: [(relative: String, path: String, sha256: String, identity: FileWalk.Identity?, isLink: Bool)]] = [:]
         let named = files.paths, roots = files.paths.indices.map { files.root(of: $0) }
         try Self.inBatches(files) { batch in
             let results = (try? batch.parallelMap(jobs: jobs) { file -> FileResult? in
@@ -252,20 +242,24 @@ public struct BatchMigration: Sendable {
                 return pipeline.process(bytes, path: file.claimPath)
             }) ?? []  // the transform cannot throw
             for (file, result) in zip(batch, results) where result?.output != nil {
-                var own = stat()
-                guard let identity = Self.identity(of: file.path), lstat(file.path, &own) == 0 else { continue }
-                let isLink = own.st_mode & S_IFMT == S_IFLNK
-                if let earlier = chosen[identity] {
-                    guard earlier.isLink, !isLink else { continue }
-                    changing[earlier.argument]![earlier.position].relative = ""  // replaced by this path
-                }
-                chosen[identity] = (file.argument, changing[file.argument, default: []].count, isLink)
-                changing[file.argument, default: []].append((file.relative, identity, result!.sha256Before))
+                var own = stat(), info = stat()
+                let isLink = lstat(file.path, &own) == 0 && own.st_mode & S_IFMT == S_IFLNK
+                let identity = isLink && stat(file.path, &info) == 0 ? FileWalk.Identity(info) : nil
+                changing[file.argument, default: []].append((file.relative, file.path, result!.sha256Before, identity, isLink))
             }
         }
-        var kept: [FileWalk.Identity: String] = [:]
+        // A link to a file the walk also meets by its own path is not kept: the file is kept by
+        // its path, and a link kept as the file it leads to would come back as a copy of it.
+        // Every other path is kept, hard links each by their own name.
+        var ownPaths = Set<FileWalk.Identity>()
+        for entry in changing.values.joined() where !entry.isLink {
+            var info = stat()
+            if stat(entry.path, &info) == 0 { ownPaths.insert(FileWalk.Identity(info)) }
+        }
+        var kept: [String: String] = [:]
         for argument in files.paths.indices {
-            let entries = (changing[argument] ?? []).filter { !$0.relative.isEmpty }
+            let changed = changing[argument] ?? []
+            let entries = changed.filter { entry in !(entry.isLink && entry.identity.map(ownPaths.contains) == true) }
             let absolute = URL(fileURLWithPath: files.paths[argument]).standardizedFileURL.path
             // Beside the folder or file given, named after it. Called for every path: a keeper
             // also tidies what a killed run left unfinished.
@@ -273,12 +267,13 @@ public struct BatchMigration: Sendable {
                 entries.map(\.relative), under: files.root(of: argument),
                 in: FileIO.parentDirectory(of: absolute), name: URL(fileURLWithPath: absolute).lastPathComponent)
             if let place { notify(.originalsKept(files: entries.count, argument: files.paths[argument], place: place)) }
-            for entry in entries { kept[entry.identity] = entry.sha256 }
+            // A link left out still has its checksum: what it leads to is kept.
+            for entry in changed { kept[entry.path] = entry.sha256 }
         }
         return kept
     }
 
-    private func migrate(_ file: FileWalk.File, kept: [FileWalk.Identity: String]?, links: LinkPolicy, sourceRoot: String, outMode: mode_t) -> Outcome {
+    private func migrate(_ file: FileWalk.File, kept: [String: String]?, links: LinkPolicy, sourceRoot: String, outMode: mode_t) -> Outcome {
         func failed(_ problem: String) -> Outcome {
             var result = FileResult(status: .failed, sha256Before: "")
             result.problem = problem
@@ -296,7 +291,7 @@ public struct BatchMigration: Sendable {
         result.output = nil
         guard writes else { return Outcome(file: file, result: result) }
         // Not kept: changed since, or behind a link out of its folder, which the write refuses below.
-        if let kept, Self.identity(of: file.path).flatMap({ kept[$0] }) != result.sha256Before, (try? FileIO.destination(of: file.path, links: links)) != nil {
+        if let kept, kept[file.path] != result.sha256Before, (try? FileIO.destination(of: file.path, links: links)) != nil {
             result.status = .failed
             result.problem = "changed after its original was kept; left as it is (run again)"
             return Outcome(file: file, result: result)

@@ -438,6 +438,30 @@ struct MergeCommandTests {
         #expect(diff.contains(#"-  "gameSave": {"$data": "#) && diff.contains(#"+  "gameSave": {"$data": "#), "typed JSON through textconv:\n\(diff)")
         #expect(!diff.contains("Binary files"))
     }
+
+    /// An answer for a group (lexMax) of another shape than one value per member settles
+    /// nothing: it is named as such, and --prefer settles the conflict instead (it used to be
+    /// printed as settled while the file got the local side).
+    @Test func aGroupAnswerOfTheWrongShapeIsNamedAndPreferSettles() throws {
+        let root = try Processes.temporaryDirectory("merge-group")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let formats = root.appendingPathComponent("F").path
+        let made = try CLI.run("formats", "new", "demo.game", "--codec", "json", "--file", "game.json", "--version-path", "/v", "--directory", formats)
+        #expect(made.status == 0, "\(made.errors)")
+        try Data(#"{"format": "savetool.merge/1", "kind": "demo.game", "rules": [{"group": ["/level", "/xp"], "policy": "lexMax"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: formats + "/demo.game/merge.json"))
+        let (local, remote, answers) = (root.path + "/l/game.json", root.path + "/r/game.json", root.path + "/a.json")
+        for (path, text) in [(local, #"{"v": 1, "level": 4, "xp": 1}"#), (remote, #"{"v": 1, "level": "4", "xp": 5}"#)] {
+            try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: path), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        try Data(#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/level", "value": [9]}]}"#.utf8).write(to: URL(fileURLWithPath: answers))
+        let merged = root.path + "/m.json"
+        let result = try CLI.run("--formats", formats, "merge", "--local", local, "--remote", remote, "-o", merged, "--answers", answers, "--prefer", "remote")
+        #expect(result.status == 0, "\(result.outputText)\(result.errors)")
+        #expect(result.errors.contains("\(answers):/answers/0: a value for the group at /level: an array of 1, expected an array of 2 values, one per member in the rule's order; this answer settled nothing"), "\(result.errors)")
+        #expect(try Codecs.value(try String(contentsOfFile: merged, encoding: .utf8)) == ["v": 1, "level": "4", "xp": 5], "--prefer remote settled it")
+    }
 }
 
 extension MergeCommandTests.Device {

@@ -37,6 +37,20 @@ public struct MergeConflict: Sendable {
     public var remote: SaveValue?
     /// Why no policy decided, for people: "changed on both sides and the rule is ask".
     public var reason: String
+    /// For a group's conflict, how many values a value given must hold: one per member, in the
+    /// rule's order.
+    public var valueCount: Int?
+
+    public init(path: JSONPointer, base: SaveValue?, local: SaveValue?, remote: SaveValue?, reason: String, valueCount: Int? = nil) {
+        (self.path, self.base, self.local, self.remote, self.reason, self.valueCount) = (path, base, local, remote, reason, valueCount)
+    }
+
+    /// What is wrong with `value` as this conflict's answer, if anything: a value given for a
+    /// group that is not an array of one value per member.
+    public func problem(with value: SaveValue) -> String? {
+        guard let valueCount, value.arrayValue?.count != valueCount else { return nil }
+        return "\(value.typeNameWithArticle)\(value.arrayValue.map { " of \($0.count)" } ?? ""), expected an array of \(valueCount) values, one per member in the rule's order"
+    }
 
     /// A conflict about a whole file (two files no kind reads that differ, or one removed and
     /// changed): settled only by taking a side, never by a value given.

@@ -68,15 +68,16 @@ public struct ValueMerger: Sendable {
 
         /// A conflict settled by the resolver (the side taken, when one was), or left open with the
         /// local value standing in. An answer taking the base where there is none settles nothing.
-        /// `refusing` says what is wrong with an answer's value, if anything: such an answer
-        /// settles nothing, and the conflict says why.
+        /// An answer's value of another shape than `valueCount` says (a group's) settles
+        /// nothing, and the conflict says why.
         mutating func settle(
             _ path: JSONPointer, _ policy: String, _ base: SaveValue?, _ local: SaveValue?, _ remote: SaveValue?, _ reason: String,
-            refusing refusal: ((SaveValue) -> String?)? = nil
+            valueCount: Int? = nil
         ) -> (value: SaveValue?, side: MergeSide?) {
             let full = JSONPointer(tokens: prefix.tokens + path.tokens)
             var why = reason
-            if let (resolution, by) = merger.resolve?(MergeConflict(path: full, base: base, local: local, remote: remote, reason: reason)) {
+            let conflict = MergeConflict(path: full, base: base, local: local, remote: remote, reason: reason, valueCount: valueCount)
+            if let (resolution, by) = merger.resolve?(conflict) {
                 switch resolution {
                 case .take(.base) where !threeWay:
                     why += "; the answer takes the base, but this merge has none"
@@ -85,7 +86,7 @@ public struct ValueMerger: Sendable {
                     record(path, policy, base, local, remote, value, "\(reason); settled by \(by)")
                     return (value, side)
                 case .value(let given):
-                    if let problem = refusal?(given) {
+                    if let problem = conflict.problem(with: given) {
                         why += "; the answer's value is \(problem)"
                         break
                     }
@@ -198,12 +199,9 @@ public struct ValueMerger: Sendable {
                        "the group \(names) compared as a tuple: the \(order > 0 ? "local" : "remote") side's is higher")
             } else {
                 let baseTuple = threeWay ? group.members.map { base?.value(at: $0) } : nil
-                let members = group.members.count
                 let settled = settle(
-                    path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)"
-                ) { given in
-                    given.arrayValue?.count == members ? nil : "\(given.typeNameWithArticle)\(given.arrayValue.map { " of \($0.count)" } ?? ""), expected an array of \(members) values, one per member in the rule's order"
-                }
+                    path, "lexMax", baseTuple.map(groupValue), groupValue(localTuple), groupValue(remoteTuple), "the group \(names) cannot be ordered (values of different types)",
+                    valueCount: group.members.count)
                 switch settled.side {
                 case .remote?: winning = remoteTuple
                 case .base?: winning = baseTuple ?? localTuple

@@ -107,13 +107,16 @@ struct Merge: ParsableCommand {
             }
             let asks = given == nil && prefer == nil && !git && !global.json && isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1
             let prefer = self.prefer
-            let used = UsedAnswers(), misfits = UsedAnswers()
+            let used = UsedAnswers(), misfits = Misfits()
             let resolve: @Sendable (String, MergeConflict) -> (resolution: ConflictResolution, by: String)? = { file, conflict in
                 if let given, let index = given.answerIndex(file: file, path: conflict.path) {
                     // A whole file is taken from a side, never given as a value: such an answer
                     // settles nothing, and is said to.
+                    let named = given.answers[index].file.map { " in \($0)" } ?? ""
                     if conflict.isWholeFile, case .value = given.answers[index].resolution {
-                        misfits.insert(index)
+                        misfits.insert(index, "a value for the whole file\(named), expected \"take\": \"local\", \"remote\" or \"base\" (a whole file is taken from a copy)")
+                    } else if case .value(let value) = given.answers[index].resolution, let problem = conflict.problem(with: value) {
+                        misfits.insert(index, "a value for the group at \(conflict.path.displayText)\(named): \(problem)")
                     } else {
                         used.insert(index)
                         return (given.answers[index].resolution, "an answer")
@@ -154,8 +157,8 @@ struct Merge: ParsableCommand {
             if let given, let answers {
                 for (index, answer) in given.answers.enumerated() where !used.contains(index) {
                     let file = answer.file.map { " in \($0)" } ?? ""
-                    if misfits.contains(index) {
-                        Console.error("savetool: \(answers):/answers/\(index): a value for the whole file\(file), expected \"take\": \"local\", \"remote\" or \"base\" (a whole file is taken from a copy); this answer settled nothing")
+                    if let problem = misfits[index] {
+                        Console.error("savetool: \(answers):/answers/\(index): \(problem); this answer settled nothing")
                         continue
                     }
                     Console.error("savetool: \(answers):/answers/\(index): no conflict at \(answer.path.displayText)\(file), expected a conflict's pointer as --report lists it; this answer settled nothing")
@@ -219,6 +222,15 @@ struct Merge: ParsableCommand {
 }
 
 /// The answers that settled a conflict, gathered from merges that may run on several threads.
+/// Answers that matched a conflict but could not settle it, with why.
+private final class Misfits: @unchecked Sendable {
+    private let lock = NSLock()
+    private var problems: [Int: String] = [:]
+
+    func insert(_ index: Int, _ problem: String) { lock.withLock { problems[index] = problem } }
+    subscript(index: Int) -> String? { lock.withLock { problems[index] } }
+}
+
 private final class UsedAnswers: @unchecked Sendable {
     private let lock = NSLock()
     private var indices: Set<Int> = []

@@ -142,12 +142,18 @@ struct MigrationEngineTests {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/items", "to": "/items/0"}]}]}"#))
         }
         // A shortcut beside the steps it skips would never run: refused, naming both.
-        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a step from version 1 to 3 that never runs: /steps/0, from 1 to 2, is listed first and taken instead, expected a shortcut listed before the steps it skips")) {
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "2"]), message: "a step from version 1 to 3 that never runs: /steps/0, from 1 to 2, is listed first and leads there too, expected a shortcut listed before the steps it skips")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}, {"from": 1, "to": 3, "ops": []}]}"#))
         }
         // Listed first, a shortcut runs to its version, and the step it skips to an earlier one.
         let shortcut = try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 3, "ops": []}, {"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 3, "ops": []}]}"#))
         #expect(shortcut.steps(from: 1, to: 3)?.map(\.name) == ["1→3"] && shortcut.steps(from: 1, to: 2)?.map(\.name) == ["1→2"])
+        // A shortcut whose end leads nowhere further gives way to the steps that do.
+        let deadEnd = try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 3, "ops": []}, {"from": 1, "to": 2, "ops": []}, {"from": 2, "to": 4, "ops": []}]}"#))
+        #expect(deadEnd.steps(from: 1, to: 4)?.map(\.name) == ["1→2", "2→4"] && deadEnd.steps(from: 1, to: 3)?.map(\.name) == ["1→3"])
+        // A step after one that leads nowhere further is no dead step: it is taken where that one ends.
+        let detour = try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 1, "to": 2, "ops": []}, {"from": 1, "to": 3, "ops": []}, {"from": 3, "to": 4, "ops": []}]}"#))
+        #expect(detour.steps(from: 1, to: 4)?.map(\.name) == ["1→3", "3→4"] && detour.steps(from: 1, to: 2)?.map(\.name) == ["1→2"])
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["steps", "0"]), message: "\"from\" 3 and \"to\" 2, expected \"to\" above \"from\" (a step goes to a later version)")) {
             try MigrationPlan(parsing: try Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [{"from": 3, "to": 2, "ops": []}]}"#))
         }

@@ -21,15 +21,14 @@ public struct MigrationPlan: Sendable, Equatable {
     }
 
     /// The steps from `version` up to `target`, in order; `nil` when there is no such path.
+    /// From each version the first step listed that leads on to the target is taken: a
+    /// shortcut listed first, unless its end leads nowhere, then the next step listed.
     public func steps(from version: Int, to target: Int) -> [Step]? {
-        var path: [Step] = []
-        var current = version
-        while current < target {
-            guard let step = steps.first(where: { $0.from == current && $0.to > current && $0.to <= target }) else { return nil }
-            path.append(step)
-            current = step.to
+        guard version < target else { return version == target ? [] : nil }
+        for step in steps where step.from == version && step.to <= target {
+            if let rest = self.steps(from: step.to, to: target) { return [step] + rest }
         }
-        return current == target ? path : nil
+        return nil
     }
 
     public init(parsing value: SaveValue) throws(FormatDefinitionError) {
@@ -48,18 +47,22 @@ public struct MigrationPlan: Sendable, Equatable {
             guard to > from else {
                 throw fail(["steps", String(index)], "\"from\" \(from) and \"to\" \(to), expected \"to\" above \"from\" (a step goes to a later version)")
             }
-            // The first step listed from a version that does not pass the target is taken
-            // (``steps(from:to:)``): one listed after a step from the same version that goes no
-            // further would never run, as a shortcut added below the steps it skips.
-            if let first = parsed.firstIndex(where: { $0.from == Int(from) && $0.to <= Int(to) }) {
-                throw fail(
-                    ["steps", String(index)],
-                    "a step from version \(from) to \(to) that never runs: /steps/\(first), from \(from) to \(parsed[first].to), is listed first and taken instead, expected a shortcut listed before the steps it skips")
-            }
             guard let ops = step["ops"]?.arrayValue else { throw fail(["steps", String(index), "ops"], "missing, expected an array of operations") }
             parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))
         }
         self.init(kind: kind, steps: parsed)
+        // From each version the first step listed that leads on to the target is taken
+        // (``steps(from:to:)``). A step listed after one from the same version whose end leads
+        // to its own end would never run: wherever it leads, the earlier one leads too. So a
+        // shortcut added below the steps it skips.
+        for (index, step) in parsed.enumerated() {
+            for (first, earlier) in parsed[..<index].enumerated() where earlier.from == step.from && earlier.to <= step.to {
+                guard earlier.to == step.to || self.steps(from: earlier.to, to: step.to) != nil else { continue }
+                throw fail(
+                    ["steps", String(index)],
+                    "a step from version \(step.from) to \(step.to) that never runs: /steps/\(first), from \(step.from) to \(earlier.to), is listed first and leads there too, expected a shortcut listed before the steps it skips")
+            }
+        }
     }
 
     /// The keys each operation takes.

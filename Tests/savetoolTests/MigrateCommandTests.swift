@@ -277,6 +277,12 @@ struct MigrateCommandTests {
         let onOut = try CLI.run("migrate", saves.path, "--out", directory.path + "/o2", "--report", directory.path + "/o2")
         #expect(onOut.status == 64 && onOut.errors.contains("\(directory.path)/o2: the folder for the migrated copies, expected a report path outside it"), "\(onOut.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/o2"))
+        // Nor an --out folder that exists, nor a path on the way to one yet to be made.
+        let existing = try CLI.run("migrate", saves.path, "--out", directory.path + "/o", "--report", directory.path + "/o")
+        #expect(existing.status == 64 && existing.errors.contains("the folder for the migrated copies, expected a report path outside it"), "\(existing.errors)")
+        let onTheWay = try CLI.run("migrate", saves.path, "--out", directory.path + "/w/x", "--report", directory.path + "/w")
+        #expect(onTheWay.status == 64 && onTheWay.errors.contains("\(directory.path)/w: on the way to"), "\(onTheWay.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/w"))
     }
 
     /// An --out that cannot be made where permissions allow it (root passes them; /proc says

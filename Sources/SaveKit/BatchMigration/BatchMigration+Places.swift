@@ -64,8 +64,6 @@ extension BatchMigration {
     public func checkReportPlace(_ report: String) throws {
         var info = stat()
         let exists = stat(report, &info) == 0
-        // A device or FIFO (/dev/stdout, a pipe) is written as a stream, and holds no save.
-        guard !exists || info.st_mode & S_IFMT == S_IFREG else { return }
         if let out = destination.folder, let place = Self.resolvedPath(report), let folder = Self.resolvedPath(out) {
             if place == folder {
                 throw SaveError(.usage, file: report, "the folder for the migrated copies, expected a report path outside it")
@@ -73,7 +71,13 @@ extension BatchMigration {
             if place.hasPrefix(folder == "/" ? "/" : folder + "/") {
                 throw SaveError(.usage, file: report, "inside \(out), where the migrated copies go, expected a report path outside it")
             }
+            // A report where a folder on the way to --out is yet to be made would stand in its way.
+            if !exists, folder.hasPrefix(place + "/") {
+                throw SaveError(.usage, file: report, "on the way to \(out), where the folder for the migrated copies goes, expected a report path outside it")
+            }
         }
+        // A device or FIFO (/dev/stdout, a pipe) is written as a stream, and holds no save.
+        guard !exists || info.st_mode & S_IFMT == S_IFREG else { return }
         guard exists, info.st_size > 0, info.st_size < 1 << 26, let bytes = try? FileIO.read(report) else { return }
         // Recognised as the kinds recognise any file, not as the batch's one kind: that takes
         // every file for its kind, an earlier report included.

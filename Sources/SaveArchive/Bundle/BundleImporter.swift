@@ -708,8 +708,9 @@ public struct BundleImporter {
                 keptAt = Self.moveAside(old, to: kept)
                 if keptAt == nil {
                     // Never removed when it cannot be kept: left where it is, and said.
+                    let reason = FileError.reason(errno)
                     keptAt = old
-                    left = "its old contents could not be moved beside it, and stay in \(old); move that folder before the next import into \(destination), which would remove it"
+                    left = "its old contents could not be moved to \(kept) (\(reason)), and stay in \(old); move that folder before the next import into \(destination), which would remove it"
                 }
                 return
             }
@@ -725,11 +726,14 @@ public struct BundleImporter {
             // A file system that cannot exchange: the old contents go to where they are kept,
             // then the new ones in their place, with a moment without the directory.
             guard let place = Self.moveAside(destination, to: kept) else {
-                throw BundleImportError.io(path: destination, reason: "its old contents could not be moved to \(kept): \(FileError.reason(errno)); nothing was changed")
+                throw BundleImportError.io(
+                    path: destination, reason: "its old contents could not be moved to \(kept): \(FileError.reason(errno)); the folder is as it was (its bundle stays beside it)")
             }
             guard rename(staging, destination) == 0 else {
                 let reason = FileError.reason(errno)
-                rename(place, destination)
+                guard rename(place, destination) == 0 else {
+                    throw BundleImportError.io(path: destination, reason: "\(reason); its old contents are in \(place)")
+                }
                 throw BundleImportError.io(path: destination, reason: reason)
             }
             keptAt = place

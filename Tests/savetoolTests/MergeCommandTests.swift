@@ -439,6 +439,23 @@ struct MergeCommandTests {
         #expect(!diff.contains("Binary files"))
     }
 
+    /// Copies of an older version are brought to the current one before they are merged: the
+    /// merge says so, as import does, rather than leave a save its app may no longer read
+    /// unexplained.
+    @Test func aMigrationBeforeMergingIsSaid() throws {
+        let root = try Processes.temporaryDirectory("merge-migrated")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (base, local, remote) = (root.path + "/b0.plist", root.path + "/b1.plist", root.path + "/b2.plist")
+        for copy in [base, local, remote] { try FileManager.default.copyItem(atPath: CLI.blocks, toPath: copy) }
+        #expect(try CLI.run("set", local, "/launchCount", "300").status == 0)
+        #expect(try CLI.run("set", remote, "/musicVolume", "0.1").status == 0)
+        let merged = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", root.path + "/m.plist", "--report", root.path + "/r.json")
+        #expect(merged.status == 0, "\(merged.errors)")
+        #expect(merged.outputText.contains("  the whole file: migrated, brought to the current versions before merging: /gameSave: blocks.gamesave 1→2 (local, remote, base)\n"), "\(merged.outputText)")
+        let report = try Codecs.value(try String(contentsOfFile: root.path + "/r.json", encoding: .utf8))
+        #expect(report["decisions"]?.arrayValue?.first?["policy"] == "migrated", "\(report)")
+    }
+
     /// An answer for a group (lexMax) of another shape than one value per member settles
     /// nothing: it is named as such, and --prefer settles the conflict instead (it used to be
     /// printed as settled while the file got the local side).

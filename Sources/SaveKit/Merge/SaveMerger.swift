@@ -70,8 +70,18 @@ public struct SaveMerger: Sendable {
             return try unrecognised(base: base, local: local, remote: remote)
         }
         let kind = found.kind
-        let sides = try [(local, localValue), (remote, remoteValue)].map { copy, value throws(SaveError) in try current(value, of: kind, copy: copy) }
-        let baseCurrent = try base.map { copy throws(SaveError) in try current(baseValue!, of: kind, copy: copy) }
+        let migrated = try [(local, localValue), (remote, remoteValue)].map { copy, value throws(SaveError) in try current(value, of: kind, copy: copy) }
+        let baseMigrated = try base.map { copy throws(SaveError) in try current(baseValue!, of: kind, copy: copy) }
+        let sides = migrated.map(\.value), baseCurrent = baseMigrated?.value
+        // Every copy is merged at the kind's current version; a copy that was older is said, as
+        // import says it, so that a save its app no longer reads is never a surprise.
+        let moved = [("local", migrated[0].steps), ("remote", migrated[1].steps), ("base", baseMigrated?.steps ?? [])].filter { !$0.1.isEmpty }
+        let copies = moved.map(\.0).joined(separator: ", ")
+        let what = Set(moved.map(\.1)).count == 1
+            ? "\(moved[0].1.joined(separator: ", ")) (\(copies))"
+            : moved.map { "the \($0.0) copy \($0.1.joined(separator: ", "))" }.joined(separator: "; ")
+        let migration = moved.isEmpty ? [] : [MergeDecision(
+            path: .root, policy: "migrated", result: nil, why: "brought to the current versions before merging: \(what)", isConflict: false)]
         if checksCopies {
             for (copy, value) in [(local, sides[0]), (remote, sides[1])] + (base.map { [($0, baseCurrent!)] } ?? []) {
                 if let violation = migrator.violations(in: value, of: kind, version: kind.currentVersion, registry: registry).first {
@@ -81,7 +91,8 @@ public struct SaveMerger: Sendable {
                 }
             }
         }
-        let (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
+        var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
+        decisions = migration + decisions
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         // Two valid copies can still merge into a save its app cannot read (a counter's sum past
         // its schema's maximum, an answer's value): a conflict at that place, never written, so
@@ -152,12 +163,13 @@ public struct SaveMerger: Sendable {
         }
     }
 
-    /// The document at `kind`'s current version: every side is merged at the same version.
-    private func current(_ value: SaveValue, of kind: SaveKind, copy: Copy) throws(SaveError) -> SaveValue {
+    /// The document at `kind`'s current version, and the steps that took it there: every side
+    /// is merged at the same version.
+    private func current(_ value: SaveValue, of kind: SaveKind, copy: Copy) throws(SaveError) -> (value: SaveValue, steps: [String]) {
         let found = Migrator.Match(kind: kind, recognition: kind.recognise(value), evidence: .named)
         switch migrator.migrate(value, as: found, registry: registry) {
-        case .migrated(_, _, _, _, let migrated): return migrated
-        case .unchanged: return value
+        case .migrated(_, let from, let to, let steps, let migrated): return (migrated, from == to ? steps : ["\(from)→\(to)"] + steps.filter { $0.contains(":") })
+        case .unchanged: return (value, [])
         case .unrecognized: throw SaveError(.badData, file: copy.name, "no version field or fingerprint of \(kind.name) matches, expected a \(kind.name) save")
         case .ambiguous(_, let versions): throw SaveError(.badData, file: copy.name, "matches the fingerprints of \(kind.name) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
         case .future(_, let version): throw SaveError(.badData, file: copy.name, "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows; expected at most \(kind.currentVersion)")

@@ -204,7 +204,13 @@ public final class ArchiveReader {
         archive_read_support_format_raw(archive)
         var entry: OpaquePointer?
         guard UTF8Locale.run({ open(archive) }) == ARCHIVE_OK, archive_read_next_header(archive, &entry) == ARCHIVE_OK else {
-            throw .malformed(archive: name, entry: nil, message: "damaged \(Compression.name(of: layers.last!)) data: \(message(archive))")
+            // libarchive's words ("Unrecognized archive format") say neither what was found nor
+            // what was expected: most often a file cut short.
+            let compression = Compression.name(of: layers.last!), said = message(archive)
+            let detail = said.hasPrefix("Unrecognized archive format") ? "" : " (\(said))"
+            throw .malformed(
+                archive: name, entry: nil,
+                message: "\(compression) data that is cut short or damaged\(detail) (a truncated or damaged file?), expected a whole \(compression) stream")
         }
         var head = [UInt8](repeating: 0, count: headLength)
         var filled = 0

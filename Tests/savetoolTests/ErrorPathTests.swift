@@ -88,6 +88,13 @@ struct ErrorPathTests {
              status: 65, message: "a null document cannot be written as plist, expected a value \\(plist has no null; dropping nulls leaves out keys and elements, never the whole document\\)$"),
         Case(name: "inspect of a missing file", arguments: ["inspect", "missing.json"],
              status: 66, message: "^savetool: missing\\.json: cannot read"),
+        Case(name: "inspect of a bundle cut short", arguments: ["inspect", "cut.tar.gz"],
+             prepare: { directory in
+                 let whole = directory.appendingPathComponent("kape.tar.gz")
+                 #expect(try CLI.run("export", CLI.sample("kape"), "-o", whole.path).status == 0)
+                 try Data(try Data(contentsOf: whole).prefix(1500)).write(to: directory.appendingPathComponent("cut.tar.gz"))
+             },
+             status: 65, message: "^savetool: cut.tar.gz: gzip data that is cut short or damaged \\(a truncated or damaged file\\?\\), expected a whole gzip stream$"),
         Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
              status: 66, message: "^savetool: missing\\.tar\\.gz: cannot read"),
         Case(name: "import of a file that is not an archive", arguments: ["import", "not-a-bundle.tar.gz", "--into", "restored"],
@@ -162,7 +169,7 @@ struct ErrorPathTests {
     }
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 33)
+        #expect(Self.cases.count == 34)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

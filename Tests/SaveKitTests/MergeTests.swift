@@ -327,7 +327,7 @@ struct MergeTests {
             try Self.merger().merge(base: nil, local: Self.copy(#"{"a": 1}"#, "l.json"), remote: Self.copy("{\"a\": 1,\n  oops}", "r.json"))
         } throws: { error in
             let error = error as? SaveError
-            return error?.category == .badData && error?.description.hasPrefix("r.json: 2:3: ") == true
+            return error?.category == .badData && error?.description.hasPrefix("r.json:2:3: ") == true
         }
     }
 

@@ -143,7 +143,7 @@ struct MergeCommandTests {
         let out = root.appendingPathComponent("out.json").path
         let malformed = try CLI.run("merge", "--local", good, "--remote", bad, "-o", out)
         #expect(malformed.status == 65)
-        #expect(malformed.errors.hasPrefix("savetool: \(bad): 2:3: "))
+        #expect(malformed.errors.hasPrefix("savetool: \(bad):2:3: "), "\(malformed.errors)")
         let missing = try CLI.run("merge", "--local", good, "--remote", root.appendingPathComponent("nope.json").path, "-o", out)
         #expect(missing.status == 66)
         #expect(try CLI.run("merge", "--local", good, "--remote", good).status == 64, "no output and no --dry-run")
@@ -154,6 +154,9 @@ struct MergeCommandTests {
         #expect(try CLI.run("merge", "--local", good, "--remote", other, "-o", other, "--prefer", "local").status == 73)
         #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == Data(#"{"a": 2}"#.utf8))
         #expect(try CLI.run("merge", "--git", root.path, root.path, root.path).status == 64, "git gives a driver files")
+        // Under git the copies are git's temporary files: a message names the path and the side.
+        let underGit = try CLI.run("merge", "--git", other, good, bad, "Documents/settings.json")
+        #expect(underGit.status == 65 && underGit.errors.hasPrefix("savetool: Documents/settings.json (theirs):2:3: "), "\(underGit.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))
 
         // A copy that breaks its kind's schema (coins held as a string, inside the binary plist's

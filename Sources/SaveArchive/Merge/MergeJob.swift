@@ -189,17 +189,20 @@ public struct MergeJob: Sendable {
         for input in [base, remote].compactMap({ $0 }) where Self.isFolder(input) {
             throw SaveError(.usage, file: input, "a folder, expected a file like the local copy \(local)")
         }
-        func copy(_ path: String) throws -> SaveMerger.Copy {
-            do { return SaveMerger.Copy(bytes: try FileIO.read(path), path: recognitionPath ?? path, name: path) } catch {
-                throw SaveError(error.category, file: path, error.description, cause: error)
+        // Under git the copies are temporary files of git's own: named by the path in the
+        // repository and the side, where a message names them.
+        func copy(_ path: String, side: String) throws -> SaveMerger.Copy {
+            let shown = isGitDriver ? recognitionPath.map { "\($0) (\(side))" } ?? path : path
+            do { return SaveMerger.Copy(bytes: try FileIO.read(path), path: recognitionPath ?? path, name: shown) } catch {
+                throw SaveError(error.category, file: shown, error.description, cause: error)
             }
         }
         var merger = tree.merger
         let name = recognitionPath ?? Self.name(of: local)
         if let resolve = tree.resolve { merger.resolve = { resolve(name, $0) } }
         // git gives an empty base when the file was added on both branches: no base, then.
-        let baseCopy = try base.map(copy).flatMap { isGitDriver && $0.bytes.isEmpty ? nil : $0 }
-        let result = try merger.merge(base: baseCopy, local: try copy(local), remote: try copy(remote))
+        let baseCopy = try base.map { try copy($0, side: "the common ancestor") }.flatMap { isGitDriver && $0.bytes.isEmpty ? nil : $0 }
+        let result = try merger.merge(base: baseCopy, local: try copy(local, side: "ours"), remote: try copy(remote, side: "theirs"))
         let outcome = TreeMerger.FileOutcome(path: name, kind: result.kind, decisions: result.decisions, isPresent: true, changesLocal: result.changesLocal)
         return (outcome, result.output, result.changesLocal || !FileManager.default.fileExists(atPath: output) || !Self.samePlace(output, local))
     }

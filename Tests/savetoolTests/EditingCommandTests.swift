@@ -197,6 +197,21 @@ struct EditingCommandTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: restored + "/Documents/games/v1-fresh.json")) == before)
     }
 
+    /// A save held inside another that does not read is bad data with its place, in validate,
+    /// in a get that goes into it, and in get --decode: not a value that is not there (exit 1).
+    @Test func aDamagedEmbeddedSaveIsNamedWithItsPlace() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("blocks.plist").path
+        try FileManager.default.copyItem(atPath: CLI.blocks, toPath: file)
+        #expect(try CLI.run("set", file, "/gameSave", #"{"$data": "eyJhIjog"}"#).status == 0, "the JSON text {\"a\": cut short")
+        let expected = "savetool: \(file):/gameSave: a json document that does not read: 1:7: the end of the input, expected a JSON value\n"
+        for arguments in [["validate", file], ["get", file, "/gameSave/a"], ["get", file, "/gameSave", "--decode"]] {
+            let result = try Processes.run([CLI.executable] + arguments)
+            #expect(result.status == 65 && result.errors == expected, "\(arguments): \(result.status) \(result.errors)")
+        }
+    }
+
     @Test func getReadsThroughEmbeddedDocuments() throws {
         #expect(try CLI.run("get", CLI.blocks, "/gameSave/unlockedThemes/1").outputText == "\"neon\"\n")
         #expect(try CLI.run("get", CLI.blocks, "/gameSave/settings/theme", "--raw").outputText == "neon\n")

@@ -91,7 +91,16 @@ extension SaveValue {
             let prefix = JSONPointer(tokens: Array(pointer.tokens[..<index]))
             let found: (value: SaveValue, codec: any SaveCodec)?
             do { found = try EmbeddedDocument.decodeReportingArchives(bytes, registry: registry) } catch let error as CodecError { throw error.prefixed(by: prefix) }
-            guard let (inner, codec) = found else { return nil }
+            guard let (inner, codec) = found else {
+                // Bytes that begin as a document and do not read: the path goes into a damaged
+                // save, which is bad data with its place, not a value that is not there.
+                if let codec = registry.codec(sniffing: bytes), !codec.traits.contains(.archive) {
+                    do { _ = try codec.decode(bytes, options: EmbeddedDocument.decoding) } catch {
+                        throw SaveError(.badData, location: prefix.displayText, "a \(codec.id) document that does not read: \(error)", cause: error)
+                    }
+                }
+                return nil
+            }
             return (prefix, inner, codec, JSONPointer(tokens: Array(pointer.tokens[index...])))
         }
         return nil

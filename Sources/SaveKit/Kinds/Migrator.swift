@@ -90,6 +90,13 @@ public struct Migrator: Sendable {
         public var value: SaveValue?
         public var kind: SaveKind?
         public var recognition: SaveKind.Recognition
+        /// Why the bytes do not read, with the place in them, when `value` is `nil`.
+        public var decodingError: (any Error & Sendable)?
+
+        /// What is wrong with a document that does not read: its decoder's place and words.
+        var unreadable: String {
+            decodingError.map { "a \(codec.id) document that does not read: \($0)" } ?? "not a \(codec.id) document"
+        }
     }
 
     /// The embedded documents `kind` declares that are present in `value`, sorted by pointer.
@@ -99,8 +106,10 @@ public struct Migrator: Sendable {
                 let bytes = EmbeddedDocument.bytes(of: holder)
             else { return nil }
             let heldAsText = if case .string = holder { true } else { false }
-            guard let inner = try? codec.decode(bytes, options: EmbeddedDocument.decoding) else {
-                return EmbeddedDocumentFound(pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: nil, kind: nil, recognition: .unrecognized)
+            let inner: SaveValue
+            do { inner = try codec.decode(bytes, options: EmbeddedDocument.decoding) } catch {
+                return EmbeddedDocumentFound(
+                    pointer: pointer, codec: codec, bytes: bytes, heldAsText: heldAsText, value: nil, kind: nil, recognition: .unrecognized, decodingError: error)
             }
             let found = match(inner, path: nil, named: embedded.kind, declaredBy: kind.name)
             return EmbeddedDocumentFound(
@@ -140,7 +149,7 @@ public struct Migrator: Sendable {
         for embedded in embeddedDocuments {
             let pointer = embedded.pointer
             guard let inner = embedded.value else {
-                return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: "not a \(embedded.codec.id) document"))
+                return .failed(kind: kindName, from: 0, error: MigrationError(step: "embedded", operation: "decode", path: pointer, message: embedded.unreadable))
             }
             guard let innerKind = embedded.kind else { continue }
             switch migrateDocument(inner, kind: innerKind, recognition: embedded.recognition, to: nil) {
@@ -182,7 +191,7 @@ public struct Migrator: Sendable {
         var violations = kind.schemas[version]?.violations(of: value) ?? []
         for embedded in found ?? embeddedDocuments(in: value, of: kind, registry: registry) {
             guard let inner = embedded.value else {
-                violations.append(Schema.Violation(at: embedded.pointer, message: "not a \(embedded.codec.id) document"))
+                violations.append(Schema.Violation(at: embedded.pointer, message: embedded.unreadable))
                 continue
             }
             guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else {

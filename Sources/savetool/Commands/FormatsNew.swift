@@ -47,7 +47,11 @@ extension Formats {
         func run() throws {
             try Failure.reporting {
                 let registry = global.registry()
-                _ = try registry.requireCodec(id: codec)
+                // A kind describes save documents; an archive holds files, and no kind reads one.
+                if try registry.requireCodec(id: codec).traits.contains(.archive) {
+                    let documents = registry.codecs.filter { !$0.traits.contains(.archive) }.map(\.id)
+                    throw ValidationError("--codec \(codec): an archive codec, expected one of save documents: \(documents.joined(separator: ", "))")
+                }
                 _ = try JSONPointer(parsing: versionPath)
                 let folder = URL(fileURLWithPath: directory).appendingPathComponent(kind)
                 let kindFile: SaveValue = [

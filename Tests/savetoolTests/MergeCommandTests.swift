@@ -157,6 +157,11 @@ struct MergeCommandTests {
         // Under git the copies are git's temporary files: a message names the path and the side.
         let underGit = try CLI.run("merge", "--git", other, good, bad, "Documents/settings.json")
         #expect(underGit.status == 65 && underGit.errors.hasPrefix("savetool: Documents/settings.json (theirs):2:3: "), "\(underGit.errors)")
+        // A conflict under git names git's ways to settle it, not flags git cannot pass.
+        let texts = ["o", "a", "b"].map { root.appendingPathComponent("git-\($0).txt").path }
+        for (path, text) in zip(texts, ["x\n", "y\n", "z\n"]) { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
+        let gitConflict = try CLI.run("merge", "--git", texts[0], texts[1], texts[2], "notes.txt")
+        #expect(gitConflict.status == 1 && gitConflict.errors.contains("git checkout --ours or --theirs") && !gitConflict.errors.contains("--answers"), "\(gitConflict.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))
 
         // A copy that breaks its kind's schema (coins held as a string, inside the binary plist's

@@ -168,7 +168,11 @@ struct Merge: ParsableCommand {
         }
         if outcome.conflicts > 0 {
             // An error, said under -q too: exit 1 alone does not say that nothing was written.
-            Console.error("savetool: \(outcome.conflicts) conflict\(outcome.conflicts == 1 ? "" : "s") left, nothing written; settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote")
+            let left = "savetool: \(outcome.conflicts) conflict\(outcome.conflicts == 1 ? "" : "s") left, nothing written; "
+            // git passes no flags of ours: its own ways are the ones to name there.
+            Console.error(left + (git
+                ? "git keeps our copy and marks the file in conflict: edit it (savetool set) and git add it, or take a side with git checkout --ours or --theirs"
+                : "settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote"))
             throw ExitCode(Failure.Code.negative)
         }
     }

@@ -275,6 +275,11 @@ struct MigrateCommandTests {
         let jsonLines = json.outputText.split(separator: "\n")
         #expect(json.status == 1 && jsonLines.count == 7, "each file once, then the summary: \(json.outputText)")
         #expect(try Codecs.value(String(jsonLines.last ?? ""))["summary"]?["dryRun"] == true)
+        // /dev/stdout is standard output too: each line once, the summary on stderr.
+        let device = try CLI.run("--json", "migrate", saves.path, "--check", "--report", "/dev/stdout")
+        #expect(device.outputText.split(separator: "\n").count == 7, "\(device.outputText)")
+        let text = try CLI.run("migrate", saves.path, "--dry-run", "--report", "/dev/stdout")
+        #expect(text.outputText.split(separator: "\n").count == 6 && text.errors == dry.errors, "\(text.outputText)\(text.errors)")
         let written = try CLI.run("--json", "migrate", saves.path, "--out", directory.path + "/o")
         #expect(written.status == 0 && !written.outputText.contains("dryRun"), "\(written.outputText)")
         let onOut = try CLI.run("migrate", saves.path, "--out", directory.path + "/o2", "--report", directory.path + "/o2")

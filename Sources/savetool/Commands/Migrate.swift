@@ -111,7 +111,7 @@ struct Migrate: ParsableCommand {
         let summary: BatchMigration.Summary
         // A report on standard output with --json is the same lines: written once.
         let (check, json, dryRun) = (check, global.json, batch.dryRun)
-        let reportLines = json && report == "-" ? nil : reportFile
+        let reportLines = json && Self.isStandardOutput(report) ? nil : reportFile
         do {
             let showsProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
             let progress = Progress(total: showsProgress ? try batch.fileCount() : 0, visible: showsProgress)
@@ -147,9 +147,18 @@ struct Migrate: ParsableCommand {
             let migrated = dryRun ? "\(summary.migrated) would be migrated" : "\(summary.migrated) migrated"
             let text = "\(migrated), \(summary.unchanged) unchanged, \(summary.skipped) skipped, \(summary.failed) failed"
             // A report on standard output stays JSON Lines: the summary goes to stderr then.
-            if report == "-" { Console.error(text) } else { Console.output(text + "\n") }
+            if Self.isStandardOutput(report) { Console.error(text) } else { Console.output(text + "\n") }
         }
         if summary.failed > 0 || (check && summary.migrated > 0) { throw ExitCode(Failure.Code.negative) }
+    }
+
+    /// Whether the report goes to standard output: `-`, or a path that leads to the same file
+    /// (`/dev/stdout`, `/dev/fd/1`), whatever standard output is.
+    private static func isStandardOutput(_ report: String?) -> Bool {
+        guard let report else { return false }
+        if report == "-" { return true }
+        var path = stat(), output = stat()
+        return stat(report, &path) == 0 && fstat(STDOUT_FILENO, &output) == 0 && path.st_dev == output.st_dev && path.st_ino == output.st_ino
     }
 
     /// Names on stderr a file with a problem, and with --check each file that would be migrated.

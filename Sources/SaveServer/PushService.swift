@@ -142,8 +142,7 @@ public struct PushService: Sendable {
         if result.status == .unrecognized {
             let value: SaveValue
             do { value = try decoding.inTurn { try codec.decode(body) } } catch {
-                let location = (error as? CodecError)?.location.map { "\($0)" }
-                throw SaveError(.badData, file: name, location: location, (error as? CodecError)?.problem ?? "\(error)", cause: error)
+                throw SaveError(reading: error, file: name)
             }
             // `5` or `"text"` is JSON, but no app keeps its state in a lone number or string.
             switch value {
@@ -157,9 +156,7 @@ public struct PushService: Sendable {
                 pushed: result.sha256Before, bytes: result.output ?? body, codec: codec.id, kind: result.kind, schemaVersion: result.to ?? result.from,
                 migratedFrom: result.status == .migrated ? result.from : nil, migrationSteps: result.status == .migrated ? result.steps : [])
         case .ambiguous, .future, .invalid, .failed:
-            if let decoding = result.decodingError {
-                throw SaveError(.badData, file: name, location: decoding.location.map { "\($0)" }, decoding.problem, cause: decoding)
-            }
+            if let decoding = result.decodingError { throw SaveError(reading: decoding, file: name) }
             throw SaveError(.badData, file: name, location: result.violations.first?.at.displayText, result.problem ?? "not a valid save")
         }
     }

@@ -51,9 +51,7 @@ public struct TokenList: Sendable {
         let bytes: [UInt8]
         do { bytes = try FileIO.read(file) } catch { throw SaveError(error.category, file: file, error.description, cause: error) }
         let document: SaveValue
-        do { document = try JSONCodec().decode(bytes) } catch {
-            throw SaveError(.badData, file: file, location: (error as? CodecError)?.location.map { "\($0)" }, (error as? CodecError)?.problem ?? "\(error)", cause: error)
-        }
+        do { document = try JSONCodec().decode(bytes) } catch { throw SaveError(reading: error, file: file) }
         guard let items = document.arrayValue else { throw SaveError(.badData, file: file, location: "/", "\(document.typeNameWithArticle), expected an array of tokens") }
         var entries: [Entry] = []
         for (index, item) in items.enumerated() {

@@ -151,7 +151,7 @@ public struct BatchMigration: Sendable {
             var info = stat()
             return stat(root, &info) == 0 ? mode & info.st_mode & 0o777 : mode
         } | 0o700
-        let inTurn = InTurn<Outcome>(jobs: jobs, consumer: each)
+        let inTurn = handsOutcomesOnAtOnce ? InTurn<Outcome>(jobs: jobs, consumer: each) : nil
         var done = 0
         try Self.inBatches(files, growing: true) { batch in
             var batch = batch
@@ -176,7 +176,6 @@ public struct BatchMigration: Sendable {
             let first = done
             done += batch.count
             let files = batch
-            let inTurn = handsOutcomesOnAtOnce ? inTurn : nil
             let outcomes = (try? Array(files.indices).parallelMap(jobs: jobs) { index -> Outcome? in
                 let file = files[index]
                 if let inTurn, !inTurn.waitForTurn(first + index) {
@@ -252,7 +251,8 @@ public struct BatchMigration: Sendable {
         // its path, and a link kept as the file it leads to would come back as a copy of it.
         // Every other path is kept, hard links each by their own name.
         var ownPaths = Set<FileWalk.Identity>()
-        for entry in changing.values.joined() where !entry.isLink {
+        let hasLinks = changing.values.joined().contains { $0.isLink }
+        for entry in changing.values.joined() where hasLinks && !entry.isLink {
             var info = stat()
             if stat(entry.path, &info) == 0 { ownPaths.insert(FileWalk.Identity(info)) }
         }

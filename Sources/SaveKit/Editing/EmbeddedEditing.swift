@@ -94,10 +94,8 @@ extension SaveValue {
             guard let (inner, codec) = found else {
                 // Bytes that begin as a document and do not read: the path goes into a damaged
                 // save, which is bad data with its place, not a value that is not there.
-                if let codec = registry.codec(sniffing: bytes), !codec.traits.contains(.archive) {
-                    do { _ = try codec.decode(bytes, options: EmbeddedDocument.decoding) } catch {
-                        throw SaveError(.badData, location: prefix.displayText, "a \(codec.id) document that does not read: \(error)", cause: error)
-                    }
+                if let problem = EmbeddedDocument.unreadable(bytes, registry: registry) {
+                    throw SaveError(.badData, location: prefix.displayText, problem)
                 }
                 return nil
             }

@@ -92,6 +92,13 @@ public struct SaveError: CategorizedError, Sendable {
         (self.category, self.file, self.location, self.message, self.hint, self.cause) = (category, file, location, message, hint, cause)
     }
 
+    /// A file that does not decode: a ``CodecError``'s place in ``location`` and its words in
+    /// ``message`` (`file:1:28: …`, as every other message), any other error's words as they are.
+    public init(reading error: any Error & Sendable, file: String?) {
+        let decoding = error as? CodecError
+        self.init(.badData, file: file, location: decoding?.location.map { "\($0)" }, decoding?.problem ?? "\(error)", cause: error)
+    }
+
     /// `file:location: message` (cli.md's shape), each part only when present.
     public var description: String {
         switch (file, location) {

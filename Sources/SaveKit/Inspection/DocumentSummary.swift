@@ -114,6 +114,19 @@ public enum EmbeddedDocument {
         return options
     }
 
+    /// What is wrong with a document of `codec` that does not read: its decoder's place and words.
+    public static func unreadable(_ codec: any SaveCodec, _ error: any Error) -> String {
+        "a \(codec.id) document that does not read: \(error)"
+    }
+
+    /// What is wrong with `bytes` that begin as a document (they sniff as a codec other than an
+    /// archive's) and do not read; `nil` when they read, or are no document at all.
+    public static func unreadable(_ bytes: [UInt8], registry: CodecRegistry) -> String? {
+        guard let codec = registry.codec(sniffing: bytes), !codec.traits.contains(.archive) else { return nil }
+        do { _ = try codec.decode(bytes, options: decoding) } catch { return unreadable(codec, error) }
+        return nil
+    }
+
     /// The document inside `bytes` when they sniff as a codec and decode to a dictionary or array.
     public static func decode(_ bytes: [UInt8], registry: CodecRegistry) -> (value: SaveValue, codec: any SaveCodec)? {
         try? decodeReportingArchives(bytes, registry: registry)

@@ -95,7 +95,7 @@ public struct Migrator: Sendable {
 
         /// What is wrong with a document that does not read: its decoder's place and words.
         var unreadable: String {
-            decodingError.map { "a \(codec.id) document that does not read: \($0)" } ?? "not a \(codec.id) document"
+            decodingError.map { EmbeddedDocument.unreadable(codec, $0) } ?? "not a \(codec.id) document"
         }
     }
 

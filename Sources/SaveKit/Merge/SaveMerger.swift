@@ -158,11 +158,8 @@ public struct SaveMerger: Sendable {
             // local copy's table; a value taken from the other side may be of another type.
             if let keyed = try registry.keyedView(of: value, decodedBy: codec, retyping: true) { return (keyed.codec, keyed.view) }
             return (codec, value)
-        } catch let error as CodecError {
-            // The place in a field of its own: `file:1:28: …`, as every other message.
-            throw SaveError(.badData, file: copy.name, location: error.location.map { "\($0)" }, error.problem, cause: error)
         } catch {
-            throw SaveError(.badData, file: copy.name, "\(error)", cause: error)
+            throw SaveError(reading: error, file: copy.name)
         }
     }
 

@@ -52,10 +52,8 @@ struct Get: ParsableCommand {
                 let bytes = EmbeddedDocument.bytes(of: value)
                 guard let embedded = bytes.flatMap({ EmbeddedDocument.decode($0, registry: registry) }) else {
                     // Bytes that begin as a document and do not read: said with the decoder's place.
-                    if let bytes, let codec = registry.codec(sniffing: bytes) {
-                        do { _ = try codec.decode(bytes, options: EmbeddedDocument.decoding) } catch {
-                            throw LocatedError(file: file, message: "\(path.displayText): a \(codec.id) document that does not read: \(error)", code: Failure.Code.dataError)
-                        }
+                    if let problem = bytes.flatMap({ EmbeddedDocument.unreadable($0, registry: registry) }) {
+                        throw LocatedError(file: file, message: "\(path.displayText): \(problem)", code: Failure.Code.dataError)
                     }
                     throw LocatedError(file: file, message: "\(path.displayText): found \(value.typeNameWithArticle), expected data or text holding a JSON or plist document", code: Failure.Code.dataError)
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import OrderedCollections
+import SaveKit
 
 /// An archive entry's header: what it is, its name, size, permissions and time.
 public struct ArchiveEntryInfo: Sendable, Equatable {
@@ -27,6 +28,11 @@ public struct ArchiveEntryInfo: Sendable, Equatable {
     public var xattrs: OrderedDictionary<String, [UInt8]> = [:]
     /// The name's bytes when they are not UTF-8 (`path` then holds them with U+FFFD for each bad byte).
     public var rawPath: [UInt8]?
+
+    /// The name byte for byte, as ``ExactFileName`` carries it: what a bundle's manifest names.
+    public var exactPath: String {
+        rawPath.map(ExactFileName.string) ?? ExactFileName.carried(path)
+    }
 
     public init(path: String, kind: Kind, size: Int64? = nil, permissions: UInt16 = 0o644, modified: Date? = nil) {
         self.path = path

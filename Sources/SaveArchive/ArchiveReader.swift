@@ -360,14 +360,14 @@ public final class ArchiveReader {
         currentPath = name
         let type = archive_entry_filetype(entry)
         let kind: ArchiveEntryInfo.Kind
-        if let target = Self.string(archive_entry_hardlink_utf8(entry)) ?? Self.string(archive_entry_hardlink(entry)) {
+        if let target = Self.string(archive_entry_hardlink_utf8(entry)).map(ExactFileName.carried) ?? Self.exactString(archive_entry_hardlink(entry)) {
             kind = .hardLink(target: target)
         } else {
             switch type & EntryType.mask {
             case EntryType.regular: kind = .file
             case EntryType.directory: kind = .directory
             case EntryType.symbolicLink:
-                kind = .symbolicLink(target: Self.string(archive_entry_symlink_utf8(entry)) ?? Self.string(archive_entry_symlink(entry)) ?? "")
+                kind = .symbolicLink(target: Self.string(archive_entry_symlink_utf8(entry)).map(ExactFileName.carried) ?? Self.exactString(archive_entry_symlink(entry)) ?? "")
             case EntryType.characterDevice: kind = .special("character device")
             case EntryType.blockDevice: kind = .special("block device")
             case EntryType.fifo: kind = .special("FIFO")
@@ -378,6 +378,7 @@ public final class ArchiveReader {
         var path = name
         if kind == .directory {
             while path.count > 1 && path.hasSuffix("/") { path.removeLast() }  // tar and zip store "dir/"
+            while (rawPath?.count ?? 0) > 1 && rawPath?.last == UInt8(ascii: "/") { rawPath?.removeLast() }
         }
         let size = archive_entry_size_is_set(entry) != 0 ? archive_entry_size(entry) : nil
         let modified = archive_entry_mtime_is_set(entry) != 0
@@ -423,5 +424,10 @@ public final class ArchiveReader {
 
     static func string(_ pointer: UnsafePointer<CChar>?) -> String? {
         pointer.flatMap { String(validatingCString: $0) }
+    }
+
+    /// A name libarchive holds as bytes (a link target that is not UTF-8), as ``ExactFileName`` carries it.
+    static func exactString(_ pointer: UnsafePointer<CChar>?) -> String? {
+        pointer.map { ExactFileName.string(UnsafeRawBufferPointer(start: $0, count: strlen($0))) }
     }
 }

@@ -1,5 +1,6 @@
 import CArchive
 import Foundation
+import SaveKit
 
 /// Writes an archive entry by entry, streaming, into a file descriptor or any ``ArchiveOutput``.
 ///
@@ -113,16 +114,17 @@ public final class ArchiveWriter {
     /// Starts an entry; a file's data follows with ``write(_:)``.
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
         try finishEntry()
-        let declared = try Self.describe(info, in: entry, archive: name)
+        let (declared, exactBytes) = try Self.describe(info, in: entry, archive: name)
         let status = UTF8Locale.run { archive_write_header(archive, entry) }
-        guard status == ARCHIVE_OK else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
+        guard status == ARCHIVE_OK || (status == ARCHIVE_WARN && exactBytes) else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
         current = (info.path, declared, 0)
     }
 
-    /// Sets `entry` to `info`; returns the size its header declares.
-    private static func describe(_ info: ArchiveEntryInfo, in entry: OpaquePointer, archive name: String) throws(ArchiveError) -> Int64 {
+    /// Sets `entry` to `info`; returns the size its header declares, and whether a name is
+    /// set as bytes that are not UTF-8.
+    private static func describe(_ info: ArchiveEntryInfo, in entry: OpaquePointer, archive name: String) throws(ArchiveError) -> (declared: Int64, exactBytes: Bool) {
         archive_entry_clear(entry)
-        archive_entry_set_pathname_utf8(entry, info.path)
+        var exactBytes = setName(info.path, in: entry, archive_entry_set_pathname_utf8, archive_entry_copy_pathname)
         archive_entry_set_perm(entry, mode_t(info.permissions))
         archive_entry_set_uid(entry, 0)
         archive_entry_set_gid(entry, 0)
@@ -146,14 +148,29 @@ public final class ArchiveWriter {
             archive_entry_set_size(entry, 0)
         case .symbolicLink(let target):
             archive_entry_set_filetype(entry, EntryType.symbolicLink)
-            archive_entry_set_symlink_utf8(entry, target)
+            exactBytes = setName(target, in: entry, archive_entry_set_symlink_utf8, archive_entry_copy_symlink) || exactBytes
         case .hardLink(let target):
             archive_entry_set_filetype(entry, EntryType.regular)
-            archive_entry_set_hardlink_utf8(entry, target)
+            exactBytes = setName(target, in: entry, archive_entry_set_hardlink_utf8, archive_entry_copy_hardlink) || exactBytes
         case .special(let description):
             throw .malformed(archive: name, entry: info.path, message: "a \(description) cannot be written, expected a file, directory or link")
         }
-        return declared
+        return (declared, exactBytes)
+    }
+
+    /// Sets a name as UTF-8, or, when it holds bytes that are not (``ExactFileName``), as those
+    /// bytes: libarchive writes them as they are, with a warning (pax `hdrcharset=BINARY`, as
+    /// bsdtar and GNU tar do; a zip name without the UTF-8 flag). Returns whether it did.
+    private static func setName(
+        _ name: String, in entry: OpaquePointer,
+        _ setUTF8: (OpaquePointer?, UnsafePointer<CChar>?) -> Void, _ setBytes: (OpaquePointer?, UnsafePointer<CChar>?) -> Void
+    ) -> Bool {
+        guard ExactFileName.mayHoldEscapes(name), ExactFileName.bytes(of: name) != Array(name.utf8) else {
+            setUTF8(entry, name)
+            return false
+        }
+        ExactFileName.withSystemPath(name) { setBytes(entry, $0) }
+        return true
     }
 
     /// The bytes of the tar header that ``begin(_:)`` writes for `info`, alone: the start of
@@ -181,8 +198,9 @@ public final class ArchiveWriter {
             }, nil, nil)
         }
         guard status == ARCHIVE_OK else { throw .cannotCreate(archive: name, message: ArchiveReader.message(archive)) }
-        _ = try describe(info, in: entry, archive: name)
-        guard UTF8Locale.run({ archive_write_header(archive, entry) }) == ARCHIVE_OK else {
+        let exactBytes = try describe(info, in: entry, archive: name).exactBytes
+        let written = UTF8Locale.run { archive_write_header(archive, entry) }
+        guard written == ARCHIVE_OK || (written == ARCHIVE_WARN && exactBytes) else {
             throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive))
         }
         return withExtendedLifetime(captured) { captured.bytes }

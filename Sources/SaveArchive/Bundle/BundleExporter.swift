@@ -417,10 +417,15 @@ public struct BundleExporter: Sendable {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
                 if let bundle, child == bundle.path || (relative == bundle.folder && name.hasPrefix(bundle.temporaryPrefix)) {
-                    if child == bundle.path { exporter.warn("\(path): the bundle being written, left out") }
+                    if child == bundle.path { exporter.warn("\(ExactFileName.shown(path)): the bundle being written, left out") }
                     continue
                 }
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
+                if case .zip = exporter.format, ExactFileName.isNotUTF8(name) {
+                    // A zip names entries in UTF-8 or in a code page it does not record: no way
+                    // to keep these bytes that every reader agrees on.
+                    throw BundleError.unsupportedEntry(path: path, kind: "a name that is not UTF-8, which a zip bundle cannot hold; expected UTF-8 names (a .tar.gz or .tar.zst bundle keeps it byte for byte)")
+                }
                 guard seen.insert(name).inserted else {
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart; expected names that differ (rename one)")
                 }
@@ -428,7 +433,7 @@ public struct BundleExporter: Sendable {
                 switch direntType {
                 case UInt8(DT_REG): info.st_mode = S_IFREG
                 case UInt8(DT_DIR): info.st_mode = S_IFDIR
-                default: guard lstat(path, &info) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+                default: guard ExactFileName.withSystemPath(path, { lstat($0, &info) }) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
                 }
                 switch info.st_mode & S_IFMT {
                 case S_IFREG: items.append((Array(name.utf8), .entry(Walked(relative: child, type: .file))))
@@ -440,13 +445,13 @@ public struct BundleExporter: Sendable {
                     // A link that leads out of the folder is no part of it, and import refuses one:
                     // left out, with a warning, rather than failing the whole backup.
                     if let problem = BundleExporter.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
-                        exporter.warn("\(path): \(problem); left out")
+                        exporter.warn(ExactFileName.shown("\(path): \(problem); left out"))
                         continue
                     }
                     items.append((Array(name.utf8), .entry(Walked(relative: child, type: .symlink))))
-                case S_IFIFO: exporter.warn("\(path): a FIFO, left out (a bundle holds files, folders and links)")
-                case S_IFSOCK: exporter.warn("\(path): a socket, left out (a bundle holds files, folders and links)")
-                default: exporter.warn("\(path): a device, left out (a bundle holds files, folders and links)")
+                case S_IFIFO: exporter.warn("\(ExactFileName.shown(path)): a FIFO, left out (a bundle holds files, folders and links)")
+                case S_IFSOCK: exporter.warn("\(ExactFileName.shown(path)): a socket, left out (a bundle holds files, folders and links)")
+                default: exporter.warn("\(ExactFileName.shown(path)): a device, left out (a bundle holds files, folders and links)")
                 }
             }
             items.sort { $1.key.lexicographicallyPrecedes($0.key) }
@@ -454,32 +459,24 @@ public struct BundleExporter: Sendable {
         }
     }
 
-    /// A symbolic link's target as text, when it is UTF-8.
+    /// A symbolic link's target, byte for byte (``ExactFileName``).
     static func linkTarget(_ path: String) -> String? {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &target, target.count - 1)
+        let count = ExactFileName.withSystemPath(path) { readlink($0, &target, target.count - 1) }
         guard count >= 0 else { return nil }
-        return String(validating: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ExactFileName.string(target.prefix(count).map { UInt8(bitPattern: $0) })
     }
 
-    /// The names in a directory, as the bytes the file system holds, with the type `readdir`
-    /// gives (`DT_UNKNOWN` where the file system does not say); one that is not UTF-8 is
-    /// refused with its path (its bytes shown escaped), since a manifest names files in UTF-8.
+    /// The names in a directory, byte for byte (``ExactFileName``: a name that is not UTF-8
+    /// is kept as it is, as tar keeps it), with the type `readdir` gives (`DT_UNKNOWN` where
+    /// the file system does not say).
     static func names(in directory: String) throws -> [(name: String, type: UInt8)] {
         let entries: [(bytes: [UInt8], type: UInt8)]
         do { entries = try FileIO.entries(in: directory) } catch {
             guard case .unreadable(_, let reason) = error else { throw error }
             throw BundleError.unreadable(path: directory, reason: reason)
         }
-        var names: [(name: String, type: UInt8)] = []
-        for (bytes, type) in entries {
-            guard let name = String(validating: bytes, as: UTF8.self) else {
-                let shown = bytes.map { $0 < 0x80 && $0 >= 0x20 ? String(UnicodeScalar($0)) : String(format: "\\x%02X", $0) }.joined()
-                throw BundleError.unsupportedEntry(path: directory + "/" + shown, kind: "a name that is not UTF-8, expected UTF-8 names (rename it; a manifest names files in UTF-8)")
-            }
-            names.append((name, type))
-        }
-        return names
+        return entries.map { (ExactFileName.string($0.bytes), $0.type) }
     }
 
     struct InodeKey: Hashable { var device: UInt64, inode: UInt64 }
@@ -538,7 +535,7 @@ public struct BundleExporter: Sendable {
     /// and codec come from ``readContents(of:into:as:copying:)``.
     private func entry(at path: String, as walked: Walked) throws -> (file: BundleManifest.File, info: stat) {
         var info = stat()
-        guard (walked.followsLink ? stat(path, &info) : lstat(path, &info)) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
+        guard ExactFileName.withSystemPath(path, { walked.followsLink ? stat($0, &info) : lstat($0, &info) }) == 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         var file = BundleManifest.File(
             path: walked.relative, type: walked.type, mode: UInt16(info.st_mode & 0o7777), modified: Timestamp(info.st_mtim),
             owner: (UInt32(info.st_uid), UInt32(info.st_gid)))
@@ -547,9 +544,7 @@ public struct BundleExporter: Sendable {
         case .directory, .hardlink:
             break
         case .symlink:
-            guard let text = Self.linkTarget(path) else {
-                throw BundleError.unsupportedEntry(path: path, kind: "a link whose target cannot be read as UTF-8, expected UTF-8 names")
-            }
+            guard let text = Self.linkTarget(path) else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
             file.target = text
         case .file:
             guard info.st_mode & S_IFMT == S_IFREG else { throw BundleError.changedDuringExport(path: path) }
@@ -589,11 +584,11 @@ public struct BundleExporter: Sendable {
             if folder != self.relative {
                 close()
                 let folderPath = folder.isEmpty ? root : root + "/" + folder
-                descriptor = Glibc.open(folderPath, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                descriptor = ExactFileName.withSystemPath(folderPath) { Glibc.open($0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
                 guard descriptor >= 0 else { throw BundleError.unreadable(path: folderPath, reason: FileError.reason(errno)) }
                 self.relative = folder
             }
-            let file = openat(descriptor, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
+            let file = ExactFileName.withSystemPath(name) { openat(descriptor, $0, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW)) }
             guard file >= 0 else {
                 if errno == ELOOP { throw BundleError.changedDuringExport(path: path) }  // a link took its place
                 throw BundleError.unreadable(path: path, reason: FileError.reason(errno))
@@ -641,22 +636,24 @@ public struct BundleExporter: Sendable {
     /// has none.
     /// With `descriptor`, those of the file open there (`path` is then for messages).
     static func xattrs(of path: String, descriptor: Int32 = -1) throws -> OrderedDictionary<String, [UInt8]> {
-        let length = savetool_list_xattrs(descriptor, path, nil, 0)
-        guard length > 0 else { return [:] }
-        var names = [CChar](repeating: 0, count: length)
-        let listed = savetool_list_xattrs(descriptor, path, &names, UInt(length))
-        guard listed > 0 else { return [:] }
-        var result: OrderedDictionary<String, [UInt8]> = [:]
-        for raw in names.prefix(listed).split(separator: 0) {
-            let name = String(decoding: raw.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let size = savetool_get_xattr(descriptor, path, name, nil, 0)
-            guard size >= 0 else { continue }
-            var value = [UInt8](repeating: 0, count: size)
-            let read = value.withUnsafeMutableBytes { savetool_get_xattr(descriptor, path, name, $0.baseAddress, UInt(size)) }
-            guard read >= 0 else { throw BundleError.unreadable(path: path, reason: "extended attribute \(name): \(FileError.reason(errno))") }
-            result[name] = Array(value.prefix(read))
+        try ExactFileName.withSystemPath(path) { systemPath in
+            let length = savetool_list_xattrs(descriptor, systemPath, nil, 0)
+            guard length > 0 else { return [:] }
+            var names = [CChar](repeating: 0, count: length)
+            let listed = savetool_list_xattrs(descriptor, systemPath, &names, UInt(length))
+            guard listed > 0 else { return [:] }
+            var result: OrderedDictionary<String, [UInt8]> = [:]
+            for raw in names.prefix(listed).split(separator: 0) {
+                let name = String(decoding: raw.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let size = savetool_get_xattr(descriptor, systemPath, name, nil, 0)
+                guard size >= 0 else { continue }
+                var value = [UInt8](repeating: 0, count: size)
+                let read = value.withUnsafeMutableBytes { savetool_get_xattr(descriptor, systemPath, name, $0.baseAddress, UInt(size)) }
+                guard read >= 0 else { throw BundleError.unreadable(path: path, reason: "extended attribute \(name): \(FileError.reason(errno))") }
+                result[name] = Array(value.prefix(read))
+            }
+            return OrderedDictionary(uniqueKeysWithValues: result.sorted { $0.key < $1.key })
         }
-        return OrderedDictionary(uniqueKeysWithValues: result.sorted { $0.key < $1.key })
     }
 
     /// The codec of a file whose first bytes and name agree: a binary plist's magic number is
@@ -790,7 +787,7 @@ public struct BundleExporter: Sendable {
         _ path: String, expecting identity: FileIdentity? = nil, opened: (Int32) -> Void = { _ in }, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
         // Never waiting on a FIFO that took the file's place (the identity check then fails).
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let descriptor = ExactFileName.withSystemPath(path) { open($0, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
         guard descriptor >= 0 else { throw BundleError.unreadable(path: path, reason: FileError.reason(errno)) }
         defer { close(descriptor) }
         opened(descriptor)
@@ -823,11 +820,12 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A bundle that must not replace anything found a file at its name.
     case exists(String)
 
+    /// The path, as people read it (a byte of a name that is not UTF-8 as `\xE9`).
     public var path: String {
         switch self {
-        case .notADirectory(let path), .exists(let path): path
-        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): path
-        case .unsupportedEntry(let path, _), .changedDuringExport(let path): path
+        case .notADirectory(let path), .exists(let path): ExactFileName.shown(path)
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): ExactFileName.shown(path)
+        case .unsupportedEntry(let path, _), .changedDuringExport(let path): ExactFileName.shown(path)
         }
     }
 

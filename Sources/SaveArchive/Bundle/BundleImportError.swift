@@ -25,11 +25,14 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
             .invalidSave(let bundle, _, _):
             bundle
         case .noSpace(let destination, _, _, _): destination
-        case .io(let path, _): path
+        case .io(let path, _): ExactFileName.shown(path)
         }
     }
 
-    public var description: String {
+    /// What went wrong, as people read it (a byte of a name that is not UTF-8 as `\xE9`).
+    public var description: String { ExactFileName.shown(rawDescription) }
+
+    private var rawDescription: String {
         switch self {
         case .badManifest(_, let reason): "manifest.json: \(reason)"
         case .unsafeEntry(_, let entry, let reason): "\(entry): \(reason)"

@@ -221,8 +221,9 @@ public struct BundleImporter {
         let bytes = path.utf8
         if bytes.isEmpty { return "an empty path, expected a relative path" }
         if bytes.first == UInt8(ascii: "/") { return "an absolute path, expected a path relative to the save directory" }
-        if bytes.count > 4096 { return "a path longer than 4096 bytes" }
-        var componentStart = 0, index = 0, dots = 0
+        // `index` counts the bytes on disk: a byte of a name that is not UTF-8 is one there,
+        // though three here (``ExactFileName``: EE BE xx or EE BF xx).
+        var componentStart = 0, index = 0, dots = 0, previous: UInt8 = 0
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "\\"): return "a backslash, expected '/' between components"
@@ -234,9 +235,13 @@ public struct BundleImporter {
                 (componentStart, dots) = (index + 1, 0)
             } else if byte == UInt8(ascii: ".") {
                 dots += 1
+            } else if previous == 0xEE && (byte == 0xBE || byte == 0xBF) {
+                index -= 2
             }
+            previous = byte
             index += 1
         }
+        if index > 4096 { return "a path longer than 4096 bytes" }
         return componentProblem(length: index - componentStart, dots: dots)
     }
 
@@ -279,41 +284,42 @@ public struct BundleImporter {
             guard entryCount <= limits.maxEntries + 64 else {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
-            if let problem = Self.unsafePathReason(entry.path) {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: problem)
+            let entryPath = entry.exactPath  // a name that is not UTF-8, byte for byte
+            if let problem = Self.unsafePathReason(entryPath) {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
             }
-            if entry.path == "files", entry.kind == .directory { continue }
+            if entryPath == "files", entry.kind == .directory { continue }
             // Compared as bytes: one spelling of a name, and no Unicode comparison for every entry.
-            guard let file = next, entry.path.utf8.count == file.path.utf8.count + 6, entry.path.utf8.starts(with: "files/".utf8),
-                entry.path.utf8.dropFirst(6).elementsEqual(file.path.utf8)
+            guard let file = next, entryPath.utf8.count == file.path.utf8.count + 6, entryPath.utf8.starts(with: "files/".utf8),
+                entryPath.utf8.dropFirst(6).elementsEqual(file.path.utf8)
             else {
-                if entry.kind == .directory && entry.path.hasPrefix("files/") && onlyFiles {
+                if entry.kind == .directory && entryPath.hasPrefix("files/") && onlyFiles {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
-                let reason = entry.path == previous ? "a second copy of the entry before it, expected each entry once"
+                let reason = entryPath == previous ? "a second copy of the entry before it, expected each entry once"
                     : next.map { "where the manifest lists files/\($0.path) next, expected the entries it lists, each once, in its order" }
                     ?? "after every entry the manifest lists, expected only the entries it lists"
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: reason)
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: reason)
             }
             next = try listed.next()
-            previous = entry.path
+            previous = entryPath
             done.entries += 1
             done.bytes += file.size
             defer { progress(done) }
             switch (entry.kind, file.type) {
             case (.file, .file):
                 if let declared = entry.size, declared != file.size {
-                    throw BundleImportError.mismatch(bundle: bundle, entry: entry.path, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
+                    throw BundleImportError.mismatch(bundle: bundle, entry: entryPath, reason: "the archive declares \(declared) bytes, expected the manifest's \(file.size)")
                 }
                 if file.size <= Lander.largestHandedOver && !file.sparse {
                     // Checked and migrated here, written there: the two halves weigh about the same.
-                    let (contents, digest) = try readChecked(entry: entry.path, file: file, from: reader, buffer: buffer, bundle: bundle)
-                    let migrated = try migrated(contents, file: file, digest: digest, entry: entry.path, bundle: bundle, report: &report)
+                    let (contents, digest) = try readChecked(entry: entryPath, file: file, from: reader, buffer: buffer, bundle: bundle)
+                    let migrated = try migrated(contents, file: file, digest: digest, entry: entryPath, bundle: bundle, report: &report)
                     let landed = migrated ?? contents
                     try lander.enqueue(weighing: landed.count) { try $0.land(file, contents: landed, keepsTime: migrated == nil) }
                 } else {
                     try lander.drain()
-                    try copy(entry: entry.path, file: file, from: reader, buffer: buffer, lander: lander, report: &report)
+                    try copy(entry: entryPath, file: file, from: reader, buffer: buffer, lander: lander, report: &report)
                 }
             case (.directory, .directory):
                 try lander.enqueue { lander in
@@ -329,10 +335,10 @@ public struct BundleImporter {
                 // Its target is a file listed, and so landed, before it (the manifest's reader checks).
                 try lander.enqueue { try $0.tree?.makeHardLink(file.path, to: file.target!) }
             case (.special(let kind), _):
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entry.path, reason: "a \(kind), expected files, directories and links only")
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: "a \(kind), expected files, directories and links only")
             default:
                 throw BundleImportError.mismatch(
-                    bundle: bundle, entry: entry.path, reason: "a \(ArchiveCodec.typeName(entry.kind)) in the archive, expected the \(file.type.rawValue) the manifest lists\(file.target.map { " (to \($0))" } ?? "")")
+                    bundle: bundle, entry: entryPath, reason: "a \(ArchiveCodec.typeName(entry.kind)) in the archive, expected the \(file.type.rawValue) the manifest lists\(file.target.map { " (to \($0))" } ?? "")")
             }
         }
         try lander.drain()
@@ -345,7 +351,7 @@ public struct BundleImporter {
             for directory in landing.directories.reversed() {
                 try tree.setAttributes(of: directory.path, mode: landing.mode(directory), time: directory.modified, owner: landing.owner(directory))
                 for name in tree.setExtendedAttributes(of: directory.path, directory.xattrs) {
-                    landing.notes.append("\(directory.path): the extended attribute \(name) could not be set here")
+                    landing.notes.append("\(ExactFileName.shown(directory.path)): the extended attribute \(name) could not be set here")
                 }
             }
         } else {
@@ -383,7 +389,7 @@ public struct BundleImporter {
         /// The mode to set: setuid and setgid are dropped on purpose (a restored save is no program to run as someone else).
         mutating func mode(_ file: BundleManifest.File) -> UInt16 {
             guard file.mode & 0o6000 != 0 else { return file.mode }
-            notes.append("\(file.path): setuid/setgid dropped (mode \(String(file.mode, radix: 8)) restored as \(String(file.mode & ~0o6000, radix: 8)))")
+            notes.append("\(ExactFileName.shown(file.path)): setuid/setgid dropped (mode \(String(file.mode, radix: 8)) restored as \(String(file.mode & ~0o6000, radix: 8)))")
             return file.mode & ~0o6000
         }
     }
@@ -588,7 +594,7 @@ public struct BundleImporter {
             throw BundleImportError.io(path: target, reason: FileError.reason(errno))
         }
         for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
-            landing.notes.append("\(file.path): the extended attribute \(name) could not be set here")
+            landing.notes.append("\(ExactFileName.shown(file.path)): the extended attribute \(name) could not be set here")
         }
         if keepsTime {
             var times = [file.modified.timespec, file.modified.timespec]

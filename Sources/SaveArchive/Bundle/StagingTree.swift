@@ -39,12 +39,12 @@ final class StagingTree {
         if let cached, cached.path == parentPath { return (cached.descriptor, name) }
         var descriptor = rootDescriptor
         for component in parentPath.split(separator: "/").map(String.init) {
-            if mkdirat(descriptor, component, 0o700) != 0 && errno != EEXIST {
+            if ExactFileName.withSystemPath(component, { mkdirat(descriptor, $0, 0o700) }) != 0 && errno != EEXIST {
                 let failure = errno
                 if descriptor != rootDescriptor { close(descriptor) }
                 throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
             }
-            let next = openat(descriptor, component, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+            let next = ExactFileName.withSystemPath(component) { openat(descriptor, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
             let failure = errno
             if descriptor != rootDescriptor { close(descriptor) }
             guard next >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure)) }
@@ -58,7 +58,7 @@ final class StagingTree {
     /// A new file, open for writing.
     func createFile(_ relative: String) throws -> Int32 {
         let (parent, name) = try parent(of: relative)
-        let descriptor = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = ExactFileName.withSystemPath(name) { openat(parent, $0, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600) }
         guard descriptor >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno)) }
         return descriptor
     }
@@ -66,14 +66,15 @@ final class StagingTree {
     /// A directory, writable until ``finish(_:)`` gives it its own mode.
     func makeDirectory(_ relative: String) throws {
         let (parent, name) = try parent(of: relative)
-        guard mkdirat(parent, name, 0o700) == 0 || errno == EEXIST else {
+        guard ExactFileName.withSystemPath(name, { mkdirat(parent, $0, 0o700) }) == 0 || errno == EEXIST else {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
     }
 
     func makeSymbolicLink(_ relative: String, to target: String) throws {
         let (parent, name) = try parent(of: relative)
-        guard symlinkat(target, parent, name) == 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno)) }
+        let made = ExactFileName.withSystemPath(target) { target in ExactFileName.withSystemPath(name) { symlinkat(target, parent, $0) } }
+        guard made == 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno)) }
     }
 
     /// A second name for the file already staged at `target`.
@@ -84,7 +85,8 @@ final class StagingTree {
         guard targetDirectory >= 0 else { throw BundleImportError.io(path: root + "/" + target, reason: FileError.reason(errno)) }
         defer { close(targetDirectory) }
         let (parent, name) = try parent(of: relative)
-        guard linkat(targetDirectory, targetName, parent, name, 0) == 0 else {
+        let made = ExactFileName.withSystemPath(targetName) { targetName in ExactFileName.withSystemPath(name) { linkat(targetDirectory, targetName, parent, $0, 0) } }
+        guard made == 0 else {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
     }
@@ -92,14 +94,14 @@ final class StagingTree {
     /// Sets what a non-file entry keeps (mode, time, owner), not following a link.
     func setAttributes(of relative: String, mode: UInt16?, time: Timestamp, owner: (uid: UInt32, gid: UInt32)?) throws {
         let (parent, name) = try parent(of: relative)
-        if let owner, fchownat(parent, name, owner.uid, owner.gid, AT_SYMLINK_NOFOLLOW) != 0 {
+        if let owner, ExactFileName.withSystemPath(name, { fchownat(parent, $0, owner.uid, owner.gid, AT_SYMLINK_NOFOLLOW) }) != 0 {
             throw BundleImportError.io(path: root + "/" + relative, reason: "cannot set its owner: \(FileError.reason(errno))")
         }
-        if let mode, fchmodat(parent, name, mode_t(mode), 0) != 0 {
+        if let mode, ExactFileName.withSystemPath(name, { fchmodat(parent, $0, mode_t(mode), 0) }) != 0 {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
         var times = [time.timespec, time.timespec]
-        guard utimensat(parent, name, &times, AT_SYMLINK_NOFOLLOW) == 0 else {
+        guard ExactFileName.withSystemPath(name, { utimensat(parent, $0, &times, AT_SYMLINK_NOFOLLOW) }) == 0 else {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
     }
@@ -107,7 +109,7 @@ final class StagingTree {
     /// Sets extended attributes on a staged directory (files take theirs on their descriptor).
     func setExtendedAttributes(of relative: String, _ xattrs: OrderedDictionary<String, [UInt8]>) -> [String] {
         guard !xattrs.isEmpty, let (parent, name) = try? parent(of: relative) else { return [] }
-        let descriptor = openat(parent, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = ExactFileName.withSystemPath(name) { openat(parent, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
         guard descriptor >= 0 else { return Array(xattrs.keys) }
         defer { close(descriptor) }
         return Self.setExtendedAttributes(xattrs, on: descriptor)

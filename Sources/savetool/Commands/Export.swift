@@ -18,9 +18,10 @@ struct Export: ParsableCommand {
             The same files give the same bytes: set SOURCE_DATE_EPOCH to fix the manifest's \
             creation time as well. Everything the folder holds is kept: folders (empty ones \
             too) with their modes and times, links inside it, hard links, extended attributes, \
-            sparse files, owners. FIFOs, sockets, devices and links leading out of the folder \
-            are left out with a warning; a name import would refuse (a backslash, NFC and NFD \
-            twins, not UTF-8) fails the export with its path. The bundle is written under a \
+            sparse files, owners, names that are not UTF-8 (byte for byte; not in a zip). \
+            FIFOs, sockets, devices and links leading out of the folder are left out with a \
+            warning; a name import would refuse (a backslash, NFC and NFD twins) fails the \
+            export with its path. The bundle is written under a \
             temporary name and renamed into place when complete; with -o - it goes to \
             standard output as it is made (as tar -cf -), so a failed export leaves a cut \
             stream there, and the exit code says so.

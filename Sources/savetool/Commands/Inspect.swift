@@ -154,10 +154,10 @@ struct Inspect: ParsableCommand {
 
     /// A name as one line: control characters and backslashes escaped (`\n`, `\t`, `\x1B`,
     /// `\\`), as `ls -b` shows them, so that a name holding a newline cannot pass for two
-    /// entries of the listing.
+    /// entries of the listing; a byte of a name that is not UTF-8 as `\xE9` (``ExactFileName``).
     static func printable(_ name: String) -> String {
         func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
-        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return name }
+        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return ExactFileName.shown(name) }
         var text = ""
         for scalar in name.unicodeScalars {
             switch scalar {
@@ -168,7 +168,7 @@ struct Inspect: ParsableCommand {
             default: text.unicodeScalars.append(scalar)
             }
         }
-        return text
+        return ExactFileName.shown(text)
     }
 
     private func describe(_ type: String, _ count: Int?) -> String {

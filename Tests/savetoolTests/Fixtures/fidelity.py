@@ -41,6 +41,11 @@ def make(root):
         if path == "readonly":
             write("folders/readonly/inside.json", b"{}")
         os.chmod(full, mode)
+    # Names that are not UTF-8 (files from a Latin-1 system), kept byte for byte, as tar keeps them.
+    latin = write(os.fsdecode(b"Documents/caf\xe9.json"), b'{"latin": 1}')
+    os.link(latin, os.path.join(root, os.fsdecode(b"shared/caf\xe9-hard.json")))
+    os.symlink(os.fsdecode(b"../Documents/caf\xe9.json"), os.path.join(root, os.fsdecode(b"shared/caf\xe9-link.json")))
+    os.makedirs(os.path.join(root, os.fsdecode(b"legacy\xff")))
     os.mkfifo(os.path.join(root, "pipe"))                        # skipped with a warning, as tar does
     server = socket.socket(socket.AF_UNIX)
     server.bind(os.path.join(root, "sock"))

@@ -1,0 +1,126 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// File names as the file system holds them, in a `String`, even when they are not UTF-8.
+///
+/// Linux names are bytes: a file copied from an old Latin-1 system can be called `caf\xE9.json`,
+/// which no `String` can hold. Such a name is carried with each byte that is not part of valid
+/// UTF-8 written as one private-use character, U+EF80 + (byte − 0x80), the convention of
+/// MirOS's OPTU-8: `caf\u{EFE9}.json`. A valid name that holds one of those 128 characters has
+/// the bytes of each written the same way, so every name maps to exactly one string and back
+/// (``bytes(of:)`` of ``string(_:)`` is the name, byte for byte).
+///
+/// Only bytes 0x80–0xFF are ever written so: a string of this form can never smuggle a `/`,
+/// a `.` or a NUL into a name, whatever a bundle's manifest says. Paths of this form go to the
+/// system through ``withSystemPath(_:_:)``, and to people through ``shown(_:)``.
+public enum ExactFileName {
+    private static let first: UInt32 = 0xEF80, last: UInt32 = 0xEFFF
+
+    /// The name or path `bytes` as a string: itself when it is UTF-8 without the escape range
+    /// (almost always, and checked in one pass), escaped otherwise.
+    public static func string(_ bytes: some Collection<UInt8>) -> String {
+        if let plain = String(validating: bytes, as: UTF8.self), !mayHoldEscapes(plain) { return plain }
+        let bytes = Array(bytes)
+        var result = String.UnicodeScalarView()
+        var index = 0
+        while index < bytes.count {
+            if let (scalar, length) = scalar(at: index, in: bytes), !(first...last).contains(scalar.value) {
+                result.append(scalar)
+                index += length
+            } else if bytes[index] < 0x80 {
+                result.append(Unicode.Scalar(bytes[index]))  // ASCII is always itself
+                index += 1
+            } else {
+                result.append(Unicode.Scalar(first + UInt32(bytes[index] - 0x80))!)
+                index += 1
+            }
+        }
+        return String(result)
+    }
+
+    /// A name read as UTF-8 (from an archive, say), as ``string(_:)`` carries its bytes.
+    public static func carried(_ name: String) -> String {
+        mayHoldEscapes(name) ? string(Array(name.utf8)) : name
+    }
+
+    /// The bytes the file system holds for `name`, a string from ``string(_:)``.
+    public static func bytes(of name: String) -> [UInt8] {
+        guard mayHoldEscapes(name) else { return Array(name.utf8) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count)
+        for scalar in name.unicodeScalars {
+            if (first...last).contains(scalar.value) {
+                bytes.append(UInt8(scalar.value - first + 0x80))
+            } else {
+                bytes.append(contentsOf: String(scalar).utf8)
+            }
+        }
+        return bytes
+    }
+
+    /// Calls `body` with `path` as the system takes it (NUL-terminated bytes).
+    public static func withSystemPath<Result>(_ path: String, _ body: (UnsafePointer<CChar>) throws -> Result) rethrows -> Result {
+        guard mayHoldEscapes(path) else { return try path.withCString(body) }
+        var bytes = bytes(of: path)
+        bytes.append(0)
+        return try bytes.withUnsafeBufferPointer { try $0.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) } }
+    }
+
+    /// `text` with each escaped byte written as `\xE9`, for messages.
+    public static func shown(_ text: String) -> String {
+        guard mayHoldEscapes(text) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if (first...last).contains(scalar.value) {
+                let byte = scalar.value - first + 0x80
+                result += "\\x" + String(byte, radix: 16, uppercase: true)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Whether the bytes `name` stands for are not UTF-8.
+    public static func isNotUTF8(_ name: String) -> Bool {
+        mayHoldEscapes(name) && String(validating: bytes(of: name), as: UTF8.self) == nil
+    }
+
+    /// How many bytes `path` takes on the file system.
+    public static func systemLength(of path: String) -> Int {
+        mayHoldEscapes(path) ? bytes(of: path).count : path.utf8.count
+    }
+
+    /// Whether `text` is not sure to be free of escapes: their UTF-8 starts with 0xEE.
+    @inline(__always)
+    public static func mayHoldEscapes(_ text: String) -> Bool {
+        text.utf8.contains(0xEE)
+    }
+
+    /// The scalar that valid UTF-8 at `index` encodes, with its length; `nil` when the bytes
+    /// there are not valid UTF-8 (a stray continuation, an overlong form, a surrogate, a
+    /// sequence cut short or beyond U+10FFFF).
+    private static func scalar(at index: Int, in bytes: [UInt8]) -> (Unicode.Scalar, Int)? {
+        let lead = bytes[index]
+        let length: Int, minimum: UInt32
+        var value: UInt32
+        switch lead {
+        case 0x00..<0x80: return (Unicode.Scalar(lead), 1)
+        case 0xC2..<0xE0: (length, minimum, value) = (2, 0x80, UInt32(lead & 0x1F))
+        case 0xE0..<0xF0: (length, minimum, value) = (3, 0x800, UInt32(lead & 0x0F))
+        case 0xF0..<0xF5: (length, minimum, value) = (4, 0x10000, UInt32(lead & 0x07))
+        default: return nil
+        }
+        guard index + length <= bytes.count else { return nil }
+        for offset in 1..<length {
+            let byte = bytes[index + offset]
+            guard byte & 0xC0 == 0x80 else { return nil }
+            value = value << 6 | UInt32(byte & 0x3F)
+        }
+        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return nil }  // Scalar refuses surrogates and > U+10FFFF
+        return (scalar, length)
+    }
+}

@@ -146,6 +146,27 @@ struct EditingCommandTests {
         #expect(migrated.hasSuffix("}\n") && migrated.dropLast().contains("\n") == false, "\(migrated)")
     }
 
+    /// Setting a value to what it already is writes nothing: not the bytes (this file has no
+    /// final newline, which a rewrite adds), not the time, not a new inode.
+    @Test func aSetThatChangesNothingLeavesTheFileAlone() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let save = directory.appendingPathComponent("s.json")
+        try Data(#"{"a":1,"b":{"c":[true]}}"#.utf8).write(to: save)
+        let old = Date(timeIntervalSince1970: 1_700_000_000)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: save.path)
+        let inode = try FileManager.default.attributesOfItem(atPath: save.path)[.systemFileNumber] as? Int
+        for (pointer, value) in [("/a", "1"), ("/b/c/0", "true"), ("/b", #"{"c": [true]}"#)] {
+            let set = try CLI.run("set", save.path, pointer, value)
+            #expect(set.status == 0 && set.errors.isEmpty, "\(set.errors)")
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: save.path)
+        #expect(try Data(contentsOf: save) == Data(#"{"a":1,"b":{"c":[true]}}"#.utf8))
+        #expect(attributes[.modificationDate] as? Date == old && attributes[.systemFileNumber] as? Int == inode)
+        #expect(try CLI.run("set", save.path, "/a", "2").status == 0)
+        #expect(try Data(contentsOf: save) == Data("{\"a\":2,\"b\":{\"c\":[true]}}\n".utf8))
+    }
+
     /// A save reached through a symbolic link is edited where it is, and the link stays: a
     /// rename over the link replaced it with a new file and left the save as it was, with exit 0.
     @Test func writesGoThroughSymbolicLinks() throws {

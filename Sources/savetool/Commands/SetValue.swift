@@ -18,7 +18,8 @@ struct SetValue: ParsableCommand {
             another type where one stood (a date where a number was) is refused: the app's \
             decoder would fail on it. --retype writes it anyway.
 
-            The file is replaced atomically: a crash leaves the old file or the new one.
+            The file is replaced atomically: a crash leaves the old file or the new one. A \
+            value set to what it already is leaves the file untouched (bytes and time).
 
             Examples:
               savetool set game.plist /gameSave/coins 500
@@ -62,7 +63,11 @@ struct SetValue: ParsableCommand {
             }
             try FileIO.withEditLock(file) {
                 var document = try LoadedDocument.loadForEditing(file, command: "set", registry: registry, reading: reading)
+                let before = document.value
                 try document.value.setValue(newValue, at: path, seeingThrough: registry)
+                // A value set to what it already is leaves the file as it is: its bytes, its
+                // time, and any link or hard link to it (a build or a sync sees no change).
+                guard document.value != before else { return }
                 try DocumentOutput.replace(document, global: global)
             }
             if global.json { try Console.outputJSON(["file": .string(file), "pointer": .string(path.description), "value": newValue]) }

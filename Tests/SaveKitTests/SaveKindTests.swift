@@ -65,6 +65,16 @@ struct SaveKindTests {
         var overlapping = kind
         overlapping.fingerprints.append(SaveKind.Fingerprint(version: 2, conditions: [.has(JSONPointer(tokens: ["roundIndex"]))]))
         #expect(overlapping.recognise(try Codecs.value(#"{"scores": {}, "roundIndex": 1}"#)) == .ambiguous([1, 2]))
+
+        // Claimed by a fingerprint, versioned by the field: the reason says both, never that
+        // a version 3 save "matches the fingerprint of version 1".
+        var lasting = kind
+        lasting.fingerprints = [SaveKind.Fingerprint(version: 1, conditions: [.has(JSONPointer(tokens: ["round"]))])]
+        let (recognition, evidence) = try #require(lasting.recogniseByContent(try Codecs.value(#"{"schemaVersion": 3, "round": 2}"#)))
+        #expect(recognition == .version(3))
+        #expect(evidence.description == "its content matches the kind's fingerprint of version 1, and /schemaVersion gives the version")
+        let agreeing = try #require(lasting.recogniseByContent(try Codecs.value(#"{"schemaVersion": 1, "round": 2}"#)))
+        #expect(agreeing.1.description == "its content matches the fingerprint of version 1")
     }
 
     @Test func migrateVersionOneToCurrentAndValidate() throws {

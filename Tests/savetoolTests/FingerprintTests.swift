@@ -23,7 +23,8 @@ struct FingerprintTests {
             try FileManager.default.copyItem(atPath: samples + "/" + file, toPath: copy)
             let byContent = try Codecs.value(try CLI.run("--json", "validate", copy).outputText)
             #expect(byContent["kind"] == byPath["kind"] && byContent["version"] == byPath["version"], "\(file): \(byContent)")
-            #expect(byContent["why"]?.stringValue?.hasPrefix("its content matches the fingerprint of version") == true, "\(file)")
+            #expect(byContent["why"]?.stringValue?.hasPrefix("its content matches the") == true, "\(file)")
+            #expect(byContent["why"]?.stringValue?.contains("fingerprint of version") == true, "\(file)")
             compared += 1
         }
         #expect(compared == files.count)

@@ -74,6 +74,9 @@ public struct SaveKind: Sendable {
         case path(pattern: String)
         /// The content matches the fingerprint of this version.
         case fingerprint(version: Int)
+        /// The content matches the fingerprint of one version, and its version field names
+        /// another (a fingerprint that later versions still match, say).
+        case fingerprintAndVersionField(fingerprint: Int, field: JSONPointer)
 
         public var description: String {
             switch self {
@@ -81,6 +84,8 @@ public struct SaveKind: Sendable {
             case .declared(let holder): "declared by \(holder)"
             case .path(let pattern): "its path matches \(pattern)"
             case .fingerprint(let version): "its content matches the fingerprint of version \(version)"
+            case .fingerprintAndVersionField(let version, let field):
+                "its content matches the kind's fingerprint of version \(version), and \(field) gives the version"
             }
         }
     }
@@ -100,7 +105,9 @@ public struct SaveKind: Sendable {
         let matching = matchingFingerprints(value)
         guard let first = matching.first else { return nil }
         if let versionPath, let field = value.value(at: versionPath) {
-            return (Self.version(of: field, current: currentVersion), .fingerprint(version: first))
+            let recognition = Self.version(of: field, current: currentVersion)
+            if case .version(let version) = recognition, matching.contains(version) { return (recognition, .fingerprint(version: version)) }
+            return (recognition, .fingerprintAndVersionField(fingerprint: first, field: versionPath))
         }
         return (Self.recognition(ofFingerprints: matching), .fingerprint(version: first))
     }

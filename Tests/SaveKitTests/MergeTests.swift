@@ -289,6 +289,20 @@ struct MergeTests {
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "1", "group", "0"]), message: "/p/level, a member of the group of /rules/0 already, expected each value in one group at most")) {
             try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/p/level", "/q"], "policy": "lexMax"}, {"group": ["/p/level", "/p/xp"], "policy": "lexMax"}]}"#))
         }
+        // Through a wildcard, either way round; a member twice in one group too.
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "1", "group", "0"]), message: "/players/0/level, a member of the group of /rules/0 (as /players/*/level) already, expected each value in one group at most")) {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/players/*/level", "/players/*/xp"], "policy": "lexMax"}, {"group": ["/players/0/level", "/players/0/rank"], "policy": "lexMax"}]}"#))
+        }
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "1", "group", "1"]), message: "/players/*/xp, a member of the group of /rules/0 (as /players/0/xp) already, expected each value in one group at most")) {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/players/0/level", "/players/0/xp"], "policy": "lexMax"}, {"group": ["/players/*/rank", "/players/*/xp"], "policy": "lexMax"}]}"#))
+        }
+        #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "0", "group", "1"]), message: "/a, a member of the group of /rules/0 already, expected each value in one group at most")) {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/a", "/a"], "policy": "lexMax"}]}"#))
+        }
+        // Groups in different objects do not overlap, wildcards or not.
+        #expect(throws: Never.self) {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"group": ["/players/*/level", "/players/*/xp"], "policy": "lexMax"}, {"group": ["/teams/*/level", "/teams/*/xp"], "policy": "lexMax"}]}"#))
+        }
     }
 
     /// An answer taking the base where a merge has none settles nothing (and never crashes).

@@ -83,8 +83,9 @@ extension MergeRules {
         guard let list = top["rules"]?.arrayValue else { throw fail(["rules"], "missing, expected an array of rules") }
         var rules: [Rule] = []
         // Each value in one group at most: two groups sharing a member would both be named by
-        // it, and one answer would settle both.
-        var grouped: [String: Int] = [:]
+        // it, and one answer would settle both. Wildcards count: `/players/*/level` and
+        // `/players/0/level` share a value.
+        var grouped: [(member: PointerPattern, rule: Int)] = []
         for (index, item) in list.enumerated() {
             let at = ["rules", String(index)]
             guard let rule = item.dictionaryValue else { throw fail(at, "\(item.typeNameWithArticle), expected a rule object") }
@@ -104,11 +105,11 @@ extension MergeRules {
                 var members: [PointerPattern] = []
                 for (position, item) in items.enumerated() {
                     let member = try pattern(item, at: at + ["group", String(position)])
-                    let text = JSONPointer(tokens: member.tokens).description
-                    if let earlier = grouped[text] {
-                        throw fail(at + ["group", String(position)], "\(text), a member of the group of /rules/\(earlier) already, expected each value in one group at most")
+                    if let earlier = grouped.first(where: { $0.member.overlaps(member) }) {
+                        let shared = earlier.member == member ? "" : " (as \(earlier.member))"
+                        throw fail(at + ["group", String(position)], "\(member), a member of the group of /rules/\(earlier.rule)\(shared) already, expected each value in one group at most")
                     }
-                    grouped[text] = index
+                    grouped.append((member, index))
                     members.append(member)
                 }
                 // The group is held by the deepest object that holds every member.

@@ -14,6 +14,11 @@ public struct PointerPattern: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
+    /// Whether some pointer matches both patterns (`/players/*/level` and `/players/0/level`).
+    public func overlaps(_ other: PointerPattern) -> Bool {
+        tokens.count == other.tokens.count && zip(tokens, other.tokens).allSatisfy { $0 == $1 || $0 == "*" || $1 == "*" }
+    }
+
     /// Orders rules by how exactly they name a place: deeper first, then fewer wildcards, then
     /// literal tokens before `*` from the left.
     func isMoreSpecific(than other: PointerPattern) -> Bool {

@@ -112,6 +112,13 @@ public struct SaveKind: Sendable {
         return (Self.recognition(ofFingerprints: matching), .fingerprint(version: first))
     }
 
+    /// What would tell the version of a document this kind claims, for the message when nothing
+    /// does (a kind just made by `formats new`, whose files have no version field yet).
+    public var whatTellsTheVersion: String {
+        let fingerprint = "a fingerprint in its kind.json's \"detect\" that matches it"
+        return versionPath.map { "a version field at \($0.displayText), or \(fingerprint)" } ?? fingerprint
+    }
+
     /// The `files` pattern that claims `path`, if one does.
     public func pattern(claiming path: String) -> String? {
         files.first { pattern in fnmatch(pattern, path, FNM_PATHNAME) == 0 || fnmatch("*/" + pattern, path, 0) == 0 }

@@ -93,7 +93,7 @@ struct Validate: ParsableCommand {
                 let found = field.int64Value.map { "\($0)" } ?? field.typeNameWithArticle
                 return "\(kind.name), but its version field \(path.displayText) holds \(found), expected an integer from 1"
             }
-            return "\(kind.name), but no version field or fingerprint tells its version"
+            return "\(kind.name), but no version field or fingerprint tells its version, expected \(kind.whatTellsTheVersion)"
         default: return kind.describe(recognition)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SaveKit
 
 extension ParsableCommand {
     /// Ends the process for an error out of parsing or running, as every savetool binary does:
@@ -18,5 +19,23 @@ extension ParsableCommand {
             Foundation.exit(Failure.Code.usage)
         }
         exit(withError: error)
+    }
+}
+
+/// The command line as text.
+public enum CommandLineText {
+    /// The arguments after the program's name, or the end of the process (exit 64) when one is
+    /// not UTF-8: Swift reads such bytes as U+FFFD, so a path given so would name another file
+    /// (`export -o bun\xE9.tar.gz` would write `bun\xEF\xBF\xBD.tar.gz`).
+    public static func arguments() -> [String] {
+        (1..<Int(CommandLine.argc)).map { index in
+            let pointer = CommandLine.unsafeArgv[index]!
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                Console.error("savetool: \(ExactFileName.shown(ExactFileName.string(bytes))): an argument that is not UTF-8, expected UTF-8 (a file so named is kept byte for byte when its folder is exported, backed up or imported)")
+                Foundation.exit(Failure.Code.usage)
+            }
+            return text
+        }
     }
 }

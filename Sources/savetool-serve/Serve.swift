@@ -40,7 +40,7 @@ struct Serve: ParsableCommand {
 
     static func main() {
         // Global options may come first, as with savetool.
-        let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
+        let arguments = GlobalOptions.movedAfterCommand(CommandLineText.arguments())
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

@@ -52,7 +52,7 @@ struct SaveTool: ParsableCommand {
         // when freed, rather than kept in malloc's per-thread arenas: resident memory falls when
         // a part has gone up, and an upload of any size stays flat.
         savetool_map_buffers_from(4 << 20)
-        let arguments = GlobalOptions.movedAfterCommand(Array(CommandLine.arguments.dropFirst()))
+        let arguments = GlobalOptions.movedAfterCommand(CommandLineText.arguments())
         Console.beforeMessage = { ProgressBar.active?.erase() }
         // The sync server is its own binary, so that every other command starts without
         // loading swift-nio (about 1.3 ms of a 12 ms convert): `serve` hands its arguments over.

@@ -109,19 +109,87 @@ struct ExportNameTests {
         #expect(again.status == 0 && again.outputText.hasPrefix("unchanged: "), "\(again.outputText) \(again.errors)")
         #expect(try CLI.run("backup", "verify", "--repo", repository.path).status == 0)
 
+        // Such a name on the command line is refused (64), not read as U+FFFD and written under another name.
+        let named = try Processes.run(["sh", "-c", #""$0" export "$1" -o "$2/$(printf 'bun\351.tar.gz')""#, CLI.executable, saves, directory.path])
+        #expect(named.status == 64 && named.errors == "savetool: \(directory.path)/bun\\xE9.tar.gz: an argument that is not UTF-8, expected UTF-8 (a file so named is kept byte for byte when its folder is exported, backed up or imported)\n", "\(named.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.hasPrefix("bun") })
+
         let zip = try CLI.run("export", saves, "-o", directory.appendingPathComponent("out.zip").path)
         #expect(zip.status == 65 && zip.errors.contains("\(saves)/") && zip.errors.contains("\\x") && zip.errors.contains("a name that is not UTF-8, which a zip bundle cannot hold"), "\(zip.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.zip").path))
     }
 
-    @Test func aLongPathRoundTrips() throws {
-        let (result, _, directory) = try Self.export(#"p = "/".join(["d%02d" % i + "x" * 196 for i in range(19)]) + "/" + "s" * 150 + ".json"; os.makedirs(os.path.dirname(p)); open(p, "w").write("{}")"#)
+    /// Folders and files whose names hold U+EF80 (valid UTF-8, one of the characters that
+    /// carry bytes of names that are not) are themselves everywhere: as the folder given, below
+    /// it, as the destination of an import, and to the walks of other commands.
+    @Test func namesHoldingTheEscapeCharactersAreThemselves() throws {
+        let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        #expect(result.status == 0, "\(result.errors)")
-        let restored = directory.appendingPathComponent("r").path
-        let imported = try CLI.run("import", directory.appendingPathComponent("out.tar.gz").path, "--into", restored)
+        let root = directory.appendingPathComponent("saves\u{EF80}")
+        let file = root.appendingPathComponent("d\u{EF80}/x\u{EF80}.json")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(#"{"a": 1}"#.utf8).write(to: file)
+        let bundle = directory.appendingPathComponent("b\u{EF80}.tar.gz").path
+        let exported = try CLI.run("export", root.path, "-o", bundle)
+        #expect(exported.status == 0, "\(exported.errors)")
+        let listed = try Processes.run(["tar", "-tzf", bundle])
+        #expect(listed.outputText == "manifest.json\nfiles/d\u{EF80}/\nfiles/d\u{EF80}/x\u{EF80}.json\n", "\(listed.outputText)")
+        let restored = directory.appendingPathComponent("r\u{EF80}")
+        let imported = try CLI.run("import", bundle, "--into", restored.path)
         #expect(imported.status == 0, "\(imported.errors)")
-        let same = try Processes.run(["diff", "-r", directory.appendingPathComponent("saves").path, restored])
-        #expect(same.status == 0, "\(same.outputText.prefix(300)) \(same.errors.prefix(300))")
+        #expect(try Data(contentsOf: restored.appendingPathComponent("d\u{EF80}/x\u{EF80}.json")) == Data(#"{"a": 1}"#.utf8))
+        // Into it again: its old contents are kept first, read through the same names.
+        let again = try CLI.run("import", bundle, "--into", restored.path)
+        #expect(again.status == 0, "\(again.errors)")
+        let walked = try CLI.run("migrate", root.path, "--dry-run")
+        #expect(walked.status == 0 && walked.outputText == "0 would be migrated, 0 unchanged, 1 skipped, 0 failed\n", "\(walked.outputText) \(walked.errors)")
+        let backups = directory.appendingPathComponent("repo").path
+        #expect(try CLI.run("backup", "create", root.path, "--repo", backups).status == 0)
+        let second = try CLI.run("backup", "create", root.path, "--repo", backups)
+        #expect(second.outputText.hasPrefix("unchanged: "), "\(second.outputText) \(second.errors)")
+    }
+
+    /// The longest path a bundle holds, 4,096 bytes below the folder (longer than any whole
+    /// path the system takes at once), goes through every way of writing and reading a bundle:
+    /// one pass, two passes (`-o -`, zip), a backup found unchanged by a second run, verify.
+    @Test func theLongestPathRoundTrips() throws {
+        let (result, backup, directory) = try Self.export(#"""
+            d = "/".join(["d%02d" % i + "x" * 196 for i in range(20)])
+            os.makedirs(d); os.chdir(d); open("s" * 91 + ".json", "w").write("{}")
+            """#)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(result.status == 0 && backup.status == 0, "\(result.errors) \(backup.errors)")
+        let saves = directory.appendingPathComponent("saves").path
+        // Compared through folder descriptors (os.fwalk): no whole path is short enough for diff -r.
+        let compare = """
+            import hashlib, os, sys
+            def tree(top):
+                out = []
+                for folder, dirs, files, fd in os.fwalk(top):
+                    for name in files:
+                        with open(os.open(name, os.O_RDONLY, dir_fd=fd), "rb") as f:
+                            out.append((os.path.relpath(os.path.join(folder, name), top), hashlib.sha256(f.read()).hexdigest()))
+                    out += [(os.path.relpath(os.path.join(folder, name), top), "folder") for name in dirs]
+                return sorted(out)
+            a, b = tree(sys.argv[1]), tree(sys.argv[2])
+            print(len(a), max(len(p.encode()) for p, _ in a), a == b)
+            """
+        let stdoutBundle = directory.appendingPathComponent("stdout.tar.zst").path
+        let piped = try Processes.run(["sh", "-c", "\"$0\" export \"$1\" -o - --compression zstd > \"$2\"", CLI.executable, saves, stdoutBundle])
+        #expect(piped.status == 0, "\(piped.errors)")
+        let zip = directory.appendingPathComponent("out.zip").path
+        #expect(try CLI.run("export", saves, "-o", zip).status == 0)
+        for bundle in [directory.appendingPathComponent("out.tar.gz").path, stdoutBundle, zip] {
+            let restored = directory.appendingPathComponent("r-" + URL(fileURLWithPath: bundle).lastPathComponent).path
+            let imported = try CLI.run("import", bundle, "--into", restored)
+            #expect(imported.status == 0, "\(bundle): \(imported.errors)")
+            let same = try Processes.run(["python3", "-c", compare, saves, restored])
+            #expect(same.outputText == "22 4096 True\n", "\(bundle): \(same.outputText) \(same.errors.prefix(300))")
+        }
+        let repository = directory.appendingPathComponent("repo").path
+        let again = try CLI.run("backup", "create", saves, "--repo", repository)
+        #expect(again.status == 0 && again.outputText.hasPrefix("unchanged: "), "\(again.outputText) \(again.errors)")
+        #expect(try CLI.run("backup", "verify", "--repo", repository).status == 0)
+        #expect(try CLI.run("backup", "list", "--repo", repository).outputText.contains("verified"))
     }
 }

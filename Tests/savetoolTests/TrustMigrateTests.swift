@@ -203,6 +203,31 @@ struct TrustMigrateTests {
         #expect(try Self.files(of: bundle, scratch: workspace.appendingPathComponent("scratch")) == ["current_tournament.json": original])
     }
 
+    /// A name holding one of the private-use characters that carry bytes of names that are not
+    /// UTF-8 (U+EF80) is its own name: its original is kept, not a neighbour's whose name is
+    /// the byte 0x80 that character stands for.
+    @Test func aNameHoldingAnEscapeCharacterKeepsItsOwnOriginal() throws {
+        let workspace = try Processes.temporaryDirectory("trust-migrate-pua")
+        defer { try? FileManager.default.removeItem(at: workspace) }
+        let folder = workspace.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let name = "pua\u{EF80}.json"
+        try FileManager.default.copyItem(atPath: CLI.sample("kape/history/2024-v1/Documents/current_tournament.json"), toPath: folder.appendingPathComponent(name).path)
+        let original = try Data(contentsOf: folder.appendingPathComponent(name))
+        let neighbour = try Processes.run(["python3", "-c", "import shutil, sys; shutil.copy(sys.argv[1], sys.argv[2].encode() + b'/pua\\x80.json')",
+                                           CLI.sample("kape/history/2024-v1-finished/Documents/current_tournament.json"), folder.path])
+        #expect(neighbour.status == 0, "\(neighbour.errors)")
+        for (argument, given) in [("saves", folder.path), (name, folder.appendingPathComponent(name).path)] {
+            let result = try CLI.run("migrate", given, "--in-place", "--kind", "kape.tournament")
+            #expect(result.errors.contains("originals of 1 file"), "\(argument): \(result.errors)")
+            let names = try Self.bundles(of: argument, in: argument == "saves" ? workspace : folder)
+            let bundle = try #require(names.first.map { (argument == "saves" ? workspace : folder).appendingPathComponent($0) })
+            let kept = try Processes.run(["tar", "-xzOf", bundle.path, "files/" + name])
+            #expect(kept.status == 0 && Data(kept.output) == original, "\(argument): \(kept.errors)")
+            try original.write(to: folder.appendingPathComponent(name))  // back to version 1 for the next case
+        }
+    }
+
     /// SIGKILL at 20 moments spread over `migrate --in-place` of 2,000 files, on the same tree
     /// each time: after every kill, each original is in the tree or in a bundle beside it, and
     /// each file is whole (the original or the migrated bytes). A last complete run finishes the job.

@@ -69,7 +69,7 @@ public struct BundleExporter: Sendable {
         try FileIO.requireNonEmpty(source, expected: "the save folder to export")
         let root = Self.trimmed(source)
         var walk = try Walk(root: root, exporter: self)
-        if let place = Self.place(of: destination, in: root, links: destinationLinks) {
+        if let place = Self.place(of: destination, in: source, links: destinationLinks).map(ExactFileName.carried) {
             let parts = place.split(separator: "/", omittingEmptySubsequences: false)
             walk.bundle = (place, parts.dropLast().joined(separator: "/"), "." + parts.last! + ".savetool-")
         }
@@ -83,6 +83,8 @@ public struct BundleExporter: Sendable {
     /// write goes through a link.
     @discardableResult
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
+        // Paths from the caller are text; names below the root travel as ExactFileName carries them.
+        let (root, paths) = (ExactFileName.carried(root), paths.map(ExactFileName.carried))
         var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
         sorted.reverse()
         // The folders between the root and the files are not in the bundle, but they kept
@@ -123,8 +125,10 @@ public struct BundleExporter: Sendable {
         return String(folder.dropFirst(top == "/" ? 1 : top.count + 1)) + "/" + name
     }
 
+    /// The folder to walk, without a final slash, as ``ExactFileName`` carries it (a folder
+    /// named by the caller is text; what the walk adds below it is carried so too).
     private static func trimmed(_ source: String) -> String {
-        source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source
+        ExactFileName.carried(source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source)
     }
 
     /// Describes everything under `source` into a spooled manifest, calling `observe` with each
@@ -165,7 +169,7 @@ public struct BundleExporter: Sendable {
             (self.root, summary, self.stream) = (root, header.summary, stream)
             for path in limits {
                 var info = stat()
-                guard stat(path, &info) == 0 else { continue }
+                guard ExactFileName.withSystemPath(path, { stat($0, &info) }) == 0 else { continue }
                 noteReaders(of: info.st_mode & S_IFMT == S_IFDIR ? .directory : .file, mode: UInt16(info.st_mode & 0o7777))
             }
             try append(header.encodedHeader())
@@ -380,6 +384,8 @@ public struct BundleExporter: Sendable {
 
         private let root: String
         private let exporter: BundleExporter
+        /// ``BundleExporter/excluded``, spelled as the walk spells paths (``ExactFileName``).
+        private let excluded: Set<String>
         /// Per level, what is left of a directory's listing, largest key first.
         private var levels: [[Item]]
         /// The bundle being written, when it lands inside `root`: its path relative to `root`,
@@ -388,9 +394,10 @@ public struct BundleExporter: Sendable {
 
         init(root: String, exporter: BundleExporter) throws {
             var info = stat()
-            guard stat(root, &info) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
+            guard ExactFileName.withSystemPath(root, { stat($0, &info) }) == 0 else { throw BundleError.unreadable(path: root, reason: FileError.reason(errno)) }
             guard info.st_mode & S_IFMT == S_IFDIR else { throw BundleError.notADirectory(root) }
             (self.root, self.exporter, levels) = (root, exporter, [[.contents("")]])
+            excluded = Set(exporter.excluded.map(ExactFileName.carried))
         }
 
         mutating func next() throws -> Walked? {
@@ -438,7 +445,7 @@ public struct BundleExporter: Sendable {
                 switch info.st_mode & S_IFMT {
                 case S_IFREG: items.append((Array(name.utf8), .entry(Walked(relative: child, type: .file))))
                 case S_IFDIR:
-                    guard !exporter.excluded.contains(child) else { continue }
+                    guard !excluded.contains(child) else { continue }
                     items.append((Array(name.utf8), .entry(Walked(relative: child, type: .directory))))
                     items.append((Array(name.utf8) + [UInt8(ascii: "/")], .contents(child)))
                 case S_IFLNK:
@@ -472,7 +479,7 @@ public struct BundleExporter: Sendable {
     /// the file system does not say).
     static func names(in directory: String) throws -> [(name: String, type: UInt8)] {
         let entries: [(bytes: [UInt8], type: UInt8)]
-        do { entries = try FileIO.entries(in: directory) } catch {
+        do { entries = try FileIO.entries(inExactPath: directory) } catch {
             guard case .unreadable(_, let reason) = error else { throw error }
             throw BundleError.unreadable(path: directory, reason: reason)
         }
@@ -486,7 +493,7 @@ public struct BundleExporter: Sendable {
     private func describeInParallel(_ paths: [Walked], root: String) throws -> [(file: BundleManifest.File, info: stat)] {
         let exporter = self
         return try paths.parallelMap(jobs: Swift.min(ProcessInfo.processInfo.activeProcessorCount, 8)) { walked in
-            try exporter.describe(root + "/" + walked.relative, as: walked)
+            try exporter.describe(walked, under: root)
         }
     }
 
@@ -525,7 +532,19 @@ public struct BundleExporter: Sendable {
         }
     }
 
-    private func describe(_ path: String, as walked: Walked) throws -> (file: BundleManifest.File, info: stat) {
+    private func describe(_ walked: Walked, under root: String) throws -> (file: BundleManifest.File, info: stat) {
+        let path = root + "/" + walked.relative
+        if walked.type == .file && ExactFileName.systemLength(of: path) >= PATH_MAX {
+            // Too long for one path, as a save folder deep inside another can be: opened by its
+            // name in its folder, as the one-pass export opens every file.
+            var folders = OpenFolder(root: root)
+            defer { folders.close() }
+            let descriptor = try folders.open(walked.relative, path: path, following: walked.followsLink)
+            defer { close(descriptor) }
+            var (file, info) = try entry(opened: descriptor, at: path, as: walked)
+            try readContents(of: path, opened: descriptor, into: &file, as: info, copying: nil)
+            return (file, info)
+        }
         var (file, info) = try entry(at: path, as: walked)
         if walked.type == .file { try readContents(of: path, into: &file, as: info, copying: nil) }
         return (file, info)
@@ -754,6 +773,8 @@ public struct BundleExporter: Sendable {
         defer { identity.deallocate() }
         var identityOffset = 0
         var written = WorkProgress(phase: .writing, entries: 0, bytes: 0, totalEntries: described.summary.entryCount, totalBytes: described.summary.byteCount)
+        var folders = OpenFolder(root: described.root)  // each file opened by its name: no path too long
+        defer { folders.close() }
         try described.entries.forEach { _, file in
             written.entries += 1
             written.bytes += file.size
@@ -766,7 +787,9 @@ public struct BundleExporter: Sendable {
             }
             identityOffset += FileIdentity.recordSize
             var copied: Int64 = 0
-            try Self.readChunks(path, expecting: FileIdentity(record: UnsafeRawBufferPointer(identity))) { chunk in
+            let descriptor = try folders.open(file.path, path: path)
+            defer { close(descriptor) }
+            try Self.readChunks(descriptor, path: path, expecting: FileIdentity(record: UnsafeRawBufferPointer(identity))) { chunk in
                 copied += Int64(chunk.count)
                 guard copied <= file.size else { throw BundleError.changedDuringExport(path: path) }
                 try writer.write(chunk)

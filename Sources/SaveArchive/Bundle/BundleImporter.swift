@@ -285,7 +285,8 @@ public struct BundleImporter {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
             let entryPath = entry.exactPath  // a name that is not UTF-8, byte for byte
-            if let problem = Self.unsafePathReason(entryPath) {
+            // Checked as the path it lands at, as export checked it: what follows `files/`.
+            if let problem = Self.unsafePathReason(entryPath.hasPrefix("files/") ? String(entryPath.dropFirst(6)) : entryPath) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
             }
             if entryPath == "files", entry.kind == .directory { continue }

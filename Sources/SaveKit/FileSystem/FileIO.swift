@@ -351,6 +351,13 @@ public enum FileIO {
     /// the type `readdir` gives: `DT_UNKNOWN` where the file system does not say, so that a
     /// walk needs an `lstat` only for those, not for every file.
     public static func entries(in directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
+        guard let stream = opendir(directory) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
+        defer { closedir(stream) }
+        return entries(of: stream)
+    }
+
+    /// ``entries(in:)`` of a folder whose path ``ExactFileName`` carries.
+    public static func entries(inExactPath directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
         guard let stream = ExactFileName.withSystemPath(directory, { opendir($0) }) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
         defer { closedir(stream) }
         return entries(of: stream)

@@ -13,15 +13,16 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An entry was written with more or fewer bytes than its header declared.
     case sizeMismatch(archive: String, entry: String, declared: Int64, written: Int64)
 
+    /// What went wrong, with entry names on one line and bytes that are not UTF-8 as `\xE9`.
     public var description: String {
         switch self {
         case .malformed(_, let entry, let message):
-            entry.map { "entry \($0): \(message)" } ?? message
+            entry.map { "entry \(ExactFileName.printable($0)): \(message)" } ?? message
         case .unreadable(_, let message): "cannot read: " + FileError.reason(message, expecting: "an archive that exists and can be read")
         case .cannotCreate(_, let message): "cannot create: \(message)"
         case .ioFailure(_, let message): "writing failed: \(message)"
         case .sizeMismatch(_, let entry, let declared, let written):
-            "entry \(entry): \(written) bytes written, expected the \(declared) its header declares"
+            "entry \(ExactFileName.printable(entry)): \(written) bytes written, expected the \(declared) its header declares"
         }
     }
 }

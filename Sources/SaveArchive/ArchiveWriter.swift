@@ -165,8 +165,13 @@ public final class ArchiveWriter {
         _ name: String, in entry: OpaquePointer,
         _ setUTF8: (OpaquePointer?, UnsafePointer<CChar>?) -> Void, _ setBytes: (OpaquePointer?, UnsafePointer<CChar>?) -> Void
     ) -> Bool {
-        guard ExactFileName.mayHoldEscapes(name), ExactFileName.bytes(of: name) != Array(name.utf8) else {
+        guard ExactFileName.mayHoldEscapes(name) else {
             setUTF8(entry, name)
+            return false
+        }
+        let bytes = ExactFileName.bytes(of: name)
+        if let text = String(validating: bytes, as: UTF8.self) {
+            setUTF8(entry, text)  // a name holding U+EF80 itself
             return false
         }
         ExactFileName.withSystemPath(name) { setBytes(entry, $0) }

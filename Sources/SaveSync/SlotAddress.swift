@@ -53,8 +53,8 @@ public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
         if bytes.isEmpty { return "an empty segment, expected 1 to 128 characters" }
         if bytes.count > 128 { return "a segment of \(bytes.count) bytes, expected at most 128" }
         if segment == "." || segment == ".." { return "the segment \"\(segment)\", expected a name (not . or ..)" }
-        if let bad = bytes.first(where: { !isNameByte($0) }) {
-            return "the character \(shownByte(bad)), expected only A-Z a-z 0-9 . _ -"
+        if let bad = segment.unicodeScalars.first(where: { !$0.isASCII || !isNameByte(UInt8($0.value)) }) {
+            return "the character \(shownCharacter(bad)), expected only A-Z a-z 0-9 . _ -"
         }
         return nil
     }
@@ -69,8 +69,11 @@ public struct SlotAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    private static func shownByte(_ byte: UInt8) -> String {
-        (0x21..<0x7F).contains(byte) ? "\"\(Character(UnicodeScalar(byte)))\"" : "byte 0x" + String(byte, radix: 16, uppercase: true)
+    /// `"!"`, or `U+00E9` for what does not print as itself in a message.
+    private static func shownCharacter(_ scalar: Unicode.Scalar) -> String {
+        if (0x21..<0x7F).contains(scalar.value) { return "\"\(Character(scalar))\"" }
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// A name as an error message shows it: printable, and not a screenful.

@@ -98,6 +98,11 @@ public final class SyncClient: Sendable {
         /// For a push the server migrated before it stored it (`kape.tournament version 3`):
         /// what was written here in its place.
         public var migratedTo: String?
+
+        /// A file of a folder that was not sent, and why (a name that is not UTF-8, found by the walk).
+        public static func leftOut(_ file: String, reason: String) -> Outcome {
+            Outcome(file: file, slot: "", action: .leftOut, version: 0, reason: reason)
+        }
     }
 
     /// Syncs one file as `slot`, with `entry` the state of its last sync (updated on success).

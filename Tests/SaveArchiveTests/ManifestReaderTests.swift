@@ -105,6 +105,35 @@ struct ManifestReaderTests {
         // U+212A KELVIN SIGN normalises to an ASCII K.
         let kelvin = Self.manifest([Self.file("K.json"), Self.file("L.json"), Self.file("\u{212A}.json")])
         #expect(Self.refusal(kelvin)?.hasSuffix("listed twice (or once more in another Unicode normalisation), expected each file once") == true)
+        // The bytes of é written as escapes (ExactFileName) are a second spelling of é: refused,
+        // in a path and in a link's target; the escape of a byte that is not UTF-8 is not.
+        let escaped = "caf\u{EFC3}\u{EFA9}.json"
+        #expect(Self.refusal(Self.manifest([Self.file(escaped)])) == "caf\\xC3\\xA9.json: caf\\xC3\\xA9.json spells as escapes bytes that are UTF-8, expected each name in its one spelling (docs/bundles.md)")
+        #expect(Self.refusal(Self.manifest([Self.file("a"), Self.hardLink("b", to: escaped)]))?.contains("spells as escapes bytes that are UTF-8") == true)
+        #expect(Self.refusal(Self.manifest([Self.file("caf\u{EFE9}.json")])) == nil)
+    }
+
+    /// A name in a message stays on one line and shows what it is: a bundle's entry cannot
+    /// fake a line of output or send a terminal its escapes.
+    @Test func namesInMessagesStayOnOneLine() {
+        let hostile = "x\u{1B}[31mRED\nfake: ok\u{EFE9}.json"
+        let mismatch = BundleImportError.mismatch(bundle: "b.tar.gz", entry: "files/" + hostile, reason: "its SHA-256 differs, expected the manifest's")
+        #expect(mismatch.description == #"files/x\x1B[31mRED\nfake: ok\xE9.json: its SHA-256 differs, expected the manifest's"#)
+        #expect(BundleError.unreadable(path: "saves/" + hostile, reason: "gone").path == #"saves/x\x1B[31mRED\nfake: ok\xE9.json"#)
+        #expect(ArchiveError.malformed(archive: "b.tar", entry: hostile, message: "bad").description == #"entry x\x1B[31mRED\nfake: ok\xE9.json: bad"#)
+        #expect(Self.refusal(Self.manifest([Self.file("a\\u0000b.json")])) == #"a\x00b.json: a NUL byte in the path, expected none"#)
+    }
+
+    /// Lengths are counted in the bytes a name takes on disk: a byte that is not UTF-8 is one,
+    /// though three in the manifest's spelling of it.
+    @Test func aNameOfBytesThatAreNotUTF8IsAsLongAsItsBytes() {
+        let stray = String(repeating: "\u{EFE9}", count: 255)
+        #expect(BundleImporter.unsafePathReason(stray) == nil)
+        #expect(BundleImporter.unsafePathReason(stray + "\u{EFE9}") == "a name longer than 255 bytes")
+        // 15 × 255 + 15 slashes + 254 = 4,094 bytes.
+        let path = Array(repeating: stray, count: 15).joined(separator: "/") + "/" + String(repeating: "\u{EFE9}", count: 254)
+        #expect(BundleImporter.unsafePathReason(path + "/a") == nil)
+        #expect(BundleImporter.unsafePathReason(path + "/ab") == "a path longer than 4096 bytes")
     }
 
     @Test func nothingLiesInsideAFileOrALink() {

@@ -22,6 +22,30 @@ struct ExactFileNameTests {
         }
     }
 
+    /// Any string, escapes or not, gives back bytes whose ASCII is exactly the string's: no
+    /// escape ever stands for `/`, `.` or NUL, whatever a manifest holds.
+    @Test func escapesNeverMakeASCII() async {
+        let scalar = Gen.element(of: ["a", "/", ".", "\u{0}", "é", "🎮", "\u{EF80}", "\u{EFAF}", "\u{EFAE}", "\u{EFC3}", "\u{EFA9}", "\u{EFFF}"] as [Character])
+        await propertyCheck(count: 2000, input: scalar.map { $0! }.array(of: 0...12)) { characters in
+            let text = String(characters)
+            let bytes = ExactFileName.bytes(of: text)
+            #expect(bytes.filter { $0 < 0x80 } == Array(text.utf8).filter { $0 < 0x80 })
+            // What a string stands for, spelled again, is its one spelling, and that spelling is canonical.
+            let canonical = ExactFileName.string(bytes)
+            #expect(ExactFileName.bytes(of: canonical) == bytes && ExactFileName.isCanonical(canonical))
+        }
+    }
+
+    /// Valid UTF-8 of any script is itself, through the slow path too (a name holding U+EF80).
+    @Test func validUTF8IsNeverEscaped() async {
+        let scalar = Gen.element(of: ["a", "é", "ж", "玩", "🎮", "\u{10FFFF}", "\u{E000}", "\u{EF7F}", "\u{F000}"] as [Character])
+        await propertyCheck(count: 1000, input: scalar.map { $0! }.array(of: 0...10)) { characters in
+            let text = String(characters) + "\u{EF80}"
+            let carried = ExactFileName.string(Array(text.utf8))
+            #expect(carried == String(characters) + "\u{EFEE}\u{EFBE}\u{EF80}")
+        }
+    }
+
     @Test func aUTF8NameIsItselfUnlessItHoldsTheEscapeRange() {
         for name in ["café.json", "玩家.plist", "🎮", "a/b/c.json", ""] {
             #expect(ExactFileName.string(Array(name.utf8)) == name)

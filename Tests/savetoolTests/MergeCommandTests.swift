@@ -82,6 +82,13 @@ struct MergeCommandTests {
         let coins = decisions.first { $0["path"] == "/gameSave/coins" }
         #expect(coins?["base"] == 40 && coins?["local"] == 70 && coins?["remote"] == 25 && coins?["result"] == 55)
         #expect(decisions.allSatisfy { ($0["why"]?.stringValue?.isEmpty ?? true) == false })
+
+        // A name that is not UTF-8 stops the merge, named with its bytes, and nothing is written.
+        let latin = try Processes.run(["python3", "-c", "import sys; open(sys.argv[1].encode() + b'/Documents/z\\xe9.txt', 'w').write('x')", tablet.path])
+        #expect(latin.status == 0, "\(latin.errors)")
+        let stopped = try CLI.run("merge", "--local", phone.path, "--remote", tablet.path, "--base", backup, "-o", merged + "-2")
+        #expect(stopped.status == 65 && stopped.errors.hasPrefix("savetool: \(tablet.path)/Documents/z\\xE9.txt: a name that is not UTF-8"), "\(stopped.errors)")
+        #expect(!FileManager.default.fileExists(atPath: merged + "-2"))
     }
 
     @Test func conflictsStopTheMergeUntilAnswered() throws {

@@ -455,6 +455,9 @@ public struct BundleExporter: Sendable {
                         exporter.warn(ExactFileName.shown("\(path): \(problem); left out"))
                         continue
                     }
+                    if case .zip = exporter.format, let target = BundleExporter.linkTarget(path), ExactFileName.isNotUTF8(target) {
+                        throw BundleError.unsupportedEntry(path: path, kind: "a link to a name that is not UTF-8, which a zip bundle cannot hold; expected UTF-8 names (a .tar.gz or .tar.zst bundle keeps it byte for byte)")
+                    }
                     items.append((Array(name.utf8), .entry(Walked(relative: child, type: .symlink))))
                 case S_IFIFO: exporter.warn("\(ExactFileName.shown(path)): a FIFO, left out (a bundle holds files, folders and links)")
                 case S_IFSOCK: exporter.warn("\(ExactFileName.shown(path)): a socket, left out (a bundle holds files, folders and links)")
@@ -843,12 +846,13 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A bundle that must not replace anything found a file at its name.
     case exists(String)
 
-    /// The path, as people read it (a byte of a name that is not UTF-8 as `\xE9`).
+    /// The path, as people read it: on one line, a byte of a name that is not UTF-8 as `\xE9`
+    /// (``ExactFileName/printable(_:)``).
     public var path: String {
         switch self {
-        case .notADirectory(let path), .exists(let path): ExactFileName.shown(path)
-        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): ExactFileName.shown(path)
-        case .unsupportedEntry(let path, _), .changedDuringExport(let path): ExactFileName.shown(path)
+        case .notADirectory(let path), .exists(let path): ExactFileName.printable(path)
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): ExactFileName.printable(path)
+        case .unsupportedEntry(let path, _), .changedDuringExport(let path): ExactFileName.printable(path)
         }
     }
 

@@ -35,8 +35,8 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
     private var rawDescription: String {
         switch self {
         case .badManifest(_, let reason): "manifest.json: \(reason)"
-        case .unsafeEntry(_, let entry, let reason): "\(entry): \(reason)"
-        case .mismatch(_, let entry, let reason), .invalidSave(_, let entry, let reason): "\(entry): \(reason)"
+        case .unsafeEntry(_, let entry, let reason): "\(ExactFileName.printable(entry)): \(reason)"
+        case .mismatch(_, let entry, let reason), .invalidSave(_, let entry, let reason): "\(ExactFileName.printable(entry)): \(reason)"
         case .limitExceeded(_, let reason, _): reason
         case .noSpace(_, let needed, let available, let why):
             "not enough free space: \(needed) bytes needed for the staged copy (\(why)), \(available) available, expected room for it beside the destination"

@@ -227,7 +227,7 @@ public struct BundleImporter {
         for byte in bytes {
             switch byte {
             case UInt8(ascii: "\\"): return "a backslash, expected '/' between components"
-            case 0: return "a NUL byte in the path"
+            case 0: return "a NUL byte in the path, expected none"
             default: break
             }
             if byte == UInt8(ascii: "/") {
@@ -298,7 +298,7 @@ public struct BundleImporter {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
                 let reason = entryPath == previous ? "a second copy of the entry before it, expected each entry once"
-                    : next.map { "where the manifest lists files/\($0.path) next, expected the entries it lists, each once, in its order" }
+                    : next.map { "where the manifest lists files/\(ExactFileName.printable($0.path)) next, expected the entries it lists, each once, in its order" }
                     ?? "after every entry the manifest lists, expected only the entries it lists"
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: reason)
             }

@@ -234,6 +234,12 @@ enum ManifestReader {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         guard let path = file.path else { throw bad("files/\(index) has no \"path\", expected a relative path") }
         if let problem = BundleImporter.unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
+        for name in [path, file.target].compactMap({ $0 }) where !ExactFileName.isCanonical(name) {
+            // Bytes written as escapes that are UTF-8 after all (`\u{EFC3}\u{EFA9}` for é): one
+            // file would have two spellings, and export never writes them so.
+            throw BundleImportError.unsafeEntry(
+                bundle: bundle, entry: path, reason: "\(ExactFileName.printable(name)) spells as escapes bytes that are UTF-8, expected each name in its one spelling (docs/bundles.md)")
+        }
         let typeName = file.type ?? "file"
         guard let type = BundleManifest.File.EntryType(rawValue: typeName), formatTwo || type == .file else {
             throw bad("\(path) has the type \"\(typeName)\", expected \(formatTwo ? "file, directory, symlink or hardlink" : "a file (format 1)")")

@@ -28,11 +28,8 @@ public enum ExactFileName {
         var index = 0
         while index < bytes.count {
             if let (scalar, length) = scalar(at: index, in: bytes), !(first...last).contains(scalar.value) {
-                result.append(scalar)
+                result.append(scalar)  // ASCII included: it is always valid
                 index += length
-            } else if bytes[index] < 0x80 {
-                result.append(Unicode.Scalar(bytes[index]))  // ASCII is always itself
-                index += 1
             } else {
                 result.append(Unicode.Scalar(first + UInt32(bytes[index] - 0x80))!)
                 index += 1
@@ -66,7 +63,14 @@ public enum ExactFileName {
         guard mayHoldEscapes(path) else { return try path.withCString(body) }
         var bytes = bytes(of: path)
         bytes.append(0)
-        return try bytes.withUnsafeBufferPointer { try $0.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) } }
+        var failure: Int32 = 0
+        let result = try bytes.withUnsafeBufferPointer { buffer in
+            let result = try buffer.withMemoryRebound(to: CChar.self) { try body($0.baseAddress!) }
+            failure = errno
+            return result
+        }
+        errno = failure  // the call's error, whatever freeing the bytes does to errno
+        return result
     }
 
     /// `text` with each escaped byte written as `\xE9`, for messages.
@@ -84,9 +88,40 @@ public enum ExactFileName {
         return result
     }
 
+    /// Whether `name` is the one spelling ``string(_:)`` gives its bytes: not, for instance,
+    /// `\u{EFC3}\u{EFA9}`, escapes of the bytes of `é`, which are UTF-8.
+    public static func isCanonical(_ name: String) -> Bool {
+        !mayHoldEscapes(name) || string(bytes(of: name)).utf8.elementsEqual(name.utf8)
+    }
+
     /// Whether the bytes `name` stands for are not UTF-8.
     public static func isNotUTF8(_ name: String) -> Bool {
         mayHoldEscapes(name) && String(validating: bytes(of: name), as: UTF8.self) == nil
+    }
+
+    /// A name as one line, for messages and listings: control characters and backslashes
+    /// escaped (`\n`, `\t`, `\x1B`, `\\`), as `ls -b` shows them, so that a name holding a
+    /// newline or a terminal's escape cannot pass for two lines or recolour one; bytes that are
+    /// not UTF-8 as `\xE9` (``shown(_:)``).
+    public static func printable(_ name: String) -> String {
+        func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return shown(name) }
+        var text = ""
+        for scalar in name.unicodeScalars {
+            switch scalar {
+            case "\n": text += "\\n"
+            case "\t": text += "\\t"
+            case "\\": text += "\\\\"
+            case _ where control(scalar): text += (scalar.value < 0x80 ? "\\x" : "\\u") + hex(scalar.value, digits: scalar.value < 0x80 ? 2 : 4)
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return shown(text)
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
     /// How many bytes `path` takes on the file system.

@@ -22,6 +22,8 @@ public struct FileWalk: Sendable {
         /// UTF-8. A batch counts it as failed and goes on; a silent skip would report success
         /// for files nobody looked at.
         public var problem: String? = nil
+        /// The problem is a name that is not UTF-8 (shown in ``path`` with its bytes as `\xE9`).
+        public var nameIsNotUTF8 = false
 
         /// The whole path, made absolute: what a kind's `files` patterns are matched against
         /// (a pattern matches the end of it), so that `migrate Documents` and `migrate .` inside
@@ -106,10 +108,12 @@ public struct FileWalk: Sendable {
                 let shownType = type(of: entry.type, at: directory + "/" + String(decoding: entry.bytes, as: UTF8.self))
                 // Only what the walk would visit: a FIFO or socket is passed over whatever its name.
                 if entry.bytes.first == UInt8(ascii: ".") || ![S_IFREG, S_IFDIR, S_IFLNK, 0].contains(shownType) { continue }
-                let shown = String(decoding: entry.bytes, as: UTF8.self)
-                let problem = "a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names; rename it to include it"
+                let shown = ExactFileName.printable(ExactFileName.string(entry.bytes))
+                let problem = "a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 names; rename it to include it"
                 let inside = relative.isEmpty ? shown : relative + "/" + shown
-                guard try body(File(path: directory + "/" + shown, relative: inside, argument: argument, problem: problem)) else { return false }
+                var file = File(path: directory + "/" + shown, relative: inside, argument: argument, problem: problem)
+                file.nameIsNotUTF8 = true
+                guard try body(file) else { return false }
                 continue
             }
             if name.hasPrefix(".") {

@@ -109,7 +109,10 @@ public struct TreeMerger: Sendable {
             for (bytes, type) in entries {
                 let name = String(decoding: bytes, as: UTF8.self)
                 guard !FileIO.isTemporaryName(name) else { continue }
-                guard Array(name.utf8) == bytes else { throw SaveError(.badData, file: directory, "a name that is not UTF-8, expected UTF-8 file names") }
+                guard Array(name.utf8) == bytes else {
+                    let shown = ExactFileName.printable(ExactFileName.string(bytes))
+                    throw SaveError(.badData, file: directory + "/" + shown, "a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 file names; rename it to merge the folders")
+                }
                 var kind = type
                 if kind == UInt8(DT_UNKNOWN) {
                     var info = stat()

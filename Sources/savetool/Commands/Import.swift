@@ -128,7 +128,7 @@ struct Import: ParsableCommand {
             let count = outcome.summary.fileCount
             for note in outcome.notes { global.warn("\(into): \(note)") }
             for warning in outcome.warnings {
-                global.warn("\(bundle): files/\(warning.path): \(warning.result.status.rawValue): \(warning.result.problem ?? ""); \(dryRun ? "would land" : "landed") as it was")
+                global.warn("\(bundle): files/\(ExactFileName.printable(warning.path)): \(warning.result.status.rawValue): \(warning.result.problem ?? ""); \(dryRun ? "would land" : "landed") as it was")
             }
             if global.json {
                 func file(_ item: (path: String, result: FileResult)) -> SaveValue {
@@ -152,7 +152,7 @@ struct Import: ParsableCommand {
                     // migrated: its steps say which ("/gameSave: blocks.gamesave 1→2").
                     let change = result.from == result.to && !result.steps.isEmpty
                         ? result.steps.joined(separator: ", ") : "from version \(result.from ?? 0) to \(result.to ?? 0)"
-                    return "\(dryRun ? "would migrate" : "migrated") \(item.path) (\(result.kind ?? "")) \(change)\n"
+                    return "\(dryRun ? "would migrate" : "migrated") \(ExactFileName.printable(item.path)) (\(result.kind ?? "")) \(change)\n"
                 }
                 if dryRun {
                     Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n" + migrated.joined())

@@ -120,7 +120,7 @@ struct Inspect: ParsableCommand {
                 let what = switch type {
                 case "file": Self.bytes(entry["size"]?.int64Value ?? 0)
                 case "directory": "directory"
-                case let type: "\(type) → \(Self.printable(entry["target"]?.stringValue ?? "?"))"
+                case let type: "\(type) → \(ExactFileName.printable(entry["target"]?.stringValue ?? "?"))"
                 }
                 // What import would refuse at once, by the path alone, is said here too: a support
                 // engineer inspects a bundle before importing it.
@@ -130,13 +130,16 @@ struct Inspect: ParsableCommand {
                     ?? (type == "symlink" ? target.flatMap { BundleImporter.symbolicLinkProblem(path, $0) } : nil)
                     ?? (type == "hardlink" ? target.flatMap { BundleImporter.unsafePathReason($0).map { "a hard link to \($0)" } } : nil)
                 if problem != nil { refused += 1 }
-                lines.append("  \(Self.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
+                lines.append("  \(ExactFileName.printable(path))  \(what)\(codec)" + (problem.map { "  (import refuses it: \($0))" } ?? ""))
             }
             // The archive's own entries too: one the manifest does not list can still climb out.
             for entry in entries {
-                guard let path = entry["path"]?.stringValue, let problem = BundleImporter.unsafePathReason(path) else { continue }
+                // Checked as import checks it: byte for byte (``ExactFileName``), below `files/`.
+                guard var path = entry["path"]?.stringValue else { continue }
+                if case .data(let bytes)? = entry["pathBytes"] { path = ExactFileName.string(bytes) }
+                guard let problem = BundleImporter.unsafePathReason(path.hasPrefix("files/") ? String(path.dropFirst(6)) : path) else { continue }
                 refused += 1
-                lines.append("  archive entry \(Self.printable(path))  (import refuses it: \(problem))")
+                lines.append("  archive entry \(ExactFileName.printable(path))  (import refuses it: \(problem))")
             }
             if refused > 0 {
                 lines.append("import refuses this bundle (\(refused) entr\(refused == 1 ? "y" : "ies") above); `import --dry-run` checks every byte as import does")
@@ -144,32 +147,13 @@ struct Inspect: ParsableCommand {
         } else {
             for entry in entries {
                 let size = entry["size"]?.int64Value.map { "  " + Self.bytes($0) } ?? ""
-                lines.append("  \(Self.printable(entry["path"]?.stringValue ?? "?"))  \(entry["type"]?.stringValue ?? "")\(size)")
+                lines.append("  \(ExactFileName.printable(entry["path"]?.stringValue ?? "?"))  \(entry["type"]?.stringValue ?? "")\(size)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     private static func bytes(_ count: Int64) -> String { count == 1 ? "1 byte" : "\(count) bytes" }
-
-    /// A name as one line: control characters and backslashes escaped (`\n`, `\t`, `\x1B`,
-    /// `\\`), as `ls -b` shows them, so that a name holding a newline cannot pass for two
-    /// entries of the listing; a byte of a name that is not UTF-8 as `\xE9` (``ExactFileName``).
-    static func printable(_ name: String) -> String {
-        func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
-        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return ExactFileName.shown(name) }
-        var text = ""
-        for scalar in name.unicodeScalars {
-            switch scalar {
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            case "\\": text += "\\\\"
-            case _ where control(scalar): text += (scalar.value < 0x80 ? "\\x" : "\\u") + String(format: scalar.value < 0x80 ? "%02X" : "%04X", scalar.value)
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return ExactFileName.shown(text)
-    }
 
     private func describe(_ type: String, _ count: Int?) -> String {
         guard let count else { return type }

@@ -104,13 +104,16 @@ struct Sync: ParsableCommand {
             try state.prepare()
             let client = device != nil ? named : try makeClient(device: ProcessInfo.processInfo.hostName + "-" + state.deviceMark())
             var files: [(file: String, key: String, slot: String)] = []
-            // Folders that cannot be read and names that are not UTF-8: each an error, and no
-            // slot is pulled into such a folder.
+            // Folders that cannot be read: each an error, and no slot is pulled into such a
+            // folder. A name that is not UTF-8 is left out, as every name no slot can hold is.
             var unlisted: [(file: String, relative: String, problem: String)] = []
+            var unnamable: [(file: String, problem: String)] = []
             if isFolder {
                 // The walk skips names starting with `.`: the state folder among them.
                 try FileWalk(paths: [path]).forEach { file in
-                    if let problem = file.problem {
+                    if let problem = file.problem, file.nameIsNotUTF8 {
+                        unnamable.append((file.path, problem))
+                    } else if let problem = file.problem {
                         unlisted.append((file.path, file.relative, problem))
                     } else {
                         files.append((file.path, file.relative, file.relative))
@@ -137,6 +140,9 @@ struct Sync: ParsableCommand {
             }
             for (file, _, problem) in unlisted {
                 attempt(file) { throw SaveError(.notFound, file: file, problem) }
+            }
+            for (file, problem) in unnamable {
+                attempt(file) { .leftOut(file, reason: problem) }
             }
             for (file, key, slot) in files where !refused {
                 attempt(file) {

@@ -507,8 +507,17 @@ struct SyncServerTests {
         try Data(Self.save).write(to: folder.appendingPathComponent(Self.slot))
         try Data("Saves are in Documents.\n".utf8).write(to: folder.appendingPathComponent("readme.txt"))
         try Data(Self.save).write(to: folder.appendingPathComponent("Documents/my save.json"))
+        // A name that is not UTF-8, and one holding U+EF80: neither can be a slot's.
+        let latin = try Processes.run(["python3", "-c", "import sys; open(sys.argv[1].encode() + b'/caf\\xe9.json', 'wb').write(open(sys.argv[2], 'rb').read())",
+                                       folder.appendingPathComponent("Documents").path, folder.appendingPathComponent(Self.slot).path])
+        #expect(latin.status == 0, "\(latin.errors)")
+        try Data(Self.save).write(to: folder.appendingPathComponent("Documents/pua\u{EF80}.json"))
         let synced = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
         #expect(synced.status == 0, "\(synced.errors)")
+        #expect(synced.outputText.contains("\(folder.path)/Documents/caf\\xE9.json: left out: a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 names"), "\(synced.outputText)")
+        #expect(synced.outputText.contains("\(folder.path)/Documents/pua\u{EF80}.json: left out: the slot name \"Documents/pua?.json\": the character U+EF80, expected only A-Z a-z 0-9 . _ -"), "\(synced.outputText)")
+        let json = try CLI.run("--json", "sync", folder.path, "--server", server.url, "--space", "kape/p1")
+        #expect(json.status == 0 && json.outputText.contains(#""file":"\#(folder.path)/Documents/caf\\xE9.json","slot":"","action":"leftOut""#), "\(json.outputText)")
         #expect(synced.outputText.contains("\(folder.path)/readme.txt: left out: not a save document, expected JSON or a property list\n"), "\(synced.outputText)")
         #expect(synced.outputText.contains("\(folder.path)/Documents/my save.json: left out: the slot name"), "\(synced.outputText)")
         #expect(synced.outputText.contains("\(folder.path)/\(Self.slot): pushed as the slot's first version"), "\(synced.outputText)")

@@ -81,8 +81,19 @@ public struct ArchiveCodec: SaveCodec {
             if let size = info.size { entry["size"] = .integer(size) }
             entry["mode"] = .string(BundleManifest.octal(info.permissions))
             if let modified = info.modified { entry["modifiedAt"] = .date(modified) }
-            if case .symbolicLink(let target) = info.kind { entry["target"] = .string(target) }
-            if case .hardLink(let target) = info.kind { entry["target"] = .string(target) }
+            switch info.kind {
+            case .symbolicLink(let target), .hardLink(let target):
+                // As the path: text to read, and the bytes kept exactly when they are not UTF-8.
+                let bytes = ExactFileName.bytes(of: target)
+                entry["target"] = .string(String(decoding: bytes, as: UTF8.self))
+                if String(validating: bytes, as: UTF8.self) == nil {
+                    entry["targetBytes"] = .data(Data(bytes))
+                    entry["warning"] = .string(info.rawPath == nil
+                        ? "the target is not UTF-8; targetBytes holds it exactly"
+                        : "the name and the target are not UTF-8; pathBytes and targetBytes hold them exactly")
+                }
+            default: break
+            }
             entries.append(.dictionary(entry))
             if entries.count == 1, info.path == "manifest.json", info.kind == .file, (info.size ?? 0) <= 64 << 20 {
                 if let data = try reader.readEntry(limit: 64 << 20) { manifest = try? JSONCodec().decode(data) }

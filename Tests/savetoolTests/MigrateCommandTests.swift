@@ -371,14 +371,14 @@ struct MigrateCommandTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let saves = directory.appendingPathComponent("s")
         try sudokuSaves(at: saves)
-        let name = saves.path + "/games/caf\u{FFFD}.json"
+        let name = saves.path + "/games/caf\\xE9.json"
         let bytes = Array((saves.path + "/games/caf").utf8) + [0xE9] + Array(".json".utf8) + [0]
         let descriptor = bytes.withUnsafeBufferPointer { open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644) }
         #expect(descriptor >= 0)
         close(descriptor)
         let result = try CLI.run("migrate", saves.path, "--out", directory.path + "/o")
         #expect(result.status == 1 && result.outputText == "3 migrated, 3 unchanged, 0 skipped, 1 failed\n", "\(result.outputText)")
-        #expect(result.errors.contains("savetool: \(name): failed: a name that is not valid UTF-8 (shown with U+FFFD), expected UTF-8 names"), "\(result.errors)")
+        #expect(result.errors.contains("savetool: \(name): failed: a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 names"), "\(result.errors)")
     }
 
     /// A report never takes a save's place: a path holding a save, or one under --out, is

@@ -131,6 +131,13 @@ public struct BundleExporter: Sendable {
         ExactFileName.carried(source.hasSuffix("/") && source.count > 1 ? String(source.dropLast()) : source)
     }
 
+    /// Walks `source` as an export would, reading no file: ``warn`` is told what a bundle of
+    /// it would leave out.
+    func walk(directory source: String) throws {
+        var walk = try Walk(root: Self.trimmed(source), exporter: self)
+        while try walk.next() != nil {}
+    }
+
     /// Describes everything under `source` into a spooled manifest, calling `observe` with each
     /// entry in the bundle's order (a backup compares them with its last bundle's as they come).
     func describe(directory source: String, observe: (BundleManifest.File) throws -> Void = { _ in }) throws -> DescribedSource {

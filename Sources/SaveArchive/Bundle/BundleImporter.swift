@@ -693,14 +693,14 @@ public struct BundleImporter {
     }
 
     /// What a bundle of `folder` would leave out, as the exporter says it: for a dry run, which
-    /// writes no bundle.
+    /// writes no bundle (and so reads no file: the walk alone finds what is left out).
     private static func unbundled(in folder: String) -> [String] {
         var info = stat()
         guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return [] }
         let leftOut = LeftOut()
         var exporter = BundleExporter(createdAt: Date(), createdBy: "")
         exporter.warn = { leftOut.add($0) }
-        _ = try? exporter.describe(directory: folder)
+        try? exporter.walk(directory: folder)
         return leftOut.lines
     }
 

@@ -112,6 +112,7 @@ public enum Failure {
             if error.location == nil { return prefix + " \(error)" }
             return prefix + "\(error)"
         case let error as PointerError: return "\(error)"
+        case let error as KindLoader.LoadErrors: return error.errors.map(\.description).joined(separator: "\nsavetool: ")  // a line each
         case let error as FileError: return "\(shownPath(of: error)): \(error)"
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"

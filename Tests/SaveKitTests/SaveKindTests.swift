@@ -255,4 +255,57 @@ struct SaveKindTests {
             try KindLoader.load(folder: folder.path)
         }
     }
+
+    /// Mistakes in several files of a kind, and in several kinds, are all named in one run, each
+    /// with its file and place: an author fixes them in one go (a trial took 11 runs for 11).
+    @Test func everyFilesMistakeIsNamedAtOnce() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root)
+        let other = root.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try Data(#"{"format": "savetool.kind/1", "kind": "o.k", "version": {"current": 1}, "detetc": []}"#.utf8).write(to: other.appendingPathComponent("kind.json"))
+        let files = [
+            ("migrations.json", #"{"format": "savetool.migrations/1", "kind": "kape.tournament", "stpes": [], "steps": []}"#),
+            ("merge.json", #"{"format": "savetool.merge/1", "kind": "kape.tournament", "rules": [{"path": "/t", "policy": "max"}, {"path": "/t", "policy": "min"}]}"#),
+            ("schema-v1.json", #"{"type": "int"}"#),
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+        let expected = KindLoader.LoadErrors(errors: [
+            KindLoader.LoadError(file: folder.path + "/schema-v1.json", at: JSONPointer(tokens: ["type"]),
+                                 message: #"found "int", expected a type name (object, dictionary, array, string, boolean, bool, null, integer, number, real, date, data, uid) or a list of them"#),
+            KindLoader.LoadError(file: folder.path + "/migrations.json", at: JSONPointer(tokens: ["stpes"]), message: "an unknown key for migrations.json, expected one of format, kind, steps"),
+            KindLoader.LoadError(file: folder.path + "/merge.json", at: JSONPointer(tokens: ["rules", "1", "path"]), message: "/t, which /rules/0 has a rule for already, expected one rule per path"),
+            KindLoader.LoadError(file: other.path + "/kind.json", at: JSONPointer(tokens: ["detetc"]), message: "an unknown key, expected one of format, kind, title, files, codec, version, detect, embedded"),
+        ])
+        #expect(throws: expected) { try KindLoader.kinds(in: root.path) }
+    }
+
+    /// What a run would only find when a file needs it is refused when the kind loads.
+    @Test(arguments: [
+        (#"{"from": 1, "to": 2, "opz": [], "ops": []}"#, "/steps/0/opz", "an unknown key for a step, expected one of from, to, ops"),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/f/*/cs", "to": "/f/callsign"}]}"#, "/steps/0/ops/0/to",
+         #"/f/callsign with 0 '*', expected as many as /f/*/cs has (1): each takes the key its '*' in "from" matched"#),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "copy", "from": "/f/a", "to": "/f/*/a/*"}]}"#, "/steps/0/ops/0/to",
+         #"/f/*/a/* with 2 '*', expected as many as /f/a has (0): each takes the key its '*' in "from" matched"#),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "assert", "path": "/a", "type": "objet"}]}"#, "/steps/0/ops/0/type",
+         #""objet", expected a type name (object, dictionary, array, string, boolean, bool, null, integer, number, real, date, data, uid)"#),
+        (#"{"from": 1, "to": 2, "ops": {}}"#, "/steps/0/ops", "found a dictionary, expected an array of operations"),
+    ])
+    func stepMistakesAreRefusedWhenTheKindLoads(_ step: String, _ pointer: String, _ message: String) throws {
+        #expect(throws: FormatDefinitionError(at: try JSONPointer(parsing: pointer), message: message)) {
+            try MigrationPlan(parsing: Codecs.value(#"{"format": "savetool.migrations/1", "kind": "k", "steps": [\#(step)]}"#))
+        }
+    }
+
+    /// A fingerprint of a version after the current one would call a newer file valid.
+    @Test func aFingerprintBeyondTheCurrentVersionIsRefused() throws {
+        let root = try Processes.temporaryDirectory("kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 3, "path": "/v"}, "detect": [{"version": 4, "all": [{"has": "/a"}]}]}"#)
+        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["detect", "0", "version"]),
+                                             message: "4, expected a version from 1 to 3 (version.current): a newer file is told by its version field")) {
+            try KindLoader.load(folder: folder.path)
+        }
+    }
 }

@@ -111,6 +111,16 @@ struct MigrateCommandTests {
         defer { try? FileManager.default.removeItem(atPath: formats + "-codec") }
         try Data(#"{"format": "savetool.kind/1", "kind": "zz.save", "codec": "zjson", "version": {"current": 1}}"#.utf8)
             .write(to: unknownCodec.appendingPathComponent("kind.json"))
+        // Two broken files in two folders: a line each, in one run.
+        try Data(#"{"format": "savetool.migrations/1", "kind": "zz.save", "stpes": []}"#.utf8).write(to: unknownCodec.appendingPathComponent("migrations.json"))
+        let second = URL(fileURLWithPath: formats + "-codec/yy.save")
+        try FileManager.default.createDirectory(at: second, withIntermediateDirectories: true)
+        try Data(#"{"format": "savetool.kind/1", "kind": "yy.save", "version": {"current": 0}}"#.utf8).write(to: second.appendingPathComponent("kind.json"))
+        let both = try CLI.run("--formats", formats + "-codec", "formats", "list")
+        #expect(both.status == 65 && both.errors.split(separator: "\n").count == 2 && both.errors.split(separator: "\n").allSatisfy { $0.hasPrefix("savetool: ") }, "\(both.errors)")
+        #expect(both.errors.contains("zz.save/migrations.json:/stpes: an unknown key for migrations.json"), "\(both.errors)")
+        try FileManager.default.removeItem(at: unknownCodec.appendingPathComponent("migrations.json"))
+        try FileManager.default.removeItem(at: second)
         let refused = try CLI.run("--formats", formats + "-codec", "formats", "list")
         #expect(refused.status == 65 && refused.errors.contains("zz.save/kind.json:/codec: no codec \"zjson\", expected one of"), "\(refused.errors)")
         // So is an embedded document's kind that no folder declares: the mistake is the kind's, not the files'.

@@ -158,6 +158,10 @@ extension KindLoader.LoadError: CategorizedError {
     public var category: ErrorCategory { .badData }
 }
 
+extension KindLoader.LoadErrors: CategorizedError {
+    public var category: ErrorCategory { .badData }
+}
+
 extension RegistryError: CategorizedError {
     public var category: ErrorCategory { .usage }
 }

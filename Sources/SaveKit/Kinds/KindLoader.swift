@@ -15,15 +15,41 @@ public enum KindLoader {
         public var description: String { at.map { "\(file):\($0.displayText): \(message)" } ?? "\(file):\(message)" }
     }
 
+    /// Mistakes in several files of kind folders, each with its file and place: found in one
+    /// run, so that a kind's author fixes them in one go rather than one run each. (Within one
+    /// file, the first mistake: what follows it may only be its consequence.)
+    public struct LoadErrors: Error, Sendable, Equatable, CustomStringConvertible {
+        public var errors: [LoadError]
+        public var description: String { errors.map(\.description).joined(separator: "\n") }
+
+        /// `errors` as one error: the only one, or all of them.
+        static func combining(_ errors: [LoadError]) -> any Error {
+            errors.count == 1 ? errors[0] : LoadErrors(errors: errors)
+        }
+    }
+
+    /// Runs `body`, adding a mistake it finds to `mistakes` instead of stopping.
+    private static func collecting<T>(_ mistakes: inout [LoadError], _ body: () throws -> T) throws -> T? {
+        do { return try body() } catch let error as LoadError {
+            mistakes.append(error)
+        } catch let error as LoadErrors {
+            mistakes += error.errors
+        }
+        return nil
+    }
+
     /// Every kind in the sub-folders of `directory` that holds a `kind.json`, sorted by name.
     /// Two folders that declare one kind are a mistake: which one counts would depend on their
     /// names, which mean nothing.
     public static func kinds(in directory: String) throws -> [SaveKind] {
         let folders = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
-        let kinds = try folders.compactMap { folder in
+        var mistakes: [LoadError] = []
+        let kinds = try folders.compactMap { folder -> SaveKind? in
             let path = directory + "/" + folder
-            return FileManager.default.fileExists(atPath: path + "/kind.json") ? try load(folder: path) : nil
+            guard FileManager.default.fileExists(atPath: path + "/kind.json") else { return nil }
+            return try collecting(&mistakes) { try load(folder: path) }
         }
+        guard mistakes.isEmpty else { throw LoadErrors.combining(mistakes) }
         var seen: [String: String] = [:]
         for kind in kinds {
             if let first = seen[kind.name] {
@@ -63,6 +89,42 @@ public enum KindLoader {
     }
 
     private static func load(_ folder: Folder) throws -> SaveKind {
+        // Each file checked on its own, every mistake kept: kind.json, each schema,
+        // migrations.json, merge.json.
+        var mistakes: [LoadError] = []
+        let head = try collecting(&mistakes) { try kindFile(of: folder) }
+        var schemas: [Int: Schema] = [:]
+        for version in stride(from: 1, through: head?.currentVersion ?? 0, by: 1) {
+            let name = "schema-v\(version).json"
+            if let schema = try collecting(&mistakes, { try document(name, in: folder, optional: true) }) ?? nil {
+                schemas[version] = try collecting(&mistakes) { try naming(folder.path + "/" + name) { try Schema(parsing: schema) } }
+            }
+        }
+        let migrationsFile = folder.path + "/migrations.json"
+        let migrations = try collecting(&mistakes) { () throws -> MigrationPlan? in
+            guard let plan = try document("migrations.json", in: folder, optional: true) else { return nil }
+            let parsed = try naming(migrationsFile) { try MigrationPlan(parsing: plan) }
+            if let name = head?.name, parsed.kind != name {
+                throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(parsed.kind)\", expected \"\(name)\" as in kind.json")
+            }
+            return parsed
+        } ?? nil
+        let mergeFile = folder.path + "/merge.json"
+        let merge = try collecting(&mistakes) { () throws -> MergeRules? in
+            guard let rules = try document("merge.json", in: folder, optional: true) else { return nil }
+            let parsed = try naming(mergeFile) { try MergeRules(parsing: rules) }
+            if let name = head?.name, parsed.kind != name {
+                throw LoadError(file: mergeFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(parsed.kind)\", expected \"\(name)\" as in kind.json")
+            }
+            return parsed
+        } ?? nil
+        guard mistakes.isEmpty, var kind = head else { throw LoadErrors.combining(mistakes) }
+        (kind.schemas, kind.migrations, kind.merge) = (schemas, migrations, merge)
+        return kind
+    }
+
+    /// What kind.json says: the kind without its schemas, migrations and merge rules.
+    private static func kindFile(of folder: Folder) throws -> SaveKind {
         let kindFile = folder.path + "/kind.json"
         let kind = try document("kind.json", in: folder) ?? .null
         func fail(_ path: [String], _ message: String) -> LoadError { LoadError(file: kindFile, at: JSONPointer(tokens: path), message: message) }
@@ -84,6 +146,9 @@ public enum KindLoader {
         for (index, entry) in (kind["detect"]?.arrayValue ?? []).enumerated() {
             let at = ["detect", String(index)]
             guard case .integer(let version)? = entry["version"] else { throw fail(at + ["version"], "missing, expected the version this fingerprint means") }
+            guard (1...current).contains(version) else {
+                throw fail(at + ["version"], "\(version), expected a version from 1 to \(current) (version.current): a newer file is told by its version field")
+            }
             var conditions: [Condition] = []
             for (position, condition) in (entry["all"]?.arrayValue ?? []).enumerated() {
                 conditions.append(try naming(kindFile) { try Condition(parsing: condition, at: at + ["all", String(position)]) })
@@ -97,32 +162,10 @@ public enum KindLoader {
             }
             embedded[pointer] = SaveKind.Embedded(codec: codec, kind: entry["kind"]?.stringValue)
         }
-        var schemas: [Int: Schema] = [:]
-        for version in 1...Int(current) {
-            let name = "schema-v\(version).json"
-            guard let schema = try document(name, in: folder, optional: true) else { continue }
-            schemas[version] = try naming(folder.path + "/" + name) { try Schema(parsing: schema) }
-        }
-        var migrations: MigrationPlan?
-        let migrationsFile = folder.path + "/migrations.json"
-        if let plan = try document("migrations.json", in: folder, optional: true) {
-            migrations = try naming(migrationsFile) { try MigrationPlan(parsing: plan) }
-            guard migrations?.kind == name else {
-                throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(migrations?.kind ?? "")\", expected \"\(name)\" as in kind.json")
-            }
-        }
-        var merge: MergeRules?
-        let mergeFile = folder.path + "/merge.json"
-        if let rules = try document("merge.json", in: folder, optional: true) {
-            merge = try naming(mergeFile) { try MergeRules(parsing: rules) }
-            guard merge?.kind == name else {
-                throw LoadError(file: mergeFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(merge?.kind ?? "")\", expected \"\(name)\" as in kind.json")
-            }
-        }
         return SaveKind(
             name: name, title: kind["title"]?.stringValue ?? name, files: kind["files"]?.arrayValue?.compactMap(\.stringValue) ?? [],
             codec: kind["codec"]?.stringValue, versionPath: versionPath, currentVersion: Int(current), fingerprints: fingerprints,
-            embedded: embedded, schemas: schemas, migrations: migrations, merge: merge, origin: folder.path)
+            embedded: embedded, schemas: [:], migrations: nil, merge: nil, origin: folder.path)
     }
 
     /// Refuses what a kind.json must not hold, with its place: a key the loader does not read

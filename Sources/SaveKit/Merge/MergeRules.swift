@@ -86,6 +86,8 @@ extension MergeRules {
         // it, and one answer would settle both. Wildcards count: `/players/*/level` and
         // `/players/0/level` share a value.
         var grouped: [(member: PointerPattern, rule: Int)] = []
+        // Two rules for one path: the first would win in silence.
+        var ruled: [PointerPattern: Int] = [:]
         for (index, item) in list.enumerated() {
             let at = ["rules", String(index)]
             guard let rule = item.dictionaryValue else { throw fail(at, "\(item.typeNameWithArticle), expected a rule object") }
@@ -99,7 +101,12 @@ extension MergeRules {
             }
             switch (rule["path"], rule["group"]) {
             case (let path?, nil):
-                rules.append(Rule(path: try pattern(path, at: at + ["path"]), policy: policy))
+                let place = try pattern(path, at: at + ["path"])
+                if let earlier = ruled[place] {
+                    throw fail(at + ["path"], "\(place), which /rules/\(earlier) has a rule for already, expected one rule per path")
+                }
+                ruled[place] = index
+                rules.append(Rule(path: place, policy: policy))
             case (nil, let group?):
                 guard let items = group.arrayValue, !items.isEmpty else { throw fail(at + ["group"], "expected an array of JSON Pointers") }
                 var members: [PointerPattern] = []

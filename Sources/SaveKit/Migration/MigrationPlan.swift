@@ -36,10 +36,19 @@ public struct MigrationPlan: Sendable, Equatable {
         guard value["format"]?.stringValue?.hasPrefix("savetool.migrations/1") == true else {
             throw fail(["format"], "expected \"savetool.migrations/1\"")
         }
+        // A misspelt key ("stpes", "opz") is named, not read as a plan without steps.
+        func refuseUnknownKeys(of object: SaveValue, at path: [String], known: [String], what: String) throws(FormatDefinitionError) {
+            guard let unknown = object.dictionaryValue?.keys.first(where: { !known.contains($0) }) else { return }
+            throw fail(path + [unknown], "an unknown key for \(what), expected one of \(known.joined(separator: ", "))")
+        }
+        try refuseUnknownKeys(of: value, at: [], known: ["format", "kind", "steps"], what: "migrations.json")
         guard let kind = value["kind"]?.stringValue else { throw fail(["kind"], "missing, expected the kind's name") }
-        guard let steps = value["steps"]?.arrayValue else { throw fail(["steps"], "missing, expected an array of steps") }
+        guard let steps = value["steps"]?.arrayValue else {
+            throw fail(["steps"], "\(value["steps"].map { "found \($0.typeNameWithArticle)" } ?? "missing"), expected an array of steps")
+        }
         var parsed: [Step] = []
         for (index, step) in steps.enumerated() {
+            try refuseUnknownKeys(of: step, at: ["steps", String(index)], known: ["from", "to", "ops"], what: "a step")
             guard case .integer(let from)? = step["from"], case .integer(let to)? = step["to"] else {
                 let found = ["from", "to"].map { key in "\"\(key)\" \(step[key].map { $0.compactText } ?? "missing")" }.joined(separator: ", ")
                 throw fail(["steps", String(index)], "\(found), expected integer \"from\" and \"to\" versions, \"to\" above \"from\"")
@@ -47,7 +56,9 @@ public struct MigrationPlan: Sendable, Equatable {
             guard to > from else {
                 throw fail(["steps", String(index)], "\"from\" \(from) and \"to\" \(to), expected \"to\" above \"from\" (a step goes to a later version)")
             }
-            guard let ops = step["ops"]?.arrayValue else { throw fail(["steps", String(index), "ops"], "missing, expected an array of operations") }
+            guard let ops = step["ops"]?.arrayValue else {
+                throw fail(["steps", String(index), "ops"], "\(step["ops"].map { "found \($0.typeNameWithArticle)" } ?? "missing"), expected an array of operations")
+            }
             parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))
         }
         self.init(kind: kind, steps: parsed)
@@ -98,13 +109,20 @@ public struct MigrationPlan: Sendable, Equatable {
             throw FormatDefinitionError(at: JSONPointer(tokens: path + [unknown]), message: "an unknown key for \(name), expected one of \(known.joined(separator: ", "))")
         }
         switch name {
-        case "rename", "move":
+        case "rename", "move", "copy":
             let (from, to) = (try pointer("from"), try pointer("to"))
+            // Each `*` of "to" takes the key or index its `*` of "from" matched, in order.
+            let (wildcardsFrom, wildcardsTo) = (from.tokens.filter { $0 == "*" }.count, to.tokens.filter { $0 == "*" }.count)
+            guard wildcardsFrom == wildcardsTo else {
+                throw FormatDefinitionError(
+                    at: JSONPointer(tokens: path + ["to"]),
+                    message: "\(to.displayText) with \(wildcardsTo) '*', expected as many as \(from.displayText) has (\(wildcardsFrom)): each takes the key its '*' in \"from\" matched")
+            }
+            if name == "copy" { return .copy(from: from, to: to) }
             if to.tokens.count > from.tokens.count, Array(to.tokens.prefix(from.tokens.count)) == from.tokens {
                 throw FormatDefinitionError(at: JSONPointer(tokens: path + ["to"]), message: "\(to) is inside \(from.displayText), expected a place outside the value it moves")
             }
             return .move(from: from, to: to)
-        case "copy": return .copy(from: try pointer("from"), to: try pointer("to"))
         case "set":
             guard let source = value["value"] else { throw fail("no \"value\"") }
             let mode = value["mode"]?.stringValue ?? "always"
@@ -134,6 +152,9 @@ public struct MigrationPlan: Sendable, Equatable {
         case "mapToArray": return .mapToArray(path: try pointer("path"), keyField: try string("keyField"))
         case "assert":
             let type = value["type"]?.stringValue
+            if let type, !ValueTypes.names.contains(type) {
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + ["type"]), message: "\"\(type)\", expected a type name (\(ValueTypes.names.joined(separator: ", ")))")
+            }
             let equals = value["equals"]
             let keysIn = value["keysIn"] == nil ? nil : try pointer("keysIn")
             guard type != nil || equals != nil || keysIn != nil else { throw fail("expected \"equals\", \"type\" or \"keysIn\"") }

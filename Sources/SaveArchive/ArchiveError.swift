@@ -14,7 +14,9 @@ public enum ArchiveError: Error, Sendable, Equatable, CustomStringConvertible {
     case sizeMismatch(archive: String, entry: String, declared: Int64, written: Int64)
 
     /// What went wrong, with entry names on one line and bytes that are not UTF-8 as `\xE9`.
-    public var description: String {
+    public var description: String { ExactFileName.oneLine(rawDescription) }
+
+    private var rawDescription: String {
         switch self {
         case .malformed(_, let entry, let message):
             entry.map { "entry \(ExactFileName.printable($0)): \(message)" } ?? message

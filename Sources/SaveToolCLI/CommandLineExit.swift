@@ -28,11 +28,12 @@ public enum CommandLineText {
     /// not UTF-8: Swift reads such bytes as U+FFFD, so a path given so would name another file
     /// (`export -o bun\xE9.tar.gz` would write `bun\xEF\xBF\xBD.tar.gz`).
     public static func arguments() -> [String] {
-        (1..<Int(CommandLine.argc)).map { index in
+        guard CommandLine.argc > 1 else { return [] }
+        return (1..<Int(CommandLine.argc)).map { index in
             let pointer = CommandLine.unsafeArgv[index]!
             let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                Console.error("savetool: \(ExactFileName.shown(ExactFileName.string(bytes))): an argument that is not UTF-8, expected UTF-8 (a file so named is kept byte for byte when its folder is exported, backed up or imported)")
+                Console.error("savetool: \(ExactFileName.printable(ExactFileName.string(bytes))): an argument that is not UTF-8, expected UTF-8 (a file so named is kept byte for byte when its folder is exported, backed up or imported)")
                 Foundation.exit(Failure.Code.usage)
             }
             return text

@@ -122,6 +122,9 @@ struct ManifestReaderTests {
         #expect(BundleError.unreadable(path: "saves/" + hostile, reason: "gone").path == #"saves/x\x1B[31mRED\nfake: ok\xE9.json"#)
         #expect(ArchiveError.malformed(archive: "b.tar", entry: hostile, message: "bad").description == #"entry x\x1B[31mRED\nfake: ok\xE9.json: bad"#)
         #expect(Self.refusal(Self.manifest([Self.file("a\\u0000b.json")])) == #"a\x00b.json: a NUL byte in the path, expected none"#)
+        // A name quoted inside a reason (a manifest's own message, a link's target) too.
+        #expect(Self.refusal(Self.manifest([#"{"path": "x\u001b[2Jy", "type": "fifo"}"#]))?.contains("\u{1B}") == false)
+        #expect(Self.refusal(Self.manifest([#"{"path": "l", "type": "symlink", "target": "/etc/\n\u001b"}"#])) == #"l: a symbolic link to the absolute path /etc/\n\x1B, expected a target inside the save directory"#)
     }
 
     /// Lengths are counted in the bytes a name takes on disk: a byte that is not UTF-8 is one,

@@ -75,6 +75,11 @@ struct SaveKindTests {
         #expect(evidence.description == "its content matches the kind's fingerprint of version 1, and /schemaVersion gives the version")
         let agreeing = try #require(lasting.recogniseByContent(try Codecs.value(#"{"schemaVersion": 1, "round": 2}"#)))
         #expect(agreeing.1.description == "its content matches the fingerprint of version 1")
+        // A field that gives no version is not said to give it; what is wrong with it is.
+        let stringly = try Codecs.value(#"{"schemaVersion": "3", "round": 2}"#)
+        let broken = try #require(lasting.recogniseByContent(stringly))
+        #expect(broken.0 == .unrecognized && broken.1.description == "its content matches the fingerprint of version 1")
+        #expect(lasting.versionProblem(in: stringly) == "its version field /schemaVersion holds a string, expected an integer from 1")
     }
 
     @Test func migrateVersionOneToCurrentAndValidate() throws {

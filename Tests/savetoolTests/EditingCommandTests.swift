@@ -165,6 +165,17 @@ struct EditingCommandTests {
         #expect(attributes[.modificationDate] as? Date == old && attributes[.systemFileNumber] as? Int == inode)
         #expect(try CLI.run("set", save.path, "/a", "2").status == 0)
         #expect(try Data(contentsOf: save) == Data("{\"a\":2,\"b\":{\"c\":[true]}}\n".utf8))
+
+        // Through an embedded save whose JSON is laid out otherwise than savetool writes it.
+        let plist = directory.appendingPathComponent("p.plist")
+        try Data(#"{"gameSave": {"$data": "eyAibGV2ZWwiIDogMyB9"}}"#.utf8).write(to: directory.appendingPathComponent("p.json"))  // { "level" : 3 }
+        #expect(try CLI.run("convert", directory.appendingPathComponent("p.json").path, "-o", plist.path, "--to", "bplist").status == 0)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: plist.path)
+        let holder = try Data(contentsOf: plist)
+        let inside = try CLI.run("set", plist.path, "/gameSave/level", "3")
+        #expect(inside.status == 0 && inside.errors.isEmpty, "\(inside.errors)")
+        #expect(try Data(contentsOf: plist) == holder)
+        #expect(try FileManager.default.attributesOfItem(atPath: plist.path)[.modificationDate] as? Date == old)
     }
 
     /// A save reached through a symbolic link is edited where it is, and the link stays: a

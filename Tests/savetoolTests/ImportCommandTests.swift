@@ -105,6 +105,24 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("real-before-import-") })
     }
 
+    /// What stops an import keeping the destination's old contents (a name no bundle holds)
+    /// stops its dry run too, with the same message: the dry run does not promise an import
+    /// that will fail.
+    @Test func aDryRunFailsWhereTheImportWould() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bundle = directory.appendingPathComponent("kape.tar.gz").path
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
+        let folder = directory.appendingPathComponent("D")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        try Data("old\n".utf8).write(to: folder.appendingPathComponent("a\\b.txt"))
+        let dryRun = try CLI.run("import", bundle, "--into", folder.path, "--dry-run")
+        let real = try CLI.run("import", bundle, "--into", folder.path)
+        #expect(dryRun.status == 65 && real.status == 65 && dryRun.errors == real.errors, "\(dryRun.errors) | \(real.errors)")
+        #expect(real.errors == "savetool: \(folder.path)/a\\\\b.txt: a backslash, expected '/' between components\n", "\(real.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["a\\b.txt"])
+    }
+
     /// What the destination held is saved in a bundle first; when it holds what no bundle holds
     /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
     /// whole beside it, and the dry run says so first.

@@ -415,7 +415,7 @@ public struct RemoteRepository: Sendable {
 
     static func sha256(of file: String) throws -> String {
         var hasher = SHA256()
-        try BundleExporter.readChunks(file) { hasher.update(bufferPointer: $0) }
+        try BundleExporter.readChunks(ExactFileName.carried(file)) { hasher.update(bufferPointer: $0) }
         return Checksum.hex(hasher.finalize())
     }
 }

@@ -50,6 +50,8 @@ public struct BundleExporter: Sendable {
     /// folder savetool staged names what it was made from instead (a merge's copies), since the
     /// staging folder's private mode says nothing of what it holds.
     public var readersLimitedBy: [String]?
+    /// ``readersLimitedBy`` already carried, with the folders of ``export(files:under:to:replacing:)``.
+    private var carriedReaderLimits: [String]?
     /// The bundle file's mode, where the caller decides it (a bundle written over another
     /// keeps that one's); else as ``readersLimitedBy`` says.
     public var mode: mode_t?
@@ -95,7 +97,7 @@ public struct BundleExporter: Sendable {
             var folder = FileIO.parentDirectory(of: path)
             while folder != "." && folder != "/" && folders.insert(folder).inserted { folder = FileIO.parentDirectory(of: folder) }
         }
-        exporter.readersLimitedBy = readerLimits(root: root) + folders.sorted().map { root + "/" + $0 }
+        exporter.carriedReaderLimits = readerLimits(root: root) + folders.sorted().map { root + "/" + $0 }
         return try exporter.export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
 
@@ -244,12 +246,14 @@ public struct BundleExporter: Sendable {
     }
 
     /// What limits who may read the bundle besides its entries.
+    /// The paths whose modes limit the bundle's, spelled as ``ExactFileName`` carries them.
     private func readerLimits(root: String) -> [String] {
-        readersLimitedBy ?? [root]
+        carriedReaderLimits ?? readersLimitedBy?.map(ExactFileName.carried) ?? [root]
     }
 
     private func header(root: String) -> BundleManifest {
-        let sourceName = self.sourceName ?? URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent
+        // The folder's name as text (a name holding U+EF80 as itself, a byte that is not UTF-8 as U+FFFD).
+        let sourceName = self.sourceName ?? String(decoding: ExactFileName.bytes(of: URL(fileURLWithPath: root).standardizedFileURL.lastPathComponent), as: UTF8.self)
         return BundleManifest(createdAt: createdAt, createdBy: createdBy, label: label, source: sourceName, sourcePath: sourcePath, files: [])
     }
 
@@ -431,7 +435,7 @@ public struct BundleExporter: Sendable {
                 let child = relative.isEmpty ? name : relative + "/" + name
                 let path = root + "/" + child
                 if let bundle, child == bundle.path || (relative == bundle.folder && name.hasPrefix(bundle.temporaryPrefix)) {
-                    if child == bundle.path { exporter.warn("\(ExactFileName.shown(path)): the bundle being written, left out") }
+                    if child == bundle.path { exporter.warn("\(ExactFileName.printable(path)): the bundle being written, left out") }
                     continue
                 }
                 if let problem = BundleImporter.unsafePathReason(child) { throw BundleError.unsupportedEntry(path: path, kind: problem) }
@@ -459,16 +463,16 @@ public struct BundleExporter: Sendable {
                     // A link that leads out of the folder is no part of it, and import refuses one:
                     // left out, with a warning, rather than failing the whole backup.
                     if let problem = BundleExporter.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
-                        exporter.warn(ExactFileName.shown("\(path): \(problem); left out"))
+                        exporter.warn("\(ExactFileName.printable(path)): \(ExactFileName.oneLine(problem)); left out")
                         continue
                     }
                     if case .zip = exporter.format, let target = BundleExporter.linkTarget(path), ExactFileName.isNotUTF8(target) {
                         throw BundleError.unsupportedEntry(path: path, kind: "a link to a name that is not UTF-8, which a zip bundle cannot hold; expected UTF-8 names (a .tar.gz or .tar.zst bundle keeps it byte for byte)")
                     }
                     items.append((Array(name.utf8), .entry(Walked(relative: child, type: .symlink))))
-                case S_IFIFO: exporter.warn("\(ExactFileName.shown(path)): a FIFO, left out (a bundle holds files, folders and links)")
-                case S_IFSOCK: exporter.warn("\(ExactFileName.shown(path)): a socket, left out (a bundle holds files, folders and links)")
-                default: exporter.warn("\(ExactFileName.shown(path)): a device, left out (a bundle holds files, folders and links)")
+                case S_IFIFO: exporter.warn("\(ExactFileName.printable(path)): a FIFO, left out (a bundle holds files, folders and links)")
+                case S_IFSOCK: exporter.warn("\(ExactFileName.printable(path)): a socket, left out (a bundle holds files, folders and links)")
+                default: exporter.warn("\(ExactFileName.printable(path)): a device, left out (a bundle holds files, folders and links)")
                 }
             }
             items.sort { $1.key.lexicographicallyPrecedes($0.key) }
@@ -863,7 +867,9 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    public var description: String { ExactFileName.oneLine(rawDescription) }
+
+    private var rawDescription: String {
         switch self {
         case .notADirectory: "not a directory, expected the save directory to export"
         case .unreadable(_, let reason): "cannot read: " + FileError.reason(reason, expecting: "a file or folder that can be read")

@@ -25,12 +25,12 @@ public enum BundleImportError: Error, Sendable, Equatable, CustomStringConvertib
             .invalidSave(let bundle, _, _):
             bundle
         case .noSpace(let destination, _, _, _): destination
-        case .io(let path, _): ExactFileName.shown(path)
+        case .io(let path, _): ExactFileName.printable(path)
         }
     }
 
-    /// What went wrong, as people read it (a byte of a name that is not UTF-8 as `\xE9`).
-    public var description: String { ExactFileName.shown(rawDescription) }
+    /// What went wrong, as people read it: one line, a byte of a name that is not UTF-8 as `\xE9`.
+    public var description: String { ExactFileName.oneLine(rawDescription) }
 
     private var rawDescription: String {
         switch self {

@@ -114,7 +114,8 @@ public struct BundleImporter {
         var outcome = Outcome(summary: manifest.summary, previousContents: nil)
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
-            outcome.notes = Self.unbundled(in: destination).map {
+            // What would stop the real import keeping the old contents stops the dry run too.
+            outcome.notes = try Self.unbundled(in: destination).map {
                 "\($0); the import would keep the folder's old contents as they are, beside it, since the bundle of what it held cannot hold this"
             } + outcome.notes
             return outcome
@@ -352,7 +353,7 @@ public struct BundleImporter {
             for directory in landing.directories.reversed() {
                 try tree.setAttributes(of: directory.path, mode: landing.mode(directory), time: directory.modified, owner: landing.owner(directory))
                 for name in tree.setExtendedAttributes(of: directory.path, directory.xattrs) {
-                    landing.notes.append("\(ExactFileName.shown(directory.path)): the extended attribute \(name) could not be set here")
+                    landing.notes.append("\(ExactFileName.printable(directory.path)): the extended attribute \(name) could not be set here")
                 }
             }
         } else {
@@ -390,7 +391,7 @@ public struct BundleImporter {
         /// The mode to set: setuid and setgid are dropped on purpose (a restored save is no program to run as someone else).
         mutating func mode(_ file: BundleManifest.File) -> UInt16 {
             guard file.mode & 0o6000 != 0 else { return file.mode }
-            notes.append("\(ExactFileName.shown(file.path)): setuid/setgid dropped (mode \(String(file.mode, radix: 8)) restored as \(String(file.mode & ~0o6000, radix: 8)))")
+            notes.append("\(ExactFileName.printable(file.path)): setuid/setgid dropped (mode \(String(file.mode, radix: 8)) restored as \(String(file.mode & ~0o6000, radix: 8)))")
             return file.mode & ~0o6000
         }
     }
@@ -595,7 +596,7 @@ public struct BundleImporter {
             throw BundleImportError.io(path: target, reason: FileError.reason(errno))
         }
         for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
-            landing.notes.append("\(ExactFileName.shown(file.path)): the extended attribute \(name) could not be set here")
+            landing.notes.append("\(ExactFileName.printable(file.path)): the extended attribute \(name) could not be set here")
         }
         if keepsTime {
             var times = [file.modified.timespec, file.modified.timespec]
@@ -675,12 +676,9 @@ public struct BundleImporter {
     }
 
     private func keepCurrentContents(of destination: String, in directory: String, keeper: OriginalsKeeper) throws -> String? {
-        do {
-            return try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
-        } catch BundleError.unreadable(let path, let reason) where !reason.contains(", expected") {
-            // Not the bundle's fault: what the folder holds now must be kept before it is replaced.
-            throw BundleError.unreadable(
-                path: path, reason: "\(reason), expected to read it to keep what \(destination) holds before the import replaces it; make it readable, or import into a new folder")
+        // Not the bundle's fault: what the folder holds now must be kept before it is replaced.
+        try Self.explainingKeep(of: destination) {
+            try keeper.keep(nil, under: destination, in: directory, name: URL(fileURLWithPath: destination).lastPathComponent)
         }
     }
 
@@ -694,14 +692,25 @@ public struct BundleImporter {
 
     /// What a bundle of `folder` would leave out, as the exporter says it: for a dry run, which
     /// writes no bundle (and so reads no file: the walk alone finds what is left out).
-    private static func unbundled(in folder: String) -> [String] {
+    private static func unbundled(in folder: String) throws -> [String] {
         var info = stat()
         guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return [] }
         let leftOut = LeftOut()
         var exporter = BundleExporter(createdAt: Date(), createdBy: "")
         exporter.warn = { leftOut.add($0) }
-        try? exporter.walk(directory: folder)
+        try explainingKeep(of: folder) { try exporter.walk(directory: folder) }
         return leftOut.lines
+    }
+
+    /// Runs `body`, which reads `destination` to keep what it holds: a file it cannot read is
+    /// said to be in the way of the import, not a fault of the bundle.
+    private static func explainingKeep<T>(of destination: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch BundleError.unreadable(let path, let reason) where !reason.contains(", expected") {
+            throw BundleError.unreadable(
+                path: path, reason: "\(reason), expected to read it to keep what \(destination) holds before the import replaces it; make it readable, or import into a new folder")
+        }
     }
 
     /// Puts the staged directory in the destination's place in one atomic step. The old

@@ -58,6 +58,8 @@ extension SaveValue {
         } catch let error as PointerError {
             throw error.prefixed(by: prefix)
         }
+        // Nothing changed inside: the embedded bytes stay as they are, not encoded again.
+        if edited == inner { return }
         // Embedded JSON is read by the app's own decoder, which knows no typed-JSON markers: a
         // value it cannot read is refused here, not written as `{"$date": …}`.
         if codec.id == JSONCodec().id, let (path, found) = Self.firstNonPlainValue(in: edited) {

@@ -104,19 +104,31 @@ public enum ExactFileName {
     /// newline or a terminal's escape cannot pass for two lines or recolour one; bytes that are
     /// not UTF-8 as `\xE9` (``shown(_:)``).
     public static func printable(_ name: String) -> String {
+        escaped(name, backslashes: true)
+    }
+
+    /// A message that holds names as one line: as ``printable(_:)`` shows them, but with
+    /// backslashes left as they are (the message's own `\xE9`s, or a name it quotes already
+    /// escaped). A bundle's entry cannot put a line of its own, or a terminal's escape, on
+    /// standard error through a message.
+    public static func oneLine(_ message: String) -> String {
+        escaped(message, backslashes: false)
+    }
+
+    private static func escaped(_ text: String, backslashes: Bool) -> String {
         func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
-        guard name.unicodeScalars.contains(where: { control($0) || $0 == "\\" }) else { return shown(name) }
-        var text = ""
-        for scalar in name.unicodeScalars {
+        guard text.unicodeScalars.contains(where: { control($0) || (backslashes && $0 == "\\") }) else { return shown(text) }
+        var result = ""
+        for scalar in text.unicodeScalars {
             switch scalar {
-            case "\n": text += "\\n"
-            case "\t": text += "\\t"
-            case "\\": text += "\\\\"
-            case _ where control(scalar): text += (scalar.value < 0x80 ? "\\x" : "\\u") + hex(scalar.value, digits: scalar.value < 0x80 ? 2 : 4)
-            default: text.unicodeScalars.append(scalar)
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\\" where backslashes: result += "\\\\"
+            case _ where control(scalar): result += (scalar.value < 0x80 ? "\\x" : "\\u") + hex(scalar.value, digits: scalar.value < 0x80 ? 2 : 4)
+            default: result.unicodeScalars.append(scalar)
             }
         }
-        return shown(text)
+        return shown(result)
     }
 
     private static func hex(_ value: UInt32, digits: Int) -> String {

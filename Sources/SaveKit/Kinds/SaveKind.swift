@@ -106,17 +106,26 @@ public struct SaveKind: Sendable {
         guard let first = matching.first else { return nil }
         if let versionPath, let field = value.value(at: versionPath) {
             let recognition = Self.version(of: field, current: currentVersion)
-            if case .version(let version) = recognition, matching.contains(version) { return (recognition, .fingerprint(version: version)) }
-            return (recognition, .fingerprintAndVersionField(fingerprint: first, field: versionPath))
+            switch recognition {
+            case .version(let version) where matching.contains(version): return (recognition, .fingerprint(version: version))
+            case .version, .future: return (recognition, .fingerprintAndVersionField(fingerprint: first, field: versionPath))
+            default: return (recognition, .fingerprint(version: first))  // a field that gives no version
+            }
         }
         return (Self.recognition(ofFingerprints: matching), .fingerprint(version: first))
     }
 
-    /// What would tell the version of a document this kind claims, for the message when nothing
-    /// does (a kind just made by `formats new`, whose files have no version field yet).
-    public var whatTellsTheVersion: String {
+    /// Why no version could be told for `document`, which this kind claims (``Recognition/unrecognized``):
+    /// a version field that holds no version, or nothing at all that tells it (a kind just made
+    /// by `formats new`, whose files have no version field yet).
+    public func versionProblem(in document: SaveValue) -> String {
+        if let versionPath, let field = document.value(at: versionPath) {
+            let found = field.int64Value.map { "\($0)" } ?? field.typeNameWithArticle
+            return "its version field \(versionPath.displayText) holds \(found), expected an integer from 1"
+        }
         let fingerprint = "a fingerprint in its kind.json's \"detect\" that matches it"
-        return versionPath.map { "a version field at \($0.displayText), or \(fingerprint)" } ?? fingerprint
+        return "no version field or fingerprint tells its version, expected "
+            + (versionPath.map { "a version field at \($0.displayText), or \(fingerprint)" } ?? fingerprint)
     }
 
     /// The `files` pattern that claims `path`, if one does.

@@ -75,7 +75,7 @@ public struct SavePipeline: Sendable {
         (result.kind, result.evidence) = (found.kind.name, found.evidence)
         switch found.recognition {
         case .unrecognized:
-            result.problem = "\(found.kind.name) (\(found.evidence)), but no version field or fingerprint tells its version, expected \(found.kind.whatTellsTheVersion); left as it is"
+            result.problem = "\(found.kind.name) (\(found.evidence)), but \(found.kind.versionProblem(in: value)); left as it is"
             return result
         case .ambiguous(let versions):
             result.fail(.ambiguous, "matches the fingerprints of versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")

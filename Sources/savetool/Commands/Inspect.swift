@@ -135,8 +135,7 @@ struct Inspect: ParsableCommand {
             // The archive's own entries too: one the manifest does not list can still climb out.
             for entry in entries {
                 // Checked as import checks it: byte for byte (``ExactFileName``), below `files/`.
-                guard var path = entry["path"]?.stringValue else { continue }
-                if case .data(let bytes)? = entry["pathBytes"] { path = ExactFileName.string(bytes) }
+                guard let path = Self.exactPath(of: entry) else { continue }
                 guard let problem = BundleImporter.unsafePathReason(path.hasPrefix("files/") ? String(path.dropFirst(6)) : path) else { continue }
                 refused += 1
                 lines.append("  archive entry \(ExactFileName.printable(path))  (import refuses it: \(problem))")
@@ -147,10 +146,16 @@ struct Inspect: ParsableCommand {
         } else {
             for entry in entries {
                 let size = entry["size"]?.int64Value.map { "  " + Self.bytes($0) } ?? ""
-                lines.append("  \(ExactFileName.printable(entry["path"]?.stringValue ?? "?"))  \(entry["type"]?.stringValue ?? "")\(size)")
+                lines.append("  \(ExactFileName.printable(Self.exactPath(of: entry) ?? "?"))  \(entry["type"]?.stringValue ?? "")\(size)")
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// An archive entry's name as import reads it: its bytes (``ExactFileName``), whether or not they are UTF-8.
+    private static func exactPath(of entry: SaveValue) -> String? {
+        if case .data(let bytes)? = entry["pathBytes"] { return ExactFileName.string(bytes) }
+        return entry["path"]?.stringValue.map(ExactFileName.carried)
     }
 
     private static func bytes(_ count: Int64) -> String { count == 1 ? "1 byte" : "\(count) bytes" }

@@ -88,12 +88,7 @@ struct Validate: ParsableCommand {
     private static func problem(_ kind: SaveKind, _ recognition: SaveKind.Recognition, in document: SaveValue) -> String {
         switch recognition {
         case .ambiguous: return "\(kind.describe(recognition)), expected exactly one"
-        case .unrecognized:
-            if let path = kind.versionPath, let field = document.value(at: path) {
-                let found = field.int64Value.map { "\($0)" } ?? field.typeNameWithArticle
-                return "\(kind.name), but its version field \(path.displayText) holds \(found), expected an integer from 1"
-            }
-            return "\(kind.name), but no version field or fingerprint tells its version, expected \(kind.whatTellsTheVersion)"
+        case .unrecognized: return "\(kind.name), but \(kind.versionProblem(in: document))"
         default: return kind.describe(recognition)
         }
     }

@@ -376,6 +376,32 @@ struct MigrateCommandTests {
         #expect(!dotted.errors.contains("also named"), "\(dotted.errors)")
     }
 
+    /// A step that fails inside an embedded save names the place in the file (`/inner/w`, not
+    /// `/w`) and the embedded save's kind; an embedded save invalid after its steps, likewise.
+    @Test func aFailureInsideAnEmbeddedSaveIsPlacedInTheFile() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let formats = directory.appendingPathComponent("formats")
+        let definitions = [
+            "h.kind/kind.json": #"{"format": "savetool.kind/1", "kind": "h.kind", "files": ["h.json"], "codec": "json", "version": {"current": 1, "path": "/v"}, "embedded": {"/inner": {"codec": "json", "kind": "i.kind"}}}"#,
+            "i.kind/kind.json": #"{"format": "savetool.kind/1", "kind": "i.kind", "codec": "json", "version": {"current": 2, "path": "/v"}}"#,
+            "i.kind/migrations.json": #"{"format": "savetool.migrations/1", "kind": "i.kind", "steps": [{"from": 1, "to": 2, "ops": [{"op": "assert", "path": "/w", "type": "string"}]}]}"#,
+            "i.kind/schema-v2.json": #"{"type": "object", "properties": {"w": {"type": "integer"}}}"#,
+        ]
+        for (path, text) in definitions {
+            let file = formats.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: file)
+        }
+        let save = directory.appendingPathComponent("h.json")
+        try Data(#"{"v": 1, "inner": "{\"v\":1,\"w\":{}}"}"#.utf8).write(to: save)
+        let failed = try CLI.run("--formats", formats.path, "migrate", save.path, "--dry-run")
+        #expect(failed.status == 1 && failed.errors == "savetool: \(save.path): failed: step i.kind 1→2, assert at /inner/w: found a dictionary, expected a string\n", "\(failed.errors)")
+        try Data(#"{"v": 1, "inner": "{\"v\":1,\"w\":\"x\"}"}"#.utf8).write(to: save)
+        let invalid = try CLI.run("--formats", formats.path, "migrate", save.path, "--dry-run")
+        #expect(invalid.status == 1 && invalid.errors.contains("not a valid i.kind version 2: /inner/w: "), "\(invalid.errors)")
+    }
+
     @Test func aNameThatIsNotUTF8IsAFailureNamedNotASilentSkip() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -164,8 +164,20 @@ public struct Migrator: Sendable {
                 embeddedSteps += steps.map { "\(pointer.displayText): \(innerKind) \($0)" }
             case .unchanged, .unrecognized:
                 continue
+            // Failed or invalid inside: the file is left as it was, and the place is named in
+            // the file (`/saveData/wallet`), with the embedded document's kind.
+            case .failed(let innerKind, let from, var error):
+                error.path = JSONPointer(tokens: pointer.tokens + error.path.tokens)
+                error.step = "\(innerKind) \(error.step)"
+                return .failed(kind: innerKind, from: from, error: error)
+            case .invalid(let innerKind, let version, let violations):
+                return .invalid(kind: innerKind, version: version, violations: violations.map { violation in
+                    var violation = violation
+                    violation.at = JSONPointer(tokens: pointer.tokens + violation.at.tokens)
+                    return violation
+                })
             case let other:
-                return other  // failed, invalid, future or ambiguous inside: the file is left as it was
+                return other  // future or ambiguous inside: the file is left as it was
             }
         }
         if embeddedSteps.isEmpty { return outcome }

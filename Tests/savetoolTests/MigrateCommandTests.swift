@@ -24,9 +24,17 @@ struct MigrateCommandTests {
         for file in written {
             let validated = try CLI.run("--json", "validate", out + "/" + file)
             #expect(validated.status == 0 && (try? Codecs.value(validated.outputText))?["valid"] == true, "\(file): \(validated.outputText) \(validated.errors)")
-            for line in try CLI.run("validate", out + "/" + file).outputText.split(separator: "\n") {
+            let text = try CLI.run("validate", out + "/" + file).outputText.split(separator: "\n")
+            for line in text {
                 let versions = line.firstMatch(of: /version (\d+) of (\d+)/)
                 #expect(versions != nil && versions?.1 == versions?.2, "\(file): \(line)")
+            }
+            // --json names the embedded saves the text names, each with its kind and version.
+            let embedded = (try? Codecs.value(validated.outputText))?["embedded"]?.arrayValue ?? []
+            #expect(embedded.count == text.count - 1, "\(file): \(validated.outputText)")
+            for save in embedded {
+                let line = "\(out)/\(file)\(save["path"]?.stringValue ?? ""): \(save["kind"]?.stringValue ?? "") version \(save["version"]?.int64Value ?? 0) of"
+                #expect(save["valid"] == true && text.contains { $0.hasPrefix(line) }, "\(line) in \(text)")
             }
         }
         let before = try FileManager.default.subpathsOfDirectory(atPath: out).sorted()

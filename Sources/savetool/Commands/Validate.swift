@@ -60,20 +60,26 @@ struct Validate: ParsableCommand {
                 throw LocatedError(file: file, message: " \(Self.problem(found, match.recognition, in: document.value)) (\(match.evidence))", code: Failure.Code.dataError)
             }
             let violations = migrator.violations(in: document.value, of: found, version: version, registry: registry)
-            if !global.json && !global.quiet {
-                for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
-                    guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition,
-                        !violations.contains(where: { $0.at.tokens.starts(with: embedded.pointer.tokens) })
-                    else { continue }
+            // The saves embedded in it, each with its kind and version, as the text says them.
+            var embeddedSaves: [SaveValue] = []
+            for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
+                guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else { continue }
+                let valid = !violations.contains { $0.at.tokens.starts(with: embedded.pointer.tokens) }
+                embeddedSaves.append([
+                    "path": .string(embedded.pointer.description), "kind": .string(innerKind.name), "version": .int(UInt64(innerVersion)), "valid": .bool(valid),
+                ])
+                if valid && !global.json && !global.quiet {
                     Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid\n")
                 }
             }
             if global.json {
-                try Console.outputJSON([
+                var fields: SaveValue = [
                     "file": .string(file), "kind": .string(found.name), "version": .int(UInt64(version)), "why": .string(match.evidence.description),
                     "valid": .bool(violations.isEmpty),
                     "violations": .array(violations.map { ["path": .string($0.at.description), "message": .string($0.message)] }),
-                ])
+                ]
+                if !embeddedSaves.isEmpty { try? fields.setValue(.array(embeddedSaves), at: JSONPointer(tokens: ["embedded"])) }
+                try Console.outputJSON(fields)
             }
             for violation in violations { Console.error("savetool: \(file):\(violation)") }
             if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }

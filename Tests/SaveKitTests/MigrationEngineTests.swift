@@ -198,7 +198,7 @@ struct MigrationEngineTests {
         #expect(parseError(#"[{"op": "if", "then": []}]"#) == #"/steps/0/ops/0: no "when", expected the condition"#)
         #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}}]"#) == #"/steps/0/ops/0: no "then", expected the operations to run when the condition holds"#)
         #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}, "then": [], "else": 3}]"#) == #"/steps/0/ops/0/else: found an integer, expected an array of operations"#)
-        #expect(parseError(#"[{"op": "if", "when": {"compare": ["/a", "=>", 1]}, "then": []}]"#)?.hasPrefix(#"/steps/0/ops/0/when: expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#) == true)
+        #expect(parseError(#"[{"op": "if", "when": {"compare": ["/a", "=>", 1]}, "then": []}]"#)?.hasPrefix(#"/steps/0/ops/0/when: found ["/a","=>",1], expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#) == true)
         #expect(parseError(#"[{"op": "if", "when": {"all": [{"has": "/a"}, {"bogus": 1}]}, "then": []}]"#)?.hasPrefix(#"/steps/0/ops/0/when/all/1: unknown condition "bogus""#) == true)
         #expect(parseError(#"[{"op": "if", "when": {"has": "/a"}, "then": [{"op": "explode"}]}]"#)?.hasPrefix(#"/steps/0/ops/0/then/0: unknown operation "explode""#) == true)
     }

@@ -249,7 +249,7 @@ struct SaveKindTests {
         let migrations = folder.appendingPathComponent("migrations.json")
         try Data(#"{"format": "savetool.migrations/1", "kind": "kape.tournament", "steps": [{"from": 1, "to": 2, "ops": [{"op": "if", "when": {"compare": ["/a", "~", 1]}, "then": []}]}]}"#.utf8).write(to: migrations)
         #expect(throws: KindLoader.LoadError(file: migrations.path, at: JSONPointer(tokens: ["steps", "0", "ops", "0", "when"]),
-                                             message: #"expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#)) {
+                                             message: #"found ["/a","~",1], expected {"compare": ["/pointer", one of < <= > >= == !=, value]}"#)) {
             try KindLoader.load(folder: folder.path)
         }
         try FileManager.default.removeItem(at: migrations)
@@ -296,6 +296,9 @@ struct SaveKindTests {
         (#"{"from": 1, "to": 2, "ops": [{"op": "assert", "path": "/a", "type": "objet"}]}"#, "/steps/0/ops/0/type",
          #""objet", expected a type name (object, dictionary, array, string, boolean, bool, null, integer, number, real, date, data, uid)"#),
         (#"{"from": 1, "to": 2, "ops": {}}"#, "/steps/0/ops", "found a dictionary, expected an array of operations"),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "assert", "path": "/a", "keysIn": ["/b"]}]}"#, "/steps/0/ops/0/keysIn", "found an array, expected a JSON Pointer"),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "convert", "path": "/a", "to": "strng"}]}"#, "/steps/0/ops/0/to", #""strng", expected one of integer, real, string, bool, date, data"#),
+        (#"{"from": 1, "to": 2, "ops": [{"op": "set", "path": "/a"}]}"#, "/steps/0/ops/0", #"no "value", expected the value to set (a literal, or {"$ref": "/pointer"})"#),
     ])
     func stepMistakesAreRefusedWhenTheKindLoads(_ step: String, _ pointer: String, _ message: String) throws {
         #expect(throws: FormatDefinitionError(at: try JSONPointer(parsing: pointer), message: message)) {

@@ -210,7 +210,9 @@ public struct Migrator: Sendable {
                 let message = switch (embedded.kind, embedded.recognition) {
                 case (let innerKind?, .ambiguous): "\(innerKind.describe(embedded.recognition)), expected exactly one"
                 case (let innerKind?, .future): innerKind.describe(embedded.recognition)
-                default: "an embedded document no version of \(kind.embedded[embedded.pointer]?.kind ?? "any kind") recognises"
+                default:
+                    "an embedded document no version of \(kind.embedded[embedded.pointer]?.kind ?? "any kind") recognises, expected "
+                        + (embedded.kind.map { "a \($0.name) save (\($0.whatTellsTheVersion))" } ?? "a save of a kind savetool knows")
                 }
                 violations.append(Schema.Violation(at: embedded.pointer, message: message))
                 continue

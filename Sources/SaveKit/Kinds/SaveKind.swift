@@ -123,9 +123,13 @@ public struct SaveKind: Sendable {
             let found = field.int64Value.map { "\($0)" } ?? field.typeNameWithArticle
             return "its version field \(versionPath.displayText) holds \(found), expected an integer from 1"
         }
+        return "no version field or fingerprint tells its version, expected \(whatTellsTheVersion)"
+    }
+
+    /// What tells the version of a document of this kind, for messages.
+    public var whatTellsTheVersion: String {
         let fingerprint = "a fingerprint in its kind.json's \"detect\" that matches it"
-        return "no version field or fingerprint tells its version, expected "
-            + (versionPath.map { "a version field at \($0.displayText), or \(fingerprint)" } ?? fingerprint)
+        return versionPath.map { "a version field at \($0.displayText), or \(fingerprint)" } ?? fingerprint
     }
 
     /// The `files` pattern that claims `path`, if one does.

@@ -97,15 +97,15 @@ public indirect enum Condition: Sendable, Equatable {
             guard let pair = payload.arrayValue, pair.count == 2, let type = pair[1].stringValue else { throw fail("expected {\"type\": [\"/pointer\", \"object\"]}") }
             self = .type(try pointer(pair[0]), type)
         case "equals":
-            guard let pair = payload.arrayValue, pair.count == 2 else { throw fail("expected {\"equals\": [\"/pointer\", value]}") }
+            guard let pair = payload.arrayValue, pair.count == 2 else { throw fail("found \(payload.compactText), expected {\"equals\": [\"/pointer\", value]}") }
             self = .equals(try pointer(pair[0]), pair[1])
         case "compare":
             guard let triple = payload.arrayValue, triple.count == 3, let comparison = triple[1].stringValue.flatMap(Comparison.init(rawValue:)) else {
-                throw fail("expected {\"compare\": [\"/pointer\", one of \(Comparison.allCases.map(\.rawValue).joined(separator: " ")), value]}")
+                throw fail("found \(payload.compactText), expected {\"compare\": [\"/pointer\", one of \(Comparison.allCases.map(\.rawValue).joined(separator: " ")), value]}")
             }
             self = .compare(try pointer(triple[0]), comparison, try MigrationPlan.valueSource(triple[2], fail: fail))
         case "class":
-            guard let pair = payload.arrayValue, pair.count == 2, let name = pair[1].stringValue else { throw fail("expected {\"class\": [\"/pointer\", \"ClassName\"]}") }
+            guard let pair = payload.arrayValue, pair.count == 2, let name = pair[1].stringValue else { throw fail("found \(payload.compactText), expected {\"class\": [\"/pointer\", \"ClassName\"]}") }
             self = .isClass(try pointer(pair[0]), name)
         case "all": self = .all(try list())
         case "any": self = .any(try list())

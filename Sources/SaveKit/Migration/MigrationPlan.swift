@@ -96,6 +96,9 @@ public struct MigrationPlan: Sendable, Equatable {
     static func operation(_ value: SaveValue, at path: [String]) throws(FormatDefinitionError) -> MigrationOperation {
         func fail(_ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
         func pointer(_ key: String) throws(FormatDefinitionError) -> JSONPointer {
+            if let found = value[key], found.stringValue == nil {
+                throw FormatDefinitionError(at: JSONPointer(tokens: path + [key]), message: "found \(found.typeNameWithArticle), expected a JSON Pointer")
+            }
             guard let text = value[key]?.stringValue else { throw fail("no \"\(key)\", expected a JSON Pointer") }
             do { return try JSONPointer(parsing: text) } catch { throw fail("\"\(key)\": \(error)") }
         }
@@ -124,7 +127,7 @@ public struct MigrationPlan: Sendable, Equatable {
             }
             return .move(from: from, to: to)
         case "set":
-            guard let source = value["value"] else { throw fail("no \"value\"") }
+            guard let source = value["value"] else { throw fail("no \"value\", expected the value to set (a literal, or {\"$ref\": \"/pointer\"})") }
             let mode = value["mode"]?.stringValue ?? "always"
             guard mode == "always" || mode == "ifMissing" else {
                 throw FormatDefinitionError(at: JSONPointer(tokens: path + ["mode"]), message: "\"\(mode)\", expected always or ifMissing")
@@ -133,12 +136,16 @@ public struct MigrationPlan: Sendable, Equatable {
         case "remove": return .remove(path: try pointer("path"))
         case "convert":
             guard let type = MigrationOperation.TargetType(rawValue: try string("to")) else {
-                throw fail("\"to\": expected one of \(MigrationOperation.TargetType.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw FormatDefinitionError(
+                    at: JSONPointer(tokens: path + ["to"]),
+                    message: "\(value["to"]?.compactText ?? "missing"), expected one of \(MigrationOperation.TargetType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             var encoding: MigrationOperation.DateEncoding?
             if let text = value["from"]?.stringValue {
                 guard let parsed = MigrationOperation.DateEncoding(rawValue: text) else {
-                    throw fail("\"from\": expected one of \(MigrationOperation.DateEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
+                    throw FormatDefinitionError(
+                        at: JSONPointer(tokens: path + ["from"]),
+                        message: "\(value["from"]?.compactText ?? ""), expected one of \(MigrationOperation.DateEncoding.allCases.map(\.rawValue).joined(separator: ", "))")
                 }
                 encoding = parsed
             }

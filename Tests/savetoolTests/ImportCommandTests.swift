@@ -105,16 +105,23 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasPrefix("real-before-import-") })
     }
 
-    /// What stops an import keeping the destination's old contents (a name no bundle holds)
-    /// stops its dry run too, with the same message: the dry run does not promise an import
-    /// that will fail.
-    @Test func aDryRunFailsWhereTheImportWould() throws {
+    /// A fresh directory holding the kape sample exported as `kape.tar.gz`, and an empty folder
+    /// `D` to import it into.
+    static func bundleAndFolder() throws -> (directory: URL, bundle: String, folder: URL) {
         let directory = try Processes.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         let bundle = directory.appendingPathComponent("kape.tar.gz").path
         #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
         let folder = directory.appendingPathComponent("D")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        return (directory, bundle, folder)
+    }
+
+    /// What stops an import keeping the destination's old contents (a name no bundle holds)
+    /// stops its dry run too, with the same message: the dry run does not promise an import
+    /// that will fail.
+    @Test func aDryRunFailsWhereTheImportWould() throws {
+        let (directory, bundle, folder) = try Self.bundleAndFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
         try Data("old\n".utf8).write(to: folder.appendingPathComponent("a\\b.txt"))
         let dryRun = try CLI.run("import", bundle, "--into", folder.path, "--dry-run")
         let real = try CLI.run("import", bundle, "--into", folder.path)
@@ -127,12 +134,8 @@ struct ImportCommandTests {
     /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
     /// whole beside it, and the dry run says so first.
     @Test func whatTheSavedContentsCannotHoldIsKeptAsItWas() throws {
-        let directory = try Processes.temporaryDirectory()
+        let (directory, bundle, folder) = try Self.bundleAndFolder()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let bundle = directory.appendingPathComponent("kape.tar.gz").path
-        #expect(try CLI.run("export", CLI.sample("kape"), "-o", bundle).status == 0)
-        let folder = directory.appendingPathComponent("D")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
         try Data("old\n".utf8).write(to: folder.appendingPathComponent("old.txt"))
         #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("cloud").path, withDestinationPath: directory.path)

@@ -100,23 +100,11 @@ public enum KindLoader {
                 schemas[version] = try collecting(&mistakes) { try naming(folder.path + "/" + name) { try Schema(parsing: schema) } }
             }
         }
-        let migrationsFile = folder.path + "/migrations.json"
-        let migrations = try collecting(&mistakes) { () throws -> MigrationPlan? in
-            guard let plan = try document("migrations.json", in: folder, optional: true) else { return nil }
-            let parsed = try naming(migrationsFile) { try MigrationPlan(parsing: plan) }
-            if let name = head?.name, parsed.kind != name {
-                throw LoadError(file: migrationsFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(parsed.kind)\", expected \"\(name)\" as in kind.json")
-            }
-            return parsed
+        let migrations = try collecting(&mistakes) {
+            try companion("migrations.json", in: folder, of: head?.name, parse: MigrationPlan.init(parsing:), kind: \.kind)
         } ?? nil
-        let mergeFile = folder.path + "/merge.json"
-        let merge = try collecting(&mistakes) { () throws -> MergeRules? in
-            guard let rules = try document("merge.json", in: folder, optional: true) else { return nil }
-            let parsed = try naming(mergeFile) { try MergeRules(parsing: rules) }
-            if let name = head?.name, parsed.kind != name {
-                throw LoadError(file: mergeFile, at: JSONPointer(tokens: ["kind"]), message: "\"\(parsed.kind)\", expected \"\(name)\" as in kind.json")
-            }
-            return parsed
+        let merge = try collecting(&mistakes) {
+            try companion("merge.json", in: folder, of: head?.name, parse: MergeRules.init(parsing:), kind: \.kind)
         } ?? nil
         guard mistakes.isEmpty, var kind = head else { throw LoadErrors.combining(mistakes) }
         (kind.schemas, kind.migrations, kind.merge) = (schemas, migrations, merge)
@@ -217,6 +205,20 @@ public enum KindLoader {
             try string(entry["codec"], at: ["embedded", pointer, "codec"])
             try string(entry["kind"], at: ["embedded", pointer, "kind"])
         }
+    }
+
+    /// An optional file of the folder beside kind.json, parsed; the kind it names must be
+    /// kind.json's (`kindName`, when kind.json could be read).
+    private static func companion<T>(
+        _ name: String, in folder: Folder, of kindName: String?, parse: (SaveValue) throws -> T, kind: (T) -> String
+    ) throws -> T? {
+        guard let value = try document(name, in: folder, optional: true) else { return nil }
+        let file = folder.path + "/" + name
+        let parsed = try naming(file) { try parse(value) }
+        if let kindName, kind(parsed) != kindName {
+            throw LoadError(file: file, at: JSONPointer(tokens: ["kind"]), message: "\"\(kind(parsed))\", expected \"\(kindName)\" as in kind.json")
+        }
+        return parsed
     }
 
     /// Runs a parser of `file`'s contents; a mistake it finds is named with the file.

@@ -65,13 +65,16 @@ public enum KindLoader {
     /// Every kind of `folders` (file texts by folder and file name, as compiled into a binary),
     /// sorted by name; files are named `<origin>/<folder>/<file>` in errors.
     public static func kinds(in folders: [String: [String: String]], origin: String) throws -> [SaveKind] {
-        try folders.keys.sorted().compactMap { name in
+        var mistakes: [LoadError] = []
+        let kinds = try folders.keys.sorted().compactMap { name -> SaveKind? in
             let files = folders[name]!
             guard files["kind.json"] != nil else { return nil }
-            var kind = try load(Folder(path: origin + "/" + name) { files[$0].map { Array($0.utf8) } })
-            kind.origin = origin
+            var kind = try collecting(&mistakes) { try load(Folder(path: origin + "/" + name) { files[$0].map { Array($0.utf8) } }) }
+            kind?.origin = origin
             return kind
         }
+        guard mistakes.isEmpty else { throw LoadErrors.combining(mistakes) }
+        return kinds
     }
 
     public static func load(folder: String) throws -> SaveKind {

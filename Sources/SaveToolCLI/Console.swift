@@ -5,9 +5,11 @@ public enum Console {
     /// Run before a warning is printed: savetool erases its progress bar there.
     nonisolated(unsafe) public static var beforeMessage: (() -> Void)?
 
+    /// Writes one line to standard error, on one line whatever names it quotes (control
+    /// characters escaped).
     public static func error(_ line: String) {
         // A standard error that cannot be written has no one to tell.
-        _ = Array((line + "\n").utf8).withUnsafeBytes { FileIO.writeAll($0, to: STDERR_FILENO) }
+        _ = Array((line.escapingControlCharacters() + "\n").utf8).withUnsafeBytes { FileIO.writeAll($0, to: STDERR_FILENO) }
     }
 
     public static func output(_ text: String) {

@@ -80,10 +80,20 @@ public enum Failure {
         } catch let exit as ExitCode {
             throw exit
         } catch {
-            let (message, code) = describe(error, file: file)
-            Console.error("savetool: " + message)
-            throw ExitCode(code)
+            throw ExitCode(report(error, file: file))
         }
+    }
+
+    /// Prints `error` as savetool's message (a line for each file of several kind files with a
+    /// mistake) and returns its exit code.
+    public static func report(_ error: any Error, file: String?) -> Int32 {
+        if let errors = error as? KindLoader.LoadErrors {
+            for each in errors.errors { Console.error("savetool: \(each)") }
+            return exitCode(errors.category)
+        }
+        let (message, code) = describe(error, file: file)
+        Console.error("savetool: " + message)
+        return code
     }
 
     public static func describe(_ error: any Error, file: String?) -> (message: String, code: Int32) {
@@ -112,7 +122,6 @@ public enum Failure {
             if error.location == nil { return prefix + " \(error)" }
             return prefix + "\(error)"
         case let error as PointerError: return "\(error)"
-        case let error as KindLoader.LoadErrors: return error.errors.map(\.description).joined(separator: "\nsavetool: ")  // a line each
         case let error as FileError: return "\(shownPath(of: error)): \(error)"
         case let error as BundleError: return "\(error.path): \(error)"
         case let error as RepositoryLock.Failure: return "\(error.path): \(error)"

@@ -116,24 +116,7 @@ public enum ExactFileName {
     }
 
     private static func escaped(_ text: String, backslashes: Bool) -> String {
-        func control(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
-        guard text.unicodeScalars.contains(where: { control($0) || (backslashes && $0 == "\\") }) else { return shown(text) }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\\" where backslashes: result += "\\\\"
-            case _ where control(scalar): result += (scalar.value < 0x80 ? "\\x" : "\\u") + hex(scalar.value, digits: scalar.value < 0x80 ? 2 : 4)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return shown(result)
-    }
-
-    private static func hex(_ value: UInt32, digits: Int) -> String {
-        let text = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, digits - text.count)) + text
+        shown(text.escapingControlCharacters(backslashes: backslashes))
     }
 
     /// How many bytes `path` takes on the file system.

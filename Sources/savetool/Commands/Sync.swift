@@ -130,8 +130,7 @@ struct Sync: ParsableCommand {
                     report(outcome)
                     if outcome.action == .conflict { worst = max(worst, Failure.Code.negative) }
                 } catch {
-                    let (message, code) = Failure.describe(error, file: file)
-                    Console.error("savetool: " + message)
+                    let code = Failure.report(error, file: file)
                     worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
                     // A refused token, an untrusted server or one that does not answer refuses
                     // every other file alike: each would wait through the same tries.

@@ -306,14 +306,18 @@ struct SaveKindTests {
         }
     }
 
-    /// A fingerprint of a version after the current one would call a newer file valid.
-    @Test func aFingerprintBeyondTheCurrentVersionIsRefused() throws {
+    /// A fingerprint of a version after the current one tells a file from the future (a kind
+    /// without a version field has no other way): never called valid, never written.
+    @Test func aFingerprintBeyondTheCurrentVersionTellsTheFuture() throws {
         let root = try Processes.temporaryDirectory("kinds")
         defer { try? FileManager.default.removeItem(at: root) }
-        let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 3, "path": "/v"}, "detect": [{"version": 4, "all": [{"has": "/a"}]}]}"#)
-        #expect(throws: KindLoader.LoadError(file: folder.path + "/kind.json", at: JSONPointer(tokens: ["detect", "0", "version"]),
-                                             message: "4, expected a version from 1 to 3 (version.current): a newer file is told by its version field")) {
-            try KindLoader.load(folder: folder.path)
+        let folder = try Self.writeKind(into: root, kindJSON: #"{"format": "savetool.kind/1", "kind": "kape.tournament", "version": {"current": 3}, "detect": [{"version": 4, "all": [{"has": "/a"}]}, {"version": 3, "all": [{"has": "/b"}]}]}"#)
+        let kind = try KindLoader.load(folder: folder.path)
+        #expect(kind.recognise(try Codecs.value(#"{"a": 1}"#)) == .future(4))
+        #expect(kind.recognise(try Codecs.value(#"{"b": 1}"#)) == .version(3))
+        let zero = try Self.writeKind(into: root.appendingPathComponent("z"), kindJSON: #"{"format": "savetool.kind/1", "kind": "x", "version": {"current": 3}, "detect": [{"version": 0, "all": [{"has": "/a"}]}]}"#)
+        #expect(throws: KindLoader.LoadError(file: zero.path + "/kind.json", at: JSONPointer(tokens: ["detect", "0", "version"]), message: "0, expected a version from 1")) {
+            try KindLoader.load(folder: zero.path)
         }
     }
 }

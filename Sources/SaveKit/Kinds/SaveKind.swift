@@ -95,7 +95,7 @@ public struct SaveKind: Sendable {
     /// holds it, else the one fingerprint that matches.
     public func recognise(_ value: SaveValue) -> Recognition {
         if let versionPath, let field = value.value(at: versionPath) { return Self.version(of: field, current: currentVersion) }
-        return Self.recognition(ofFingerprints: matchingFingerprints(value))
+        return recognition(ofFingerprints: matchingFingerprints(value))
     }
 
     /// Whether a document no path or name gives to this kind is surely of it: only a matching
@@ -112,7 +112,7 @@ public struct SaveKind: Sendable {
             default: return (recognition, .fingerprint(version: first))  // a field that gives no version
             }
         }
-        return (Self.recognition(ofFingerprints: matching), .fingerprint(version: first))
+        return (recognition(ofFingerprints: matching), .fingerprint(version: first))
     }
 
     /// Why no version could be told for `document`, which this kind claims (``Recognition/unrecognized``):
@@ -146,10 +146,12 @@ public struct SaveKind: Sendable {
         return version > Int64(current) ? .future(Int(version)) : .version(Int(version))
     }
 
-    private static func recognition(ofFingerprints matching: [Int]) -> Recognition {
+    /// A fingerprint of a version after the current one (a kind without a version field
+    /// knowing its next version's files) tells a file from the future: reported, never written.
+    private func recognition(ofFingerprints matching: [Int]) -> Recognition {
         switch matching.count {
         case 0: .unrecognized
-        case 1: .version(matching[0])
+        case 1: matching[0] > currentVersion ? .future(matching[0]) : .version(matching[0])
         default: .ambiguous(matching)
         }
     }

@@ -130,6 +130,33 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["a\\b.txt"])
     }
 
+    /// A destination its owner may write but not list (0300): what it holds is unknown, not
+    /// nothing. The import is refused (its dry run too) rather than replacing it unkept; a
+    /// folder of that mode is still staged.
+    @Test func aFolderThatCannotBeListedIsNeverReplacedUnkept() throws {
+        guard getuid() == 0 else {
+            Issue.record("this test runs the import as nobody through setpriv: it needs root, as CI has")
+            return
+        }
+        let (directory, bundle, folder) = try Self.bundleAndFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(directory.path, 0o777)
+        chmod(bundle, 0o644)
+        try Data("secret\n".utf8).write(to: folder.appendingPathComponent("x"))
+        chown(folder.path, 65534, 65534)
+        chmod(folder.path, 0o300)
+        for dryRun in [true, false] {
+            let imported = try FidelityTests.run([savetool, "import", bundle, "--into", folder.path] + (dryRun ? ["--dry-run"] : []), asRoot: false)
+            #expect(imported.status == 66 && imported.errors.contains("\(folder.path): cannot read: permission denied, expected to read it to keep what"), "\(imported.errors)")
+        }
+        chmod(folder.path, 0o700)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["x"])
+        // Readable, the same folder is kept in a bundle and replaced.
+        let landed = try FidelityTests.run([savetool, "import", bundle, "--into", folder.path], asRoot: false)
+        #expect(landed.status == 0, "\(landed.errors)")
+    }
+
     /// What the destination held is saved in a bundle first; when it holds what no bundle holds
     /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
     /// whole beside it, and the dry run says so first.

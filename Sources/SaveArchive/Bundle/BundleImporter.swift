@@ -133,9 +133,11 @@ public struct BundleImporter {
             throw BundleImportError.io(path: destination, reason: "\(error)")
         }
         defer { if !swapped { FileIO.removeTree(staging) } }
-        var existing = stat()
-        chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)  // mkdtemp makes it 0700
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
+        // The destination's mode, given once the files are in (mkdtemp makes it 0700): a
+        // folder its owner may write but not list (0300) is still staged.
+        var existing = stat()
+        chmod(staging, lstat(destination, &existing) == 0 ? existing.st_mode & 0o7777 : 0o755)
         let leftOut = LeftOut()
         outcome.previousContents = try saveCurrentContents(of: destination, in: originalsDirectory, leftOut: leftOut)
         // What the bundle cannot hold (a FIFO, a link leading out) is never removed: the old

@@ -34,7 +34,18 @@ public struct OriginalsKeeper: Sendable {
     public func keep(_ paths: [String]?, under root: String, in directory: String, name: String) throws -> String? {
         removeAbandonedBundles(in: directory, name: name)
         if let paths, paths.isEmpty { return nil }
-        if paths == nil, (try? FileManager.default.contentsOfDirectory(atPath: root))?.isEmpty ?? true { return nil }
+        if paths == nil {
+            // A folder that is not there holds nothing to keep; one that cannot be listed is
+            // not empty: what it holds is unknown, and must not be replaced unkept.
+            var info = stat()
+            guard lstat(root, &info) == 0 || errno != ENOENT else { return nil }
+            let entries: [(bytes: [UInt8], type: UInt8)]
+            do { entries = try FileIO.entries(in: root) } catch {
+                guard case .unreadable(_, let reason) = error else { throw error }
+                throw BundleError.unreadable(path: root, reason: reason)
+            }
+            if entries.isEmpty { return nil }
+        }
         let moment = now()
         let stamp = RFC3339.format(Date(timeIntervalSinceReferenceDate: moment.timeIntervalSinceReferenceDate.rounded(.down)))
             .replacingOccurrences(of: ":", with: "")

@@ -55,6 +55,12 @@ struct MigrationEngineTests {
         #expect(throws: MigrationError.self) {
             try Self.migrate(#"{"a": 1}"#, #"[{"op": "forEach", "path": "/a", "ops": []}]"#)
         }
+        // A failure inside an element is placed in the document, through nested forEach too.
+        #expect(throws: MigrationError(step: "1→2", operation: "assert", path: try JSONPointer(parsing: "/m/k/list/1/x"), message: "found 2, expected 1")) {
+            try Self.migrate(#"{"m": {"k": {"list": [{"x": 1}, {"x": 2}]}}}"#, #"""
+                [{"op": "forEach", "path": "/m", "ops": [{"op": "forEach", "path": "/list", "ops": [{"op": "assert", "path": "/x", "equals": 1}]}]}]
+                """#)
+        }
     }
 
     @Test func wildcardsMatchEveryElementAndKey() throws {

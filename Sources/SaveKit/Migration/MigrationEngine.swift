@@ -109,13 +109,21 @@ public struct MigrationEngine: Sendable {
                         container = .null
                         defer { container = .array(items) }
                         for index in items.indices {
-                            for inner in operations { try run(inner, on: &items[index], context: &context, inElement: true) }
+                            do throws(MigrationError) {
+                                for inner in operations { try run(inner, on: &items[index], context: &context, inElement: true) }
+                            } catch {
+                                throw error.placed(under: target.appending(String(index)))
+                            }
                         }
                     case .dictionary(var entries):
                         container = .null
                         defer { container = .dictionary(entries) }
                         for index in entries.values.indices {
-                            for inner in operations { try run(inner, on: &entries.values[index], context: &context, inElement: true) }
+                            do throws(MigrationError) {
+                                for inner in operations { try run(inner, on: &entries.values[index], context: &context, inElement: true) }
+                            } catch {
+                                throw error.placed(under: target.appending(entries.keys[index]))
+                            }
                         }
                     default:
                         throw MigrationError(

@@ -82,4 +82,12 @@ public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         "step \(step), \(operation) at \(path.displayText): \(message)"
     }
+
+    /// The error of an operation run on a value inside the document (an element `forEach`
+    /// goes through), placed in the document.
+    func placed(under pointer: JSONPointer) -> MigrationError {
+        var placed = self
+        placed.path = JSONPointer(tokens: pointer.tokens + path.tokens)
+        return placed
+    }
 }

@@ -119,6 +119,25 @@ struct ExportNameTests {
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.zip").path))
     }
 
+    /// Text from a file or a bundle (a name, a key, a label) is shown on one line wherever it
+    /// is quoted: a newline or a terminal's escape in it cannot fake a line of output or
+    /// recolour one.
+    @Test func quotedTextStaysOnOneLine() throws {
+        let (_, _, directory) = try Self.export("open('t\\x1b[31m\\nx.json', 'w').write('{\"k\\\\u001b\\\\n\": 1}')")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("saves").path
+        let bundle = directory.appendingPathComponent("labelled.tar.gz").path
+        #expect(try CLI.run("export", saves, "-o", bundle, "--label", "lab\u{1B}]0;pwn\u{07}\nX").status == 0)
+        let shown = try CLI.run("inspect", bundle)
+        #expect(shown.outputText.contains("  label      lab\\x1B]0;pwn\\x07\\nX\n") && !shown.outputText.contains("\u{1B}"), "\(shown.outputText)")
+        let other = directory.appendingPathComponent("other.json")
+        try Data("{\"k\\u001b\\n\": 2}".utf8).write(to: other)
+        let changed = try CLI.run("diff", saves + "/t\u{1B}[31m\nx.json", other.path)
+        #expect(changed.status == 1 && changed.outputText == "~ /k\\x1B\\n: 1 → 2\n", "\(changed.outputText)")
+        let checked = try CLI.run("migrate", saves, "--kind", "kape.tournament", "--dry-run")
+        #expect(checked.errors.contains("/saves/t\\x1B[31m\\nx.json: ") && !checked.errors.contains("\u{1B}"), "\(checked.errors)")
+    }
+
     /// Folders and files whose names hold U+EF80 (valid UTF-8, one of the characters that
     /// carry bytes of names that are not) are themselves everywhere: as the folder given, below
     /// it, as the destination of an import, and to the walks of other commands.

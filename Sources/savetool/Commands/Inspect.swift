@@ -109,9 +109,10 @@ struct Inspect: ParsableCommand {
             let files = manifest["files"]?.arrayValue ?? []
             let total = files.compactMap { $0["size"]?.int64Value }.reduce(0, +)
             let regular = files.filter { ($0["type"]?.stringValue ?? "file") == "file" }.count
-            lines.append("bundle:    \(manifest["format"]?.stringValue ?? "?"), \(regular) file\(regular == 1 ? "" : "s"), \(total) bytes")
+            lines.append("bundle:    \(ExactFileName.printable(manifest["format"]?.stringValue ?? "?")), \(regular) file\(regular == 1 ? "" : "s"), \(total) bytes")
             for key in ["createdAt", "createdBy", "label", "source"] {
-                if let text = manifest[key]?.stringValue { lines.append("  \(key.padding(toLength: 10, withPad: " ", startingAt: 0)) \(text)") }
+                // As the bundle says them, on one line each: a manifest is anyone's text.
+                if let text = manifest[key]?.stringValue { lines.append("  \(key.padding(toLength: 10, withPad: " ", startingAt: 0)) \(text.escapingControlCharacters())") }
             }
             var refused = 0
             for entry in files {
@@ -120,7 +121,7 @@ struct Inspect: ParsableCommand {
                 let what = switch type {
                 case "file": Self.bytes(entry["size"]?.int64Value ?? 0)
                 case "directory": "directory"
-                case let type: "\(type) → \(ExactFileName.printable(entry["target"]?.stringValue ?? "?"))"
+                case let type: "\(ExactFileName.printable(type)) → \(ExactFileName.printable(entry["target"]?.stringValue ?? "?"))"
                 }
                 // What import would refuse at once, by the path alone, is said here too: a support
                 // engineer inspects a bundle before importing it.

@@ -179,9 +179,9 @@ struct Merge: ParsableCommand {
 
     private static func print(_ file: TreeMerger.FileOutcome) {
         guard !file.decisions.isEmpty else { return }
-        var text = file.path + (file.kind.map { " (\($0))" } ?? "") + "\n"
+        var text = file.path.escapingControlCharacters() + (file.kind.map { " (\($0))" } ?? "") + "\n"
         for decision in file.decisions {
-            let place = decision.path.isRoot ? "the whole file" : decision.path.description
+            let place = decision.path.isRoot ? "the whole file" : decision.path.displayText
             if decision.isConflict {
                 let sides = [("local", decision.local), ("remote", decision.remote), ("base", decision.base)]
                     .compactMap { name, value in value.map { "\(name) \(short($0))" } }

@@ -177,7 +177,7 @@ struct Sync: ParsableCommand {
                 for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) && !insideUnreadable(slot) {
                     let file = (path.hasSuffix("/") ? path : path + "/") + slot
                     if let synced = state.entries[slot], synced.server == client.server, synced.space == client.space {
-                        if !global.quiet && !global.json { Console.output("\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)\n") }
+                        if !global.quiet && !global.json { Console.output("\(file.escapingControlCharacters()): deleted here since version \(synced.version); left deleted (the server keeps the slot)\n") }
                         continue
                     }
                     attempt(file) {
@@ -214,6 +214,8 @@ struct Sync: ParsableCommand {
         }
         // A conflict, and a file given up for the server's copy, are said even under --quiet.
         guard !global.quiet || outcome.action == .conflict || outcome.action == .tookServerCopy else { return }
+        var outcome = outcome
+        outcome.file = outcome.file.escapingControlCharacters()  // a line each, whatever the name holds
         switch outcome.action {
         case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
         case .created: Console.output("\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))\n")

@@ -173,8 +173,8 @@ public struct SaveMerger: Sendable {
         case .unrecognized: throw SaveError(.badData, file: copy.name, "no version field or fingerprint of \(kind.name) matches, expected a \(kind.name) save")
         case .ambiguous(_, let versions): throw SaveError(.badData, file: copy.name, "matches the fingerprints of \(kind.name) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
         case .future(_, let version): throw SaveError(.badData, file: copy.name, "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows; expected at most \(kind.currentVersion)")
-        case .invalid(_, let version, let violations):
-            throw SaveError(.badData, file: copy.name, location: violations.first?.at.displayText, "not a valid \(kind.name) version \(version): \(violations.first?.message ?? "")")
+        case .invalid(let invalidKind, let version, let violations):  // the embedded save's kind, when it is its schema
+            throw SaveError(.badData, file: copy.name, location: violations.first?.at.displayText, "not a valid \(invalidKind) version \(version): \(violations.first?.message ?? "")")
         case .failed(_, _, let error): throw SaveError(.badData, file: copy.name, "cannot be migrated to \(kind.name) version \(kind.currentVersion): \(error)")
         }
     }

@@ -61,6 +61,10 @@ struct MigrationEngineTests {
                 [{"op": "forEach", "path": "/m", "ops": [{"op": "forEach", "path": "/list", "ops": [{"op": "assert", "path": "/x", "equals": 1}]}]}]
                 """#)
         }
+        // A $ref names the document's own pointer, and fails at the place it was to set.
+        #expect(throws: MigrationError(step: "1→2", operation: "set", path: try JSONPointer(parsing: "/list/0/y"), message: "no value at /config/x for $ref, expected one")) {
+            try Self.migrate(#"{"list": [{"x": 1}]}"#, #"[{"op": "forEach", "path": "/list", "ops": [{"op": "set", "path": "/y", "value": {"$ref": "/config/x"}}]}]"#)
+        }
     }
 
     @Test func wildcardsMatchEveryElementAndKey() throws {

@@ -410,6 +410,33 @@ struct MigrateCommandTests {
         #expect(invalid.status == 1 && invalid.errors.contains("not a valid i.kind version 2: /inner/w: "), "\(invalid.errors)")
     }
 
+    /// A kind without a version field tells versions by fingerprints alone: one of a version
+    /// after the current tells a file from the future (never valid, never written), and a
+    /// migration whose result its fingerprints do not call the current version fails rather
+    /// than writing a file the next run would take for another.
+    @Test func fingerprintsAloneTellTheFutureAndCheckTheResult() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kind = directory.appendingPathComponent("formats/f.kind")
+        try FileManager.default.createDirectory(at: kind, withIntermediateDirectories: true)
+        try Data(#"{"format": "savetool.kind/1", "kind": "f.kind", "files": ["f.json"], "codec": "json", "version": {"current": 2}, "detect": [{"version": 1, "all": [{"has": "/old"}]}, {"version": 2, "all": [{"has": "/new"}]}, {"version": 3, "all": [{"has": "/next"}]}]}"#.utf8)
+            .write(to: kind.appendingPathComponent("kind.json"))
+        try Data(#"{"format": "savetool.migrations/1", "kind": "f.kind", "steps": [{"from": 1, "to": 2, "ops": [{"op": "rename", "from": "/old", "to": "/other"}]}]}"#.utf8)
+            .write(to: kind.appendingPathComponent("migrations.json"))
+        let formats = directory.appendingPathComponent("formats").path
+        let save = directory.appendingPathComponent("f.json")
+        try Data(#"{"next": 1}"#.utf8).write(to: save)
+        let future = try CLI.run("--formats", formats, "validate", save.path)
+        #expect(future.status == 65 && future.errors.contains("f.kind version 3, newer than"), "\(future.errors)")
+        let untouched = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
+        #expect(untouched.status == 1 && untouched.outputText == "0 migrated, 0 unchanged, 0 skipped, 1 failed\n", "\(untouched.outputText) \(untouched.errors)")
+        #expect(try Data(contentsOf: save) == Data(#"{"next": 1}"#.utf8))
+        try Data(#"{"old": 1}"#.utf8).write(to: save)
+        let unrecognisable = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
+        #expect(unrecognisable.status == 1 && unrecognisable.errors.contains("step 1→2, recognise at '': the result is not recognised as f.kind, expected version 2: the kind's fingerprints must tell its versions apart"), "\(unrecognisable.errors)")
+        #expect(try Data(contentsOf: save) == Data(#"{"old": 1}"#.utf8))
+    }
+
     @Test func aNameThatIsNotUTF8IsAFailureNamedNotASilentSkip() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

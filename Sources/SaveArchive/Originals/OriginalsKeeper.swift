@@ -42,6 +42,7 @@ public struct OriginalsKeeper: Sendable {
             let entries: [(bytes: [UInt8], type: UInt8)]
             do { entries = try FileIO.entries(in: root) } catch {
                 guard case .unreadable(_, let reason) = error else { throw error }
+                if errno == ENOENT { return nil }  // gone since: nothing to keep
                 throw BundleError.unreadable(path: root, reason: reason)
             }
             if entries.isEmpty { return nil }

@@ -259,6 +259,13 @@ public struct Migrator: Sendable {
                 return .invalid(kind: kind.name, version: step.to, violations: violations)
             }
         }
+        // Without a version field, the next run tells the version by fingerprints alone: a
+        // result they do not call the goal would be migrated again, or left as from the future.
+        if kind.versionPath == nil, case let found = kind.recognise(current), found != .version(goal) {
+            return .failed(kind: kind.name, from: version, error: MigrationError(
+                step: "\(version)→\(goal)", operation: "recognise", path: JSONPointer(),
+                message: "the result is \(kind.describe(found)), expected version \(goal): the kind's fingerprints must tell its versions apart"))
+        }
         return .migrated(kind: kind.name, from: version, to: goal, steps: steps.map(\.name), value: current)
     }
 }

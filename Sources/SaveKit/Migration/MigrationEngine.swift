@@ -205,7 +205,9 @@ public struct MigrationEngine: Sendable {
         case .literal(let value):
             return value
         case .reference(let pointer):
-            guard let value = context.root.value(at: pointer) else { throw fail(pointer, "no value for $ref, expected one") }
+            // Placed at the operation's target (a forEach places it in its element): the pointer
+            // of a $ref is the document's own, and is named in the message.
+            guard let value = context.root.value(at: pointer) else { throw fail(target, "no value at \(pointer.displayText) for $ref, expected one") }
             return value
         case .relative(let pointer):
             guard let element else { throw fail(pointer, "$rel outside forEach, expected it only inside one") }
@@ -217,11 +219,13 @@ public struct MigrationEngine: Sendable {
             switch keyValue {
             case .string(let text): key = text
             case .integer(let number): key = String(number)
-            default: throw fail(map, "a $lookup key that is \(keyValue.typeNameWithArticle), expected a string")
+            default: throw fail(target, "a $lookup key that is \(keyValue.typeNameWithArticle), expected a string")
             }
-            guard let dictionary = context.root.value(at: map)?.dictionaryValue else { throw fail(map, "no dictionary for $lookup, expected one") }
+            guard let dictionary = context.root.value(at: map)?.dictionaryValue else {
+                throw fail(target, "no dictionary at \(map.displayText) for $lookup, expected one")
+            }
             guard let value = dictionary[key] ?? fallback else {
-                throw fail(map.appending(key), "no entry \"\(key)\" for $lookup, expected one (or a default as its third element)")
+                throw fail(target, "no entry \"\(key)\" in \(map.displayText) for $lookup, expected one (or a default as its third element)")
             }
             return value
         }

@@ -48,10 +48,9 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The pointer as shown to people: `''` for the whole document, as the commands take it,
-    /// rather than an empty string; `/` is the pointer of the key `""`.
-    /// The pointer as messages and listings show it: `''` for the whole document, and on one
-    /// line (a key holding a newline or an escape shown escaped).
-    public var displayText: String { tokens.isEmpty ? "''" : description.escapingControlCharacters() }
+    /// rather than an empty string; `/` is the pointer of the key `""`. (Standard error shows
+    /// it on one line; a listing on standard output escapes it itself.)
+    public var displayText: String { tokens.isEmpty ? "''" : description }
 
     public static func escape(_ token: String) -> String {
         guard token.contains("~") || token.contains("/") else { return token }

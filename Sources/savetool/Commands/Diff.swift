@@ -49,9 +49,9 @@ struct Diff: ParsableCommand {
 
     private func line(_ change: StructuralDiff.Change) -> String {
         switch change {
-        case .added(let pointer, let value): "+ \(pointer.displayText): \(inline(value))\n"
-        case .removed(let pointer, let value): "- \(pointer.displayText): \(inline(value))\n"
-        case .changed(let pointer, let old, let new): "~ \(pointer.displayText): \(inline(old)) → \(inline(new))\n"
+        case .added(let pointer, let value): "+ \(pointer.displayText.escapingControlCharacters()): \(inline(value))\n"
+        case .removed(let pointer, let value): "- \(pointer.displayText.escapingControlCharacters()): \(inline(value))\n"
+        case .changed(let pointer, let old, let new): "~ \(pointer.displayText.escapingControlCharacters()): \(inline(old)) → \(inline(new))\n"
         }
     }
 

@@ -77,7 +77,8 @@ struct Inspect: ParsableCommand {
         }
         let width = min(summary.members.map(\.key.count).max() ?? 0, 32)
         for member in summary.members {
-            lines.append("  \(member.key.padding(toLength: max(width, member.key.count), withPad: " ", startingAt: 0))  \(describe(member.type, member.count))")
+            let key = member.key.escapingControlCharacters()  // a key on one line, whatever it holds
+            lines.append("  \(key.padding(toLength: max(width, key.count), withPad: " ", startingAt: 0))  \(describe(member.type, member.count))")
         }
         let counts = summary.typeCounts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
             .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -90,7 +91,7 @@ struct Inspect: ParsableCommand {
                 let kind = embeddedKinds[item.pointer].map { ", \($0)" } ?? ""
                 let what = item.problem.map { "keyed archive that cannot be read: \($0)" }
                     ?? item.keyedArchive.map { "\($0)" } ?? "\(item.codec) document, \(describe(item.topLevelType, item.count))"
-                lines.append("  \(item.pointer.displayText)  \(what) (\(item.byteCount) bytes)\(kind)")
+                lines.append("  \(item.pointer.displayText.escapingControlCharacters())  \(what) (\(item.byteCount) bytes)\(kind)")
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -181,7 +181,7 @@ struct Merge: ParsableCommand {
         guard !file.decisions.isEmpty else { return }
         var text = file.path.escapingControlCharacters() + (file.kind.map { " (\($0))" } ?? "") + "\n"
         for decision in file.decisions {
-            let place = decision.path.isRoot ? "the whole file" : decision.path.displayText
+            let place = decision.path.isRoot ? "the whole file" : decision.path.displayText.escapingControlCharacters()
             if decision.isConflict {
                 let sides = [("local", decision.local), ("remote", decision.remote), ("base", decision.base)]
                     .compactMap { name, value in value.map { "\(name) \(short($0))" } }

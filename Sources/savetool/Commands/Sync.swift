@@ -235,19 +235,20 @@ struct Sync: ParsableCommand {
                 : "\(outcome.file): conflict with version \(outcome.version) on the server; the file is left as it was"
             if let parked = outcome.parked { text += " (the server keeps the push as \(parked))" }
             if takeServer && outcome.parked == nil { text += "; not taken from the server: these changes are kept nowhere else" }
+            // A line for each place (standard error keeps each line on one line).
+            var lines = [text]
             for conflict in outcome.conflicts {
                 let fields = conflict.dictionaryValue ?? [:]
                 let shown = { (key: String) in fields[key].map { $0.compactText } ?? "(none)" }
                 let pointer = fields["pointer"]?.stringValue ?? ""
                 let place = pointer.isEmpty ? "the whole file" : pointer
-                if fields["pushed"] == nil && fields["head"] == nil && fields["base"] == nil {
-                    text += "\n  \(place): changed on both sides"  // a file no kind reads value by value
-                } else {
-                    text += "\n  \(place): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
-                }
-                if let why = fields["why"]?.stringValue { text += " — \(why)" }
+                var line = fields["pushed"] == nil && fields["head"] == nil && fields["base"] == nil
+                    ? "  \(place): changed on both sides"  // a file no kind reads value by value
+                    : "  \(place): here \(shown("pushed")), on the server \(shown("head")), before \(shown("base"))"
+                if let why = fields["why"]?.stringValue { line += " — \(why)" }
+                lines.append(line)
             }
-            Console.error(text)
+            lines.forEach(Console.error)
         }
     }
 }

@@ -586,6 +586,8 @@ struct SyncSeedTests {
         let result = try phone.sync(expecting: 1)
         #expect(result.errors.contains("conflict with version 2 on the server; the file is left as it was"), "\(result.errors)")
         #expect(result.errors.contains(#"/player_name: here "Drita P", on the server "Drita T", before "Drita""#), "\(result.errors)")
+        // A line for each conflicting place, under the file's line.
+        #expect(result.errors.split(separator: "\n").contains { $0.hasPrefix(#"  /player_name: here "Drita P""#) }, "\(result.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(Self.kingdoms))) == before)
         let api = SyncAPI(server.url)
         let head = try api.get("games/player-42", Self.kingdoms)

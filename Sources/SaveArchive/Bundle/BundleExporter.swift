@@ -245,8 +245,8 @@ public struct BundleExporter: Sendable {
         }
     }
 
-    /// What limits who may read the bundle besides its entries.
-    /// The paths whose modes limit the bundle's, spelled as ``ExactFileName`` carries them.
+    /// What limits who may read the bundle besides its entries: the paths whose modes limit
+    /// the bundle's, spelled as ``ExactFileName`` carries them.
     private func readerLimits(root: String) -> [String] {
         carriedReaderLimits ?? readersLimitedBy?.map(ExactFileName.carried) ?? [root]
     }

@@ -127,7 +127,12 @@ public enum ExactFileName {
     /// Whether `text` is not sure to be free of escapes: their UTF-8 starts with 0xEE.
     @inline(__always)
     public static func mayHoldEscapes(_ text: String) -> Bool {
-        text.utf8.contains(0xEE)
+        // memchr over a native string's bytes: this runs for every name an export or an
+        // import meets, several times (the generic `contains` was 0.8% of an export's samples).
+        if let found = text.utf8.withContiguousStorageIfAvailable({ $0.isEmpty ? false : memchr($0.baseAddress!, 0xEE, $0.count) != nil }) {
+            return found
+        }
+        return text.utf8.contains(0xEE)
     }
 
     /// The scalar that valid UTF-8 at `index` encodes, with its length; `nil` when the bytes

@@ -16,6 +16,12 @@ public enum Console {
         output(Array(text.utf8))
     }
 
+    /// Writes lines of a command's report to standard output, each on one line whatever the
+    /// names in it hold (control characters escaped), as standard error's are.
+    public static func outputLines(_ lines: [String]) {
+        output(lines.map { $0.escapingControlCharacters() + "\n" }.joined())
+    }
+
     /// Why standard output could not be written, once it could not.
     nonisolated(unsafe) public private(set) static var outputFailure: String?
 

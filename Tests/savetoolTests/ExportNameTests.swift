@@ -136,6 +136,22 @@ struct ExportNameTests {
         #expect(changed.status == 1 && changed.outputText == "~ /k\\x1B\\n: 1 → 2\n", "\(changed.outputText)")
         let checked = try CLI.run("migrate", saves, "--kind", "kape.tournament", "--dry-run")
         #expect(checked.errors.contains("/saves/t\\x1B[31m\\nx.json: ") && !checked.errors.contains("\u{1B}"), "\(checked.errors)")
+        // A report's lines on standard output too: a folder and a file named with a newline.
+        let folder = directory.appendingPathComponent("nl\ndir")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Documents"), withIntermediateDirectories: true)
+        let save = folder.appendingPathComponent("Documents/current_tournament.json").path
+        try FileManager.default.copyItem(atPath: CLI.sample("kape/Documents/current_tournament.json"), toPath: save)
+        let repository = directory.appendingPathComponent("r").path
+        for run in [["validate", save], ["export", folder.path, "-o", directory.appendingPathComponent("nl.tar.gz").path],
+                    ["backup", "create", folder.path, "--repo", repository], ["backup", "list", "--repo", repository], ["backup", "verify", "--repo", repository],
+                    ["import", directory.appendingPathComponent("nl.tar.gz").path, "--into", folder.path, "--no-migrate"]] {
+            let result = try Processes.run([CLI.executable] + run)
+            #expect(result.status == 0, "\(run): \(result.errors)")
+            for line in result.outputText.split(separator: "\n") where line.contains("nl") {
+                #expect(line.contains("nl\\ndir"), "\(run): \(result.outputText)")
+            }
+            #expect(!result.outputText.contains("nl\ndir"), "\(run): \(result.outputText)")
+        }
     }
 
     /// Folders and files whose names hold U+EF80 (valid UTF-8, one of the characters that

@@ -109,7 +109,7 @@ public struct FileWalk: Sendable {
                 // Only what the walk would visit: a FIFO or socket is passed over whatever its name.
                 if entry.bytes.first == UInt8(ascii: ".") || ![S_IFREG, S_IFDIR, S_IFLNK, 0].contains(shownType) { continue }
                 let shown = ExactFileName.printable(ExactFileName.string(entry.bytes))
-                let problem = "a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 names; rename it to include it"
+                let problem = "a name that is not UTF-8 (a byte that is not UTF-8 shown as \\x and two hex digits), expected UTF-8 names; rename it to include it"
                 let inside = relative.isEmpty ? shown : relative + "/" + shown
                 var file = File(path: directory + "/" + shown, relative: inside, argument: argument, problem: problem)
                 file.nameIsNotUTF8 = true

@@ -111,7 +111,7 @@ public struct TreeMerger: Sendable {
                 guard !FileIO.isTemporaryName(name) else { continue }
                 guard Array(name.utf8) == bytes else {
                     let shown = ExactFileName.printable(ExactFileName.string(bytes))
-                    throw SaveError(.badData, file: directory + "/" + shown, "a name that is not UTF-8 (its bytes shown as \\xE9), expected UTF-8 file names; rename it to merge the folders")
+                    throw SaveError(.badData, file: directory + "/" + shown, "a name that is not UTF-8 (a byte that is not UTF-8 shown as \\x and two hex digits), expected UTF-8 file names; rename it to merge the folders")
                 }
                 var kind = type
                 if kind == UInt8(DT_UNKNOWN) {

@@ -86,7 +86,7 @@ struct Export: ParsableCommand {
             if !global.json && !global.quiet {
                 let line = "exported \(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s") (\(summary.byteCount) bytes) from \(source) to \(output == "-" ? "standard output" : output)"
                 // The bundle itself is on standard output: the summary goes beside it, on stderr.
-                if output == "-" { Console.error(line) } else { Console.output(line + "\n") }
+                if output == "-" { Console.error(line) } else { Console.outputLines([line]) }
             }
         }
     }

@@ -155,10 +155,12 @@ struct Import: ParsableCommand {
                     return "\(dryRun ? "would migrate" : "migrated") \(ExactFileName.printable(item.path)) (\(result.kind ?? "")) \(change)\n"
                 }
                 if dryRun {
-                    Console.output("verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written\n" + migrated.joined())
+                    Console.outputLines(["verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written"])
+                    Console.output(migrated.joined())
                 } else {
-                    Console.output("restored \(count) file\(count == 1 ? "" : "s") into \(into)\n" + migrated.joined())
-                    if let previous = outcome.previousContents { Console.output("previous contents saved in \(previous)\n") }
+                    Console.outputLines(["restored \(count) file\(count == 1 ? "" : "s") into \(into)"])
+                    Console.output(migrated.joined())
+                    if let previous = outcome.previousContents { Console.outputLines(["previous contents saved in \(previous)"]) }
                 }
             }
         }

@@ -67,7 +67,7 @@ struct Inspect: ParsableCommand {
 
     private func text(_ document: LoadedDocument, _ summary: DocumentSummary, embeddedKinds: [JSONPointer: String]) -> String {
         var lines = [
-            "file:      \(file)",
+            "file:      \(file.escapingControlCharacters())",
             "codec:     \(document.codec.id) — \(document.codec.summary)",
             "size:      \(document.bytes.count) bytes",
             "top level: \(describe(summary.topLevelType, summary.topLevelCount))",
@@ -101,7 +101,7 @@ struct Inspect: ParsableCommand {
     private func archiveText(_ document: LoadedDocument) -> String {
         let entries = document.value["entries"]?.arrayValue ?? []
         var lines = [
-            "file:      \(file)",
+            "file:      \(file.escapingControlCharacters())",
             "codec:     \(document.codec.id) — \(document.codec.summary)",
             "size:      \(document.bytes.count) bytes",
             "entries:   \(entries.count)",

@@ -69,7 +69,7 @@ struct Validate: ParsableCommand {
                     "path": .string(embedded.pointer.description), "kind": .string(innerKind.name), "version": .int(UInt64(innerVersion)), "valid": .bool(valid),
                 ])
                 if valid && !global.json && !global.quiet {
-                    Console.output("\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid\n")
+                    Console.outputLines(["\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid"])
                 }
             }
             if global.json {
@@ -85,7 +85,7 @@ struct Validate: ParsableCommand {
             if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }
             if !global.json && !global.quiet {
                 let schema = found.schemas[version] == nil ? " (no schema for this version)" : ""
-                Console.output("\(file): \(found.describe(.version(version))) (\(match.evidence)), valid\(schema)\n")
+                Console.outputLines(["\(file): \(found.describe(.version(version))) (\(match.evidence)), valid\(schema)"])
             }
         }
     }

@@ -93,7 +93,7 @@ struct BackupCreate: ParsableCommand {
                 lines += unfinished.map { "removed what a cut run left: \($0)" }
                 lines.append("\(outcome): \(backup) (\(files) file\(files == 1 ? "" : "s"))")
                 lines += deleted.map { "deleted: \($0)" }
-                Console.output(lines.joined(separator: "\n") + "\n")
+                Console.outputLines(lines)
             }
         }
     }

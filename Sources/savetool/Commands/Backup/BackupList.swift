@@ -37,7 +37,7 @@ struct BackupList: ParsableCommand {
                         "\(backup.day)  \(backup.name)  \(backup.size) bytes  "
                             + (backup.damage.map { "?  FAILS: \($0)" } ?? "\(backup.files) file\(backup.files == 1 ? "" : "s")  complete (marked; backup verify checks it)")
                     }
-                    Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+                    Console.outputLines(lines.isEmpty ? ["no backups in \(options.repo)"] : lines)
                 }
                 let damaged = backups.filter { $0.damage != nil }.count
                 if damaged > 0 {
@@ -67,7 +67,7 @@ struct BackupList: ParsableCommand {
             if global.json {
                 try Console.outputJSON(.array(rows))
             } else {
-                Console.output(lines.isEmpty ? "no backups in \(options.repo)\n" : lines.joined(separator: "\n") + "\n")
+                Console.outputLines(lines.isEmpty ? ["no backups in \(options.repo)"] : lines)
             }
             if failed > 0 {
                 Console.error("savetool: \(options.repo): \(failed) backup\(failed == 1 ? "" : "s") failed to verify")

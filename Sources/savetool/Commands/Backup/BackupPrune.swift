@@ -39,7 +39,7 @@ struct BackupPrune: ParsableCommand {
                     try Console.outputJSON(.array(deleted.map { .string($0) }))
                 } else if !global.quiet {
                     let verb = dryRun ? "would delete" : "deleted"
-                    Console.output(deleted.isEmpty ? "nothing to delete\n" : deleted.map { "\(verb): \($0)" }.joined(separator: "\n") + "\n")
+                    Console.outputLines(deleted.isEmpty ? ["nothing to delete"] : deleted.map { "\(verb): \($0)" })
                 }
                 return
             }
@@ -51,7 +51,7 @@ struct BackupPrune: ParsableCommand {
                 try Console.outputJSON(.array(deleted.map { .string($0.path) }))
             } else if !global.quiet {
                 let verb = dryRun ? "would delete" : "deleted"
-                Console.output(deleted.isEmpty ? "nothing to delete\n" : deleted.map { "\(verb): \($0.path)" }.joined(separator: "\n") + "\n")
+                Console.outputLines(deleted.isEmpty ? ["nothing to delete"] : deleted.map { "\(verb): \($0.path)" })
             }
         }
     }

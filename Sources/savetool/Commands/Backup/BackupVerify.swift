@@ -69,11 +69,11 @@ struct BackupVerify: ParsableCommand {
                     return try check.verify()
                 }) else {
                     results.append(["path": .string(check.place), "ok": true, "gone": true])
-                    if !global.quiet && !global.json { Console.output("gone: \(check.place) (removed since the listing, by another run's retention)\n") }
+                    if !global.quiet && !global.json { Console.outputLines(["gone: \(check.place) (removed since the listing, by another run's retention)"]) }
                     continue
                 }
                 results.append(["path": .string(check.place), "ok": true, "files": .integer(Int64(summary.fileCount))])
-                if !global.quiet && !global.json { Console.output("ok: \(check.place) (\(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s"))\n") }
+                if !global.quiet && !global.json { Console.outputLines(["ok: \(check.place) (\(summary.fileCount) file\(summary.fileCount == 1 ? "" : "s"))"]) }
             } catch let exit as ExitCode {
                 results.append(["path": .string(check.place), "ok": false, "exitCode": .integer(Int64(exit.rawValue))])
                 firstFailure = firstFailure ?? exit  // the message naming the file and entry is already on stderr
@@ -81,7 +81,7 @@ struct BackupVerify: ParsableCommand {
         }
         if global.json { try Console.outputJSON(.array(results)) }
         // Said, not silent: a verify that checked nothing is not a verify that passed.
-        if checks.isEmpty && !global.quiet && !global.json { Console.output("no backups to verify in \(options.repo)\n") }
+        if checks.isEmpty && !global.quiet && !global.json { Console.outputLines(["no backups to verify in \(options.repo)"]) }
         if let firstFailure { throw firstFailure }
     }
 }

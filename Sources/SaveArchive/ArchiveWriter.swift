@@ -115,8 +115,7 @@ public final class ArchiveWriter {
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
         try finishEntry()
         let (declared, exactBytes) = try Self.describe(info, in: entry, archive: name)
-        let status = UTF8Locale.run { archive_write_header(archive, entry) }
-        guard status == ARCHIVE_OK || (status == ARCHIVE_WARN && exactBytes) else { throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive)) }
+        try Self.writeHeader(archive, entry, exactBytes: exactBytes, archive: name, path: info.path)
         current = (info.path, declared, 0)
     }
 
@@ -158,6 +157,15 @@ public final class ArchiveWriter {
         return (declared, exactBytes)
     }
 
+    /// Writes the header of `entry`: the one warning taken is libarchive's for a name set as
+    /// bytes that are not UTF-8 (``setName(_:in:_:_:)``), which it writes as they are.
+    private static func writeHeader(_ archive: OpaquePointer, _ entry: OpaquePointer, exactBytes: Bool, archive name: String, path: String) throws(ArchiveError) {
+        let status = UTF8Locale.run { archive_write_header(archive, entry) }
+        guard status == ARCHIVE_OK || (status == ARCHIVE_WARN && exactBytes) else {
+            throw .malformed(archive: name, entry: path, message: ArchiveReader.message(archive))
+        }
+    }
+
     /// Sets a name as UTF-8, or, when it holds bytes that are not (``ExactFileName``), as those
     /// bytes: libarchive writes them as they are, with a warning (pax `hdrcharset=BINARY`, as
     /// bsdtar and GNU tar do; a zip name without the UTF-8 flag). Returns whether it did.
@@ -174,7 +182,7 @@ public final class ArchiveWriter {
             setUTF8(entry, text)  // a name holding U+EF80 itself
             return false
         }
-        ExactFileName.withSystemPath(name) { setBytes(entry, $0) }
+        (bytes + [0]).withUnsafeBufferPointer { $0.withMemoryRebound(to: CChar.self) { setBytes(entry, $0.baseAddress) } }
         return true
     }
 
@@ -203,11 +211,7 @@ public final class ArchiveWriter {
             }, nil, nil)
         }
         guard status == ARCHIVE_OK else { throw .cannotCreate(archive: name, message: ArchiveReader.message(archive)) }
-        let exactBytes = try describe(info, in: entry, archive: name).exactBytes
-        let written = UTF8Locale.run { archive_write_header(archive, entry) }
-        guard written == ARCHIVE_OK || (written == ARCHIVE_WARN && exactBytes) else {
-            throw .malformed(archive: name, entry: info.path, message: ArchiveReader.message(archive))
-        }
+        try writeHeader(archive, entry, exactBytes: try describe(info, in: entry, archive: name).exactBytes, archive: name, path: info.path)
         return withExtendedLifetime(captured) { captured.bytes }
     }
 

@@ -50,8 +50,6 @@ public struct BundleExporter: Sendable {
     /// folder savetool staged names what it was made from instead (a merge's copies), since the
     /// staging folder's private mode says nothing of what it holds.
     public var readersLimitedBy: [String]?
-    /// ``readersLimitedBy`` already carried, with the folders of ``export(files:under:to:replacing:)``.
-    private var carriedReaderLimits: [String]?
     /// The bundle file's mode, where the caller decides it (a bundle written over another
     /// keeps that one's); else as ``readersLimitedBy`` says.
     public var mode: mode_t?
@@ -85,10 +83,6 @@ public struct BundleExporter: Sendable {
     /// write goes through a link.
     @discardableResult
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
-        // Paths from the caller are text; names below the root travel as ExactFileName carries them.
-        let (root, paths) = (ExactFileName.carried(root), paths.map(ExactFileName.carried))
-        var sorted = paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
-        sorted.reverse()
         // The folders between the root and the files are not in the bundle, but they kept
         // others out of the files: a 0644 save in a 0700 folder gives a 0600 bundle.
         var exporter = self
@@ -97,7 +91,11 @@ public struct BundleExporter: Sendable {
             var folder = FileIO.parentDirectory(of: path)
             while folder != "." && folder != "/" && folders.insert(folder).inserted { folder = FileIO.parentDirectory(of: folder) }
         }
-        exporter.carriedReaderLimits = readerLimits(root: root) + folders.sorted().map { root + "/" + $0 }
+        exporter.readersLimitedBy = (readersLimitedBy ?? [root]) + folders.sorted().map { root + "/" + $0 }
+        // Paths from the caller are text; names below the root travel as ExactFileName carries them.
+        let root = ExactFileName.carried(root)
+        var sorted = paths.map(ExactFileName.carried).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
+        sorted.reverse()
         return try exporter.export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }
 
@@ -246,9 +244,9 @@ public struct BundleExporter: Sendable {
     }
 
     /// What limits who may read the bundle besides its entries: the paths whose modes limit
-    /// the bundle's, spelled as ``ExactFileName`` carries them.
+    /// the bundle's (the caller's, as text), spelled as ``ExactFileName`` carries them.
     private func readerLimits(root: String) -> [String] {
-        carriedReaderLimits ?? readersLimitedBy?.map(ExactFileName.carried) ?? [root]
+        readersLimitedBy?.map(ExactFileName.carried) ?? [root]
     }
 
     private func header(root: String) -> BundleManifest {
@@ -462,11 +460,12 @@ public struct BundleExporter: Sendable {
                 case S_IFLNK:
                     // A link that leads out of the folder is no part of it, and import refuses one:
                     // left out, with a warning, rather than failing the whole backup.
-                    if let problem = BundleExporter.linkTarget(path).flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
+                    let target = BundleExporter.linkTarget(path)
+                    if let problem = target.flatMap({ BundleImporter.symbolicLinkProblem(child, $0) }) {
                         exporter.warn("\(ExactFileName.printable(path)): \(ExactFileName.oneLine(problem)); left out")
                         continue
                     }
-                    if case .zip = exporter.format, let target = BundleExporter.linkTarget(path), ExactFileName.isNotUTF8(target) {
+                    if case .zip = exporter.format, let target, ExactFileName.isNotUTF8(target) {
                         throw BundleError.unsupportedEntry(path: path, kind: "a link to a name that is not UTF-8, which a zip bundle cannot hold; expected UTF-8 names (a .tar.gz or .tar.zst bundle keeps it byte for byte)")
                     }
                     items.append((Array(name.utf8), .entry(Walked(relative: child, type: .symlink))))
@@ -859,11 +858,13 @@ public enum BundleError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The path, as people read it: on one line, a byte of a name that is not UTF-8 as `\xE9`
     /// (``ExactFileName/printable(_:)``).
-    public var path: String {
+    public var path: String { ExactFileName.printable(rawPath) }
+
+    private var rawPath: String {
         switch self {
-        case .notADirectory(let path), .exists(let path): ExactFileName.printable(path)
-        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): ExactFileName.printable(path)
-        case .unsupportedEntry(let path, _), .changedDuringExport(let path): ExactFileName.printable(path)
+        case .notADirectory(let path), .exists(let path): path
+        case .unreadable(let path, _), .cannotCreate(let path, _), .ioFailure(let path, _): path
+        case .unsupportedEntry(let path, _), .changedDuringExport(let path): path
         }
     }
 

@@ -218,6 +218,12 @@ public struct BundleImporter {
         return nil
     }
 
+    /// Why an archive entry could reach outside the destination, or `nil`: checked as the path
+    /// it lands at, as export checked it (what follows `files/`).
+    public static func unsafeEntryReason(_ entryPath: String) -> String? {
+        unsafePathReason(entryPath.hasPrefix("files/") ? String(entryPath.dropFirst(6)) : entryPath)
+    }
+
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
     public static func unsafePathReason(_ path: String) -> String? {
         // One pass over the bytes: this runs for every entry of a bundle, twice.
@@ -288,8 +294,7 @@ public struct BundleImporter {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
             let entryPath = entry.exactPath  // a name that is not UTF-8, byte for byte
-            // Checked as the path it lands at, as export checked it: what follows `files/`.
-            if let problem = Self.unsafePathReason(entryPath.hasPrefix("files/") ? String(entryPath.dropFirst(6)) : entryPath) {
+            if let problem = Self.unsafeEntryReason(entryPath) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
             }
             if entryPath == "files", entry.kind == .directory { continue }

@@ -37,12 +37,15 @@ public struct OriginalsKeeper: Sendable {
         if paths == nil {
             // A folder that is not there holds nothing to keep; one that cannot be listed is
             // not empty: what it holds is unknown, and must not be replaced unkept.
-            var info = stat()
-            guard lstat(root, &info) == 0 || errno != ENOENT else { return nil }
+            func isGone() -> Bool {
+                var info = stat()
+                return lstat(root, &info) != 0 && errno == ENOENT
+            }
+            if isGone() { return nil }
             let entries: [(bytes: [UInt8], type: UInt8)]
             do { entries = try FileIO.entries(in: root) } catch {
                 guard case .unreadable(_, let reason) = error else { throw error }
-                if errno == ENOENT { return nil }  // gone since: nothing to keep
+                if isGone() { return nil }  // gone since: nothing to keep
                 throw BundleError.unreadable(path: root, reason: reason)
             }
             if entries.isEmpty { return nil }

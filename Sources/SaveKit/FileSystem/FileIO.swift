@@ -351,14 +351,17 @@ public enum FileIO {
     /// the type `readdir` gives: `DT_UNKNOWN` where the file system does not say, so that a
     /// walk needs an `lstat` only for those, not for every file.
     public static func entries(in directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
-        guard let stream = opendir(directory) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
-        defer { closedir(stream) }
-        return entries(of: stream)
+        try entries(of: opendir(directory), at: directory)
     }
 
     /// ``entries(in:)`` of a folder whose path ``ExactFileName`` carries.
     public static func entries(inExactPath directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
-        guard let stream = ExactFileName.withSystemPath(directory, { opendir($0) }) else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
+        try entries(of: ExactFileName.withSystemPath(directory) { opendir($0) }, at: directory)
+    }
+
+    /// What an opened directory holds; `stream` is `nil` when `directory` could not be opened.
+    private static func entries(of stream: DirectoryStream?, at directory: String) throws(FileError) -> [(bytes: [UInt8], type: UInt8)] {
+        guard let stream else { throw .unreadable(path: directory, reason: FileError.reason(errno)) }
         defer { closedir(stream) }
         return entries(of: stream)
     }

@@ -166,16 +166,12 @@ public struct Migrator: Sendable {
                 continue
             // Failed or invalid inside: the file is left as it was, and the place is named in
             // the file (`/saveData/wallet`), with the embedded document's kind.
-            case .failed(let innerKind, let from, var error):
-                error.path = JSONPointer(tokens: pointer.tokens + error.path.tokens)
-                error.step = "\(innerKind) \(error.step)"
-                return .failed(kind: innerKind, from: from, error: error)
+            case .failed(let innerKind, let from, let error):
+                var placed = error.placed(under: pointer)
+                placed.step = "\(innerKind) \(error.step)"
+                return .failed(kind: innerKind, from: from, error: placed)
             case .invalid(let innerKind, let version, let violations):
-                return .invalid(kind: innerKind, version: version, violations: violations.map { violation in
-                    var violation = violation
-                    violation.at = JSONPointer(tokens: pointer.tokens + violation.at.tokens)
-                    return violation
-                })
+                return .invalid(kind: innerKind, version: version, violations: violations.map { $0.placed(under: pointer) })
             case let other:
                 return other  // future or ambiguous inside: the file is left as it was
             }
@@ -218,10 +214,7 @@ public struct Migrator: Sendable {
                 continue
             }
             for violation in innerKind.schemas[innerVersion]?.violations(of: inner) ?? [] {
-                violations.append(
-                    Schema.Violation(
-                        at: JSONPointer(tokens: embedded.pointer.tokens + violation.at.tokens), message: violation.message,
-                        schema: "\(innerKind.name) version \(innerVersion)"))
+                violations.append(violation.placed(under: embedded.pointer, schema: "\(innerKind.name) version \(innerVersion)"))
             }
         }
         return violations

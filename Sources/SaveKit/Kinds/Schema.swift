@@ -37,6 +37,12 @@ public final class Schema: Sendable {
         }
         public var description: String { "\(at.displayText): \(message)" }
 
+        /// The violation of a value found inside another (an embedded document), placed in the
+        /// holder, with the schema broken when it is to be named.
+        public func placed(under pointer: JSONPointer, schema: String? = nil) -> Violation {
+            Violation(at: pointer.appending(at), message: message, schema: schema ?? self.schema)
+        }
+
         /// The schema broken, by name: the embedded document's, else `kind`'s at `version`.
         public func schemaName(else kind: String, version: Int) -> String { schema ?? "\(kind) version \(version)" }
     }

@@ -87,7 +87,7 @@ public struct MigrationError: Error, Sendable, Equatable, CustomStringConvertibl
     /// goes through), placed in the document.
     func placed(under pointer: JSONPointer) -> MigrationError {
         var placed = self
-        placed.path = JSONPointer(tokens: pointer.tokens + path.tokens)
+        placed.path = pointer.appending(path)
         return placed
     }
 }

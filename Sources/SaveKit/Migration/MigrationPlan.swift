@@ -36,6 +36,8 @@ public struct MigrationPlan: Sendable, Equatable {
         guard value["format"]?.stringValue?.hasPrefix("savetool.migrations/1") == true else {
             throw fail(["format"], "expected \"savetool.migrations/1\"")
         }
+        /// What stands where a list was expected, for a message: `missing`, or its type.
+        func found(_ value: SaveValue?) -> String { value.map { "found \($0.typeNameWithArticle)" } ?? "missing" }
         // A misspelt key ("stpes", "opz") is named, not read as a plan without steps.
         func refuseUnknownKeys(of object: SaveValue, at path: [String], known: [String], what: String) throws(FormatDefinitionError) {
             guard let unknown = object.dictionaryValue?.keys.first(where: { !known.contains($0) }) else { return }
@@ -44,7 +46,7 @@ public struct MigrationPlan: Sendable, Equatable {
         try refuseUnknownKeys(of: value, at: [], known: ["format", "kind", "steps"], what: "migrations.json")
         guard let kind = value["kind"]?.stringValue else { throw fail(["kind"], "missing, expected the kind's name") }
         guard let steps = value["steps"]?.arrayValue else {
-            throw fail(["steps"], "\(value["steps"].map { "found \($0.typeNameWithArticle)" } ?? "missing"), expected an array of steps")
+            throw fail(["steps"], "\(found(value["steps"])), expected an array of steps")
         }
         var parsed: [Step] = []
         for (index, step) in steps.enumerated() {
@@ -57,7 +59,7 @@ public struct MigrationPlan: Sendable, Equatable {
                 throw fail(["steps", String(index)], "\"from\" \(from) and \"to\" \(to), expected \"to\" above \"from\" (a step goes to a later version)")
             }
             guard let ops = step["ops"]?.arrayValue else {
-                throw fail(["steps", String(index), "ops"], "\(step["ops"].map { "found \($0.typeNameWithArticle)" } ?? "missing"), expected an array of operations")
+                throw fail(["steps", String(index), "ops"], "\(found(step["ops"])), expected an array of operations")
             }
             parsed.append(Step(from: Int(from), to: Int(to), operations: try Self.operations(ops, at: ["steps", String(index), "ops"])))
         }

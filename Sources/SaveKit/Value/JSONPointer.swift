@@ -39,6 +39,11 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
 
     public func appending(_ index: Int) -> JSONPointer { appending(String(index)) }
 
+    /// `pointer`, which points inside the value here, as a pointer from where this one starts.
+    public func appending(_ pointer: JSONPointer) -> JSONPointer {
+        JSONPointer(tokens: tokens + pointer.tokens)
+    }
+
     public var parent: JSONPointer? {
         tokens.isEmpty ? nil : JSONPointer(tokens: Array(tokens.dropLast()))
     }

@@ -40,7 +40,7 @@ struct Diff: ParsableCommand {
             if global.json {
                 try Console.outputJSON(["same": .bool(diff.isEmpty), "differences": .array(diff.changes.map(json))])
             } else if !global.quiet {
-                Console.output(diff.changes.map(line).joined())
+                Console.outputLines(diff.changes.map(line))  // a key holding a newline stays on its line
             }
             return diff.changes.count
         }
@@ -49,9 +49,9 @@ struct Diff: ParsableCommand {
 
     private func line(_ change: StructuralDiff.Change) -> String {
         switch change {
-        case .added(let pointer, let value): "+ \(pointer.displayText.escapingControlCharacters()): \(inline(value))\n"
-        case .removed(let pointer, let value): "- \(pointer.displayText.escapingControlCharacters()): \(inline(value))\n"
-        case .changed(let pointer, let old, let new): "~ \(pointer.displayText.escapingControlCharacters()): \(inline(old)) → \(inline(new))\n"
+        case .added(let pointer, let value): "+ \(pointer.displayText): \(inline(value))"
+        case .removed(let pointer, let value): "- \(pointer.displayText): \(inline(value))"
+        case .changed(let pointer, let old, let new): "~ \(pointer.displayText): \(inline(old)) → \(inline(new))"
         }
     }
 

@@ -138,7 +138,7 @@ struct Inspect: ParsableCommand {
             for entry in entries {
                 // Checked as import checks it: byte for byte (``ExactFileName``), below `files/`.
                 guard let path = Self.exactPath(of: entry) else { continue }
-                guard let problem = BundleImporter.unsafePathReason(path.hasPrefix("files/") ? String(path.dropFirst(6)) : path) else { continue }
+                guard let problem = BundleImporter.unsafeEntryReason(path) else { continue }
                 refused += 1
                 lines.append("  archive entry \(ExactFileName.printable(path))  (import refuses it: \(problem))")
             }

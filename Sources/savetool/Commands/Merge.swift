@@ -179,20 +179,20 @@ struct Merge: ParsableCommand {
 
     private static func print(_ file: TreeMerger.FileOutcome) {
         guard !file.decisions.isEmpty else { return }
-        var text = file.path.escapingControlCharacters() + (file.kind.map { " (\($0))" } ?? "") + "\n"
+        var lines = [file.path + (file.kind.map { " (\($0))" } ?? "")]
         for decision in file.decisions {
-            let place = decision.path.isRoot ? "the whole file" : decision.path.displayText.escapingControlCharacters()
+            let place = decision.path.isRoot ? "the whole file" : decision.path.displayText
             if decision.isConflict {
                 let sides = [("local", decision.local), ("remote", decision.remote), ("base", decision.base)]
                     .compactMap { name, value in value.map { "\(name) \(short($0))" } }
-                text += "  conflict at \(place): \(decision.why)" + (sides.isEmpty ? "" : " (\(sides.joined(separator: ", ")))") + "\n"
+                lines.append("  conflict at \(place): \(decision.why)" + (sides.isEmpty ? "" : " (\(sides.joined(separator: ", ")))"))
             } else {
                 // A whole document or subtree taken from one side is named by its side, not shown.
                 let result = decision.result.flatMap { $0.isContainer && $0.compactText.count > 60 ? nil : " → \(short($0))" } ?? ""
-                text += "  \(place): \(decision.policy)\(result), \(decision.why)\n"
+                lines.append("  \(place): \(decision.policy)\(result), \(decision.why)")
             }
         }
-        Console.output(text)
+        Console.outputLines(lines)  // a name or key holding a newline stays on its line
     }
 
     private static func summary(_ outcome: MergeJob.Outcome, output: String?, dryRun: Bool) -> String {

@@ -177,7 +177,7 @@ struct Sync: ParsableCommand {
                 for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) && !insideUnreadable(slot) {
                     let file = (path.hasSuffix("/") ? path : path + "/") + slot
                     if let synced = state.entries[slot], synced.server == client.server, synced.space == client.space {
-                        if !global.quiet && !global.json { Console.output("\(file.escapingControlCharacters()): deleted here since version \(synced.version); left deleted (the server keeps the slot)\n") }
+                        if !global.quiet && !global.json { Console.outputLines(["\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)"]) }
                         continue
                     }
                     attempt(file) {
@@ -214,21 +214,20 @@ struct Sync: ParsableCommand {
         }
         // A conflict, and a file given up for the server's copy, are said even under --quiet.
         guard !global.quiet || outcome.action == .conflict || outcome.action == .tookServerCopy else { return }
-        var outcome = outcome
-        outcome.file = outcome.file.escapingControlCharacters()  // a line each, whatever the name holds
+        let line: String
         switch outcome.action {
-        case .upToDate: Console.output("\(outcome.file): up to date (version \(outcome.version))\n")
-        case .created: Console.output("\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))\n")
-        case .pushed: Console.output("\(outcome.file): pushed, version \(outcome.version)\(Self.migrated(outcome))\n")
+        case .upToDate: line = "\(outcome.file): up to date (version \(outcome.version))"
+        case .created: line = "\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))"
+        case .pushed: line = "\(outcome.file): pushed, version \(outcome.version)\(Self.migrated(outcome))"
         case .merged:
             let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"): the server's history has them"
-            Console.output(outcome.unchangedHere
-                ? "\(outcome.file): merged with other devices' changes, version \(outcome.version), which is this file as it is (\(decisions))\n"
-                : "\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(decisions))\n")
-        case .pulled: Console.output("\(outcome.file): pulled version \(outcome.version)\n")
+            line = outcome.unchangedHere
+                ? "\(outcome.file): merged with other devices' changes, version \(outcome.version), which is this file as it is (\(decisions))"
+                : "\(outcome.file): merged with other devices' changes, version \(outcome.version) written here (\(decisions))"
+        case .pulled: line = "\(outcome.file): pulled version \(outcome.version)"
         case .tookServerCopy:
-            Console.output("\(outcome.file): conflict settled by taking version \(outcome.version) from the server; this copy is kept there as \(outcome.parked ?? "a parked push")\n")
-        case .leftOut: Console.output("\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")\n")
+            line = "\(outcome.file): conflict settled by taking version \(outcome.version) from the server; this copy is kept there as \(outcome.parked ?? "a parked push")"
+        case .leftOut: line = "\(outcome.file): left out: \(outcome.reason ?? "no slot can hold it")"
         case .conflict:
             var text = outcome.sincePush
                 ? "\(outcome.file): its changes since its last push (which the server took) conflict with version \(outcome.version) on the server; the file is left as it was"
@@ -249,6 +248,8 @@ struct Sync: ParsableCommand {
                 lines.append(line)
             }
             lines.forEach(Console.error)
+            return
         }
+        Console.outputLines([line])  // on one line, whatever the name holds
     }
 }

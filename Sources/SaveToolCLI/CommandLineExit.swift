@@ -40,3 +40,17 @@ public enum CommandLineText {
         }
     }
 }
+
+extension CommandLineText {
+    /// The first of `names` given more than once in `arguments` (before a `--`), as `--name`
+    /// or `--name=value`. ArgumentParser keeps the last of a repeated option without a word,
+    /// which drops a value the user meant to give.
+    public static func repeatedOption(of names: [String], in arguments: [String]) -> String? {
+        var seen: Set<String> = []
+        for argument in arguments.prefix(while: { $0 != "--" }) {
+            guard let name = names.first(where: { argument == $0 || argument.hasPrefix($0 + "=") }) else { continue }
+            if !seen.insert(name).inserted { return name }
+        }
+        return nil
+    }
+}

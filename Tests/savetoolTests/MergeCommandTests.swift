@@ -494,6 +494,69 @@ struct MergeCommandTests {
         #expect(result.errors.contains("\(answers):/answers/0: a value for the group at /level: an array of 1, expected an array of 2 values, one per member in the rule's order; this answer settled nothing"), "\(result.errors)")
         #expect(try Codecs.value(try String(contentsOfFile: merged, encoding: .utf8)) == ["v": 1, "level": "4", "xp": 5], "--prefer remote settled it")
     }
+
+    /// What a game developer met merging a phone's, a tablet's and a TV's copies: a second
+    /// --remote dropped the first (exit 0, the tablet's coins and theme lost); two identical
+    /// copies counted their coins twice without a word; a newer save inside the plist was named by the
+    /// plist's kind; the report named the plist's kind for the inner save's decisions; and a
+    /// merge into a folder that does not exist printed every decision before failing.
+    @Test func manyCopiesIdenticalCopiesAndInnerKinds() throws {
+        let root = try Processes.temporaryDirectory("merge-devices")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let blocks = "Library/Preferences/com.example.blocks.plist"
+        let base = try Device(root.appendingPathComponent("base")), phone = try Device(root.appendingPathComponent("phone"))
+        let tablet = try Device(root.appendingPathComponent("tablet")), tv = try Device(root.appendingPathComponent("tv"))
+        try phone.set(blocks, "/gameSave/coins", "70")  // 40 → 70
+        try tablet.set(blocks, "/gameSave/coins", "25")  // 40 → 25
+        try tablet.set(blocks, "/gameSave/unlockedThemes/-", #""lava""#)
+        try tv.set(blocks, "/gameSave/coins", "50")  // 40 → 50
+        let out = root.appendingPathComponent("merged.plist").path
+
+        let twice = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--remote=" + tv.file(blocks), "--base", base.file(blocks), "-o", out)
+        #expect(twice.status == 64, "\(twice.outputText)\(twice.errors)")
+        #expect(twice.errors.contains("--remote given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base"), "\(twice.errors)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        // In turn, with the same base: 40 + 30 − 15 + 10.
+        let first = root.appendingPathComponent("phone-tablet.plist").path
+        #expect(try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--base", base.file(blocks), "-o", first).status == 0)
+        let all = try CLI.run("merge", "--local", first, "--remote", tv.file(blocks), "--base", base.file(blocks), "-o", out, "--json")
+        #expect(all.status == 0, "\(all.errors)")
+        #expect(try CLI.run("get", out, "/gameSave/coins").outputText == "65\n")
+        #expect(try CLI.run("get", out, "/gameSave/unlockedThemes/4").outputText == "\"lava\"\n")
+        let report = try Codecs.json.decode(Array(all.output))
+        let coins = report["decisions"]?.arrayValue?.first { $0["path"] == "/gameSave/coins" }
+        #expect(coins?["kind"] == "blocks.gamesave", "the inner save's own kind decided: \(String(describing: coins))")
+        #expect(report["decisions"]?.arrayValue?.first { $0["path"] == "/launchCount" } == nil)
+
+        // The same bytes on both sides are two devices' alike changes (each earned 30: 100),
+        // and the merge says so first: the same save given twice would count them twice.
+        let copy = root.appendingPathComponent("phone-again.plist").path
+        try FileManager.default.copyItem(atPath: phone.file(blocks), toPath: copy)
+        let same = root.appendingPathComponent("same.plist").path
+        let identical = try CLI.run("merge", "--local", phone.file(blocks), "--remote", copy, "--base", base.file(blocks), "-o", same)
+        #expect(identical.status == 0, "\(identical.errors)")
+        #expect(identical.outputText.contains("""
+            (blocks.defaults)
+              the whole file: sameBytes, the two copies are the same bytes: merged as two devices' alike changes, so a counter counts both (one save given twice would count its changes twice)
+              /gameSave/coins: counter → 100
+            """), "\(identical.outputText)")
+        #expect(try CLI.run("get", same, "/gameSave/coins").outputText == "100\n")
+
+        // A newer save inside the plist is named by its own kind, at its place.
+        try tv.set(blocks, "/gameSave/saveVersion", "3")
+        let newer = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tv.file(blocks), "--base", base.file(blocks), "-o", root.appendingPathComponent("n.plist").path)
+        #expect(newer.status == 65, "\(newer.errors)")
+        #expect(newer.errors.contains("\(tv.file(blocks)):/gameSave: blocks.gamesave version 3, newer than the 2 savetool knows; expected at most 2"), "\(newer.errors)")
+
+        // Nowhere to put the result: said before any decision is printed, nothing written.
+        let before = try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks)))
+        let nowhere = root.appendingPathComponent("missing/merged.plist").path
+        let lost = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--base", base.file(blocks), "-o", nowhere)
+        #expect(lost.status == 73, "\(lost.errors)")
+        #expect(lost.outputText.isEmpty, "\(lost.outputText)")
+        #expect(lost.errors.contains("missing: no such folder, expected the existing folder the merged copy goes in"), "\(lost.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
+    }
 }
 
 extension MergeCommandTests.Device {

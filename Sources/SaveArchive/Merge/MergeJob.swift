@@ -60,6 +60,10 @@ public struct MergeJob: Sendable {
         if singleFile && !dryRun && !Self.samePlace(output, local) && FileManager.default.fileExists(atPath: output) {
             throw SaveError(.cannotCreate, file: output, "exists, expected a new file for the merged copy, or the local copy itself")
         }
+        // Checked before merging, so that no decision is printed for a result that has nowhere to go.
+        if singleFile && !dryRun && !Self.samePlace(output, local) && !Self.isFolder(FileIO.parentDirectory(of: Self.absolute(output))) {
+            throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: output), "no such folder, expected the existing folder the merged copy goes in")
+        }
         if singleFile {
             let file = try mergeFile(base: base, local: local, remote: remote, output: output)
             try count(file.outcome)

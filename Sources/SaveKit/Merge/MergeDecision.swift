@@ -20,6 +20,9 @@ public struct MergeDecision: Sendable {
     public var why: String
     /// Not settled: no rule, answer or preference decided it, so nothing is written.
     public var isConflict: Bool
+    /// The kind whose rules applied, when not the file's own: a document held inside it (the
+    /// JSON `gameSave` of a `UserDefaults` plist) is merged by its own kind's.
+    public var kind: String?
 
     public init(
         path: JSONPointer, policy: String, base: SaveValue? = nil, local: SaveValue? = nil, remote: SaveValue? = nil, result: SaveValue?, why: String, isConflict: Bool

@@ -19,7 +19,7 @@ public struct MergeReport: Sendable {
         files += 1
         for decision in file.decisions {
             if decision.isConflict { conflicts += 1 }
-            decisions.append(Self.value(of: decision, file: file.path, kind: file.kind))
+            decisions.append(Self.value(of: decision, file: file.path, kind: decision.kind ?? file.kind))
         }
     }
 

@@ -51,8 +51,17 @@ public struct SaveMerger: Sendable {
 
     public func merge(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
         // Equal copies are merged done, unless both changed the base alike: then a counter's
-        // two changes both count, and the rules below decide.
-        if local.bytes == remote.bytes, base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
+        // two changes both count (two devices that each earned 10 coins from the same save hold
+        // the same bytes), and the rules below decide. That is said first: the same save given
+        // twice (pulled twice, a result merged again) would count its changes twice.
+        var sameBytes: [MergeDecision] = []
+        if local.bytes == remote.bytes {
+            if base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
+            sameBytes = [MergeDecision(
+                path: .root, policy: "sameBytes", result: nil,
+                why: "the two copies are the same bytes: merged as two devices' alike changes, so a counter counts both (one save given twice would count its changes twice)",
+                isConflict: false)]
+        }
         // One side's change, byte for byte, when both are in the same codec (a re-encoding could
         // only lose the file's own layout).
         if let base, registry.codec(sniffing: local.bytes)?.id == registry.codec(sniffing: remote.bytes)?.id {
@@ -92,7 +101,7 @@ public struct SaveMerger: Sendable {
             }
         }
         var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
-        decisions = migration + decisions
+        decisions = sameBytes + migration + decisions
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         // Two valid copies can still merge into a save its app cannot read (a counter's sum past
         // its schema's maximum, an answer's value): a conflict at that place, never written, so
@@ -127,7 +136,11 @@ public struct SaveMerger: Sendable {
                 let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0, options: EmbeddedDocument.decoding) }
                 let (merged, inner) = mergeDocument(
                     kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: JSONPointer(tokens: prefix.tokens + pointer.tokens))
-                decisions += inner
+                decisions += inner.map { decision in
+                    var decision = decision
+                    if decision.kind == nil { decision.kind = found.kind?.name }
+                    return decision
+                }
                 var replacement = local.value(at: pointer)!
                 if merged != innerLocal {
                     let options = EmbeddedDocument.encoding(pretty: found.bytes.contains(0x0A), for: found.codec)
@@ -172,7 +185,11 @@ public struct SaveMerger: Sendable {
         case .unchanged: return (value, [])
         case .unrecognized: throw SaveError(.badData, file: copy.name, "no version field or fingerprint of \(kind.name) matches, expected a \(kind.name) save")
         case .ambiguous(_, let versions): throw SaveError(.badData, file: copy.name, "matches the fingerprints of \(kind.name) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
-        case .future(_, let version): throw SaveError(.badData, file: copy.name, "\(kind.name) version \(version), newer than the \(kind.currentVersion) savetool knows; expected at most \(kind.currentVersion)")
+        case .future(let futureKind, let version):
+            // It may be a document held inside: named by its own kind, at its place.
+            let inner = migrator.kinds.first { $0.name == futureKind } ?? kind
+            let place = inner.name == kind.name ? nil : migrator.embeddedDocuments(in: value, of: kind, registry: registry).first { $0.kind?.name == inner.name }?.pointer
+            throw SaveError(.badData, file: copy.name, location: place?.displayText, "\(inner.describe(.future(version))); expected at most \(inner.currentVersion)")
         case .invalid(let invalidKind, let version, let violations):  // the embedded save's kind, when it is its schema
             throw SaveError(.badData, file: copy.name, location: violations.first?.at.displayText, "not a valid \(invalidKind) version \(version): \(violations.first?.message ?? "")")
         case .failed(_, _, let error): throw SaveError(.badData, file: copy.name, "cannot be migrated to \(kind.name) version \(kind.currentVersion): \(error)")

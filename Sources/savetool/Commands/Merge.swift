@@ -91,6 +91,10 @@ struct Merge: ParsableCommand {
         } else {
             guard gitFiles.isEmpty else { throw ValidationError("unexpected argument '\(gitFiles[0])'; the copies are given with --local and --remote") }
             guard local != nil, remote != nil else { throw ValidationError("missing --local or --remote, expected both copies") }
+            if let repeated = CommandLineText.repeatedOption(of: ["--local", "--remote", "--base"], in: CommandLineText.arguments()) {
+                throw ValidationError(
+                    "\(repeated) given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base")
+            }
             guard output != nil || dryRun else { throw ValidationError("missing --output, expected where the merged copy goes (or --dry-run)") }
         }
     }
@@ -172,7 +176,10 @@ struct Merge: ParsableCommand {
             // git passes no flags of ours: its own ways are the ones to name there.
             Console.error(left + (git
                 ? "git keeps our copy and marks the file in conflict: edit it (savetool set) and git add it, or take a side with git checkout --ours or --theirs"
-                : "settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote"))
+                : prefer == nil
+                    ? "settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote"
+                    // What --prefer cannot settle: a merged save its schema refuses, as an answer's value can make.
+                    : "settle them with --answers (the conflicts of --report are what to answer; a value given must be one the kind's schema takes)"))
             throw ExitCode(Failure.Code.negative)
         }
     }

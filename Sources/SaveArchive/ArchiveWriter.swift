@@ -7,14 +7,19 @@ import SaveKit
 /// Output is reproducible: the same entries give the same bytes (owner 0, no user or group
 /// names, no timestamp in the gzip header). Tar archives are pax ("restricted": plain ustar
 /// headers unless a name or size needs pax records), which every tar reads.
+///
+/// A tar archive's stream is put together here: each header is ``TarHeader``'s, or
+/// libarchive's for an entry that needs pax records, then the data, padded to 512 bytes, and
+/// the two empty records that end it, as libarchive's own writer lays them out (tested byte for
+/// byte). Zip archives are libarchive's throughout.
 public final class ArchiveWriter {
     public let name: String
     private let archive: OpaquePointer
     private let entry: OpaquePointer
     private var current: (path: String, declared: Int64, written: Int64)?
     private var closed = false
-    /// Compression on a thread of its own, for compressed tar.
-    private var pipeline: CompressionPipeline?
+    /// A tar archive's stream, compressed on a thread of its own when it is compressed.
+    private var tar: TarEntryStream?
     private let output: ArchiveOutput
 
     /// Writes to `descriptor` (left open); `name` is for messages.
@@ -31,42 +36,19 @@ public final class ArchiveWriter {
         }
         self.archive = archive
         self.entry = entry
-        var status: Int32
-        var options: [String] = []
-        var compressor: ((OpaquePointer) -> Int32)?
-        switch format {
-        case .zip:
-            status = archive_write_set_format_zip(archive)
-            if let level { options.append("zip:compression-level=\(level)") }
-        case .tar(let compression):
-            status = archive_write_set_format_pax_restricted(archive)
-            compressor = Self.compressor(compression, level: level)
-        }
-        if let compressor {
-            // The tar stream goes, uncompressed, to a compressor on its own thread.
+        if case .tar(let compression) = format {
             do {
-                pipeline = try CompressionPipeline(output: output, name: name, configure: compressor)
+                // Compressed on a thread of its own, as `tar --zstd` pipes into `zstd`.
+                tar = try TarEntryStream(into: output, name: name, compression: compression, level: level)
             } catch {
                 closed = true  // nothing to close; deinit frees the writer
                 throw error
             }
-        } else if status == ARCHIVE_OK, !options.isEmpty {
-            status = archive_write_set_options(archive, options.joined(separator: ","))
+            return
         }
-        // One block size for tar: the last block is not padded to 10 KiB.
-        if status == ARCHIVE_OK, case .tar = format { status = archive_write_set_bytes_in_last_block(archive, 1) }
-        if status == ARCHIVE_OK {
-            if let pipeline {
-                // The writer's bytes go to the compressor's queue (which `pipeline` keeps alive).
-                status = archive_write_open2(archive, Unmanaged.passUnretained(pipeline).toOpaque(), nil, { _, context, buffer, length in
-                    let pipeline = Unmanaged<CompressionPipeline>.fromOpaque(context!).takeUnretainedValue()
-                    guard let buffer, pipeline.push(UnsafeRawBufferPointer(start: buffer, count: length)) else { return -1 }
-                    return length
-                }, nil, nil)
-            } else {
-                status = output.open(archive)
-            }
-        }
+        var status = archive_write_set_format_zip(archive)
+        if status == ARCHIVE_OK, let level { status = archive_write_set_options(archive, "zip:compression-level=\(level)") }
+        if status == ARCHIVE_OK { status = output.open(archive) }
         guard status == ARCHIVE_OK else {
             closed = true  // nothing to close; deinit frees both
             throw .cannotCreate(archive: name, message: ArchiveReader.message(archive))
@@ -101,12 +83,8 @@ public final class ArchiveWriter {
     deinit {
         // Not closed: an error stopped the writing. Marked failed, libarchive writes no end of
         // archive into the output (an upload under way is aborted, not sent a trailer).
-        if !closed {
-            archive_write_fail(archive)
-            pipeline?.abandon()
-        } else {
-            try? pipeline?.finish()
-        }
+        // A tar stream not finished stops its compressor likewise (TarEntryStream's own deinit).
+        if !closed { archive_write_fail(archive) }
         archive_write_free(archive)
         archive_entry_free(entry)
     }
@@ -114,6 +92,14 @@ public final class ArchiveWriter {
     /// Starts an entry; a file's data follows with ``write(_:)``.
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
         try finishEntry()
+        if let tar {
+            let header: [UInt8]
+            if let plain = TarHeader.ustar(for: info) { header = plain } else { header = try Self.tarHeader(for: info, archive: name) }
+            try tar.write(header)
+            let declared = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
+            current = (info.path, declared, 0)
+            return
+        }
         let (declared, exactBytes) = try Self.describe(info, in: entry, archive: name)
         try Self.writeHeader(archive, entry, exactBytes: exactBytes, archive: name, path: info.path)
         current = (info.path, declared, 0)
@@ -218,6 +204,16 @@ public final class ArchiveWriter {
     /// Appends to the current file entry.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
         guard var entryState = current else { return }
+        if let tar {
+            // More than the header declared would be read as the next header: refused whole.
+            guard entryState.written + Int64(bytes.count) <= entryState.declared else {
+                throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written + Int64(bytes.count))
+            }
+            try tar.write(bytes)
+            entryState.written += Int64(bytes.count)
+            current = entryState
+            return
+        }
         var offset = 0
         while offset < bytes.count {
             let count = archive_write_data(archive, bytes.baseAddress! + offset, bytes.count - offset)
@@ -240,6 +236,11 @@ public final class ArchiveWriter {
         guard entryState.written == entryState.declared else {
             throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
         }
+        if let tar {
+            let padding = Int((Int64(TarHeader.blockSize) - entryState.declared % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
+            if padding > 0 { try tar.write([UInt8](repeating: 0, count: padding)) }
+            return
+        }
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else {
             throw .ioFailure(archive: name, message: failureMessage())
         }
@@ -247,22 +248,19 @@ public final class ArchiveWriter {
 
     /// The most precise reason there is: the output's own error, the compressor's, libarchive's.
     private func failureMessage() -> String {
-        output.failure ?? pipeline?.error ?? ArchiveReader.message(archive)
+        output.failure ?? ArchiveReader.message(archive)
     }
 
-    /// Writes the end of the archive and flushes the compressor. The descriptor stays open.
+    /// Writes the end of the archive and waits for the compressor's last bytes. The descriptor
+    /// stays open.
     public func close() throws(ArchiveError) {
         try finishEntry()
         closed = true
-        guard archive_write_close(archive) == ARCHIVE_OK else {
-            let message = failureMessage()
-            try? pipeline?.finish()
-            throw .ioFailure(archive: name, message: message)
+        if let tar {
+            try tar.write([UInt8](repeating: 0, count: 2 * TarHeader.blockSize))  // the end of the archive
+            try tar.finish()
+            return
         }
-        do {
-            try pipeline?.finish()
-        } catch {
-            throw .ioFailure(archive: name, message: pipeline?.error ?? "\(error)")
-        }
+        guard archive_write_close(archive) == ARCHIVE_OK else { throw .ioFailure(archive: name, message: failureMessage()) }
     }
 }

@@ -19,9 +19,9 @@ final class TarEntryStream {
     private var gathered: [UInt8] = []
 
     /// Starts the data's stream on `output`; `name` is for messages.
-    init(into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression) throws(ArchiveError) {
+    init(into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression, level: Int? = nil) throws(ArchiveError) {
         (self.output, self.name) = (output, name)
-        pipeline = try ArchiveWriter.compressor(compression, level: nil).map { configure throws(ArchiveError) in
+        pipeline = try ArchiveWriter.compressor(compression, level: level).map { configure throws(ArchiveError) in
             try CompressionPipeline(output: output, name: name, configure: configure)
         }
     }

@@ -135,6 +135,6 @@ let package = Package(
         // started for real, through a real HTTP client.
         .testTarget(
             name: "savetoolTests",
-            dependencies: ["savetool", "savetool-serve", "SaveKit", "SaveArchive", "SaveHTTP", "SaveServer", "SaveStorage", "SaveSync", "TestSupport"], exclude: ["Fixtures"]),
+            dependencies: ["savetool", "savetool-serve", "SaveKit", "SaveArchive", "SaveHTTP", "SaveServer", "SaveStorage", "SaveSync", "SaveToolCLI", "TestSupport"], exclude: ["Fixtures"]),
     ]
 )

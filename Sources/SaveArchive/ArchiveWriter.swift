@@ -10,8 +10,8 @@ import SaveKit
 ///
 /// A tar archive's stream is put together here: each header is ``TarHeader``'s, or
 /// libarchive's for an entry that needs pax records, then the data, padded to 512 bytes, and
-/// the two empty records that end it, as libarchive's own writer lays them out (tested byte for
-/// byte). Zip archives are libarchive's throughout.
+/// the two empty records that end it, as libarchive's own writer lays them out (a test reads
+/// such an archive back record by record). Zip archives are libarchive's throughout.
 public final class ArchiveWriter {
     public let name: String
     private let archive: OpaquePointer
@@ -20,6 +20,8 @@ public final class ArchiveWriter {
     private var closed = false
     /// A tar archive's stream, compressed on a thread of its own when it is compressed.
     private var tar: TarEntryStream?
+    /// libarchive's headers for the tar entries that need pax records, made when first needed.
+    private var paxHeaders: PaxHeaderWriter?
     private let output: ArchiveOutput
 
     /// Writes to `descriptor` (left open); `name` is for messages.
@@ -82,8 +84,8 @@ public final class ArchiveWriter {
 
     deinit {
         // Not closed: an error stopped the writing. Marked failed, libarchive writes no end of
-        // archive into the output (an upload under way is aborted, not sent a trailer).
-        // A tar stream not finished stops its compressor likewise (TarEntryStream's own deinit).
+        // archive into the output (an upload under way is aborted, not sent a trailer). A tar
+        // stream, not libarchive's, stops its compressor likewise (TarEntryStream's deinit).
         if !closed { archive_write_fail(archive) }
         archive_write_free(archive)
         archive_entry_free(entry)
@@ -93,8 +95,14 @@ public final class ArchiveWriter {
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
         try finishEntry()
         if let tar {
+            guard !closed else { throw .ioFailure(archive: name, message: "an entry begun after the archive was closed") }
             let header: [UInt8]
-            if let plain = TarHeader.ustar(for: info) { header = plain } else { header = try Self.tarHeader(for: info, archive: name) }
+            if let plain = TarHeader.ustar(for: info) {
+                header = plain
+            } else {
+                if paxHeaders == nil { paxHeaders = try PaxHeaderWriter(archive: name) }
+                header = try paxHeaders!.header(for: info)
+            }
             try tar.write(header)
             let declared = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
             current = (info.path, declared, 0)
@@ -175,35 +183,73 @@ public final class ArchiveWriter {
     /// The bytes of the tar header that ``begin(_:)`` writes for `info`, alone: the start of
     /// an entry whose data goes in a stream of its own (``TarEntryStream``).
     static func tarHeader(for info: ArchiveEntryInfo, archive name: String) throws(ArchiveError) -> [UInt8] {
-        final class Captured { var bytes: [UInt8] = [] }
-        guard let archive = archive_write_new(), let entry = archive_entry_new() else {
-            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+        if let plain = TarHeader.ustar(for: info) { return plain }
+        return try PaxHeaderWriter(archive: name).header(for: info, describedWithItsSize: true)
+    }
+
+    /// libarchive's pax headers, from one writer kept for a whole archive: a writer made for
+    /// each entry would cost more than the header (trees of names in Chinese need one for every
+    /// entry). Each entry is described to it without data (size 0), so that the next header
+    /// writes none for it, and the size is then put in the ustar header that ends the records.
+    final class PaxHeaderWriter {
+        private final class Captured { var bytes: [UInt8] = [] }
+        private let archive: OpaquePointer
+        private let entry: OpaquePointer
+        private let captured = Captured()
+        private let name: String
+
+        init(archive name: String) throws(ArchiveError) {
+            guard let archive = archive_write_new(), let entry = archive_entry_new() else {
+                throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+            }
+            (self.archive, self.entry, self.name) = (archive, entry, name)
+            var status = archive_write_set_format_pax_restricted(archive)
+            // Unblocked: each header record reaches the callback as it is made.
+            if status == ARCHIVE_OK { status = archive_write_set_bytes_per_block(archive, 0) }
+            if status == ARCHIVE_OK {
+                status = archive_write_open2(archive, Unmanaged.passUnretained(captured).toOpaque(), nil, { _, context, buffer, length in
+                    guard let buffer else { return -1 }
+                    Unmanaged<Captured>.fromOpaque(context!).takeUnretainedValue().bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
+                    return length
+                }, nil, nil)
+            }
+            guard status == ARCHIVE_OK else {
+                let message = ArchiveReader.message(archive)
+                archive_write_free(archive)
+                archive_entry_free(entry)
+                throw .cannotCreate(archive: name, message: message)
+            }
         }
-        defer {
-            // Failed on purpose: no padding for the data, no end of archive.
+
+        deinit {
+            // Failed on purpose: no padding for the last entry's data, no end of archive.
             archive_write_fail(archive)
             archive_write_free(archive)
             archive_entry_free(entry)
         }
-        let captured = Captured()
-        var status = archive_write_set_format_pax_restricted(archive)
-        // Unblocked: each header record reaches the callback as it is made.
-        if status == ARCHIVE_OK { status = archive_write_set_bytes_per_block(archive, 0) }
-        if status == ARCHIVE_OK {
-            status = archive_write_open2(archive, Unmanaged.passUnretained(captured).toOpaque(), nil, { _, context, buffer, length in
-                guard let buffer else { return -1 }
-                Unmanaged<Captured>.fromOpaque(context!).takeUnretainedValue().bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: length))
-                return length
-            }, nil, nil)
+
+        /// The header records of `info`. A size of 8 GiB or more is a pax record of its own:
+        /// such an entry is described with its size, to a writer of its own (which the caller
+        /// then drops), as is every entry with `describedWithItsSize`.
+        func header(for info: ArchiveEntryInfo, describedWithItsSize: Bool = false) throws(ArchiveError) -> [UInt8] {
+            let size = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
+            if size >= TarHeader.largestSize && !describedWithItsSize {
+                return try PaxHeaderWriter(archive: name).header(for: info, describedWithItsSize: true)
+            }
+            var described = info
+            if !describedWithItsSize, case .file = info.kind { described.size = 0 }
+            captured.bytes.removeAll(keepingCapacity: true)
+            let exactBytes = try describe(described, in: entry, archive: name).exactBytes
+            try writeHeader(archive, entry, exactBytes: exactBytes, archive: name, path: info.path)
+            var header = captured.bytes
+            if described.size != info.size, size > 0 { TarHeader.setSize(size, inLastRecordOf: &header) }
+            return header
         }
-        guard status == ARCHIVE_OK else { throw .cannotCreate(archive: name, message: ArchiveReader.message(archive)) }
-        try writeHeader(archive, entry, exactBytes: try describe(info, in: entry, archive: name).exactBytes, archive: name, path: info.path)
-        return withExtendedLifetime(captured) { captured.bytes }
     }
 
     /// Appends to the current file entry.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-        guard var entryState = current else { return }
+        guard var entryState = current else { return }  // after close() too: no entry is open
         if let tar {
             // More than the header declared would be read as the next header: refused whole.
             guard entryState.written + Int64(bytes.count) <= entryState.declared else {
@@ -246,7 +292,7 @@ public final class ArchiveWriter {
         }
     }
 
-    /// The most precise reason there is: the output's own error, the compressor's, libarchive's.
+    /// The most precise reason there is: the output's own error, else libarchive's (zip).
     private func failureMessage() -> String {
         output.failure ?? ArchiveReader.message(archive)
     }
@@ -254,6 +300,7 @@ public final class ArchiveWriter {
     /// Writes the end of the archive and waits for the compressor's last bytes. The descriptor
     /// stays open.
     public func close() throws(ArchiveError) {
+        if closed, tar != nil { return }  // its end is written once
         try finishEntry()
         closed = true
         if let tar {

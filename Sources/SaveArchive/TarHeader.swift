@@ -12,7 +12,7 @@ enum TarHeader {
     static let blockSize = 512
 
     static func ustar(for info: ArchiveEntryInfo) -> [UInt8]? {
-        guard info.xattrs.isEmpty, let seconds = seconds(of: info), (0..<latestTime).contains(seconds) else { return nil }
+        guard info.xattrs.isEmpty, !info.path.isEmpty, let seconds = seconds(of: info), (0..<latestTime).contains(seconds) else { return nil }
         var path = Array(info.path.utf8)
         let typeflag: UInt8, size: Int64
         var linkName: [UInt8] = []
@@ -39,23 +39,39 @@ enum TarHeader {
             octal(seconds, digits: 11, at: 136, in: field)
             field[156] = typeflag
             for (offset, byte) in linkName.enumerated() { field[157 + offset] = byte }
-            // The checksum is the sum of the header's bytes with its own field as spaces (the
-            // template's): six octal digits, a NUL, and the last space left.
-            let sum = field.reduce(0) { $0 + Int64($1) }
-            octal(sum, digits: 6, at: 148, in: field)
-            field[154] = 0
+            setChecksum(field)
         }
         return header
     }
 
+    /// Puts `size` in the ustar header that ends `records` (libarchive's, made with size 0),
+    /// with the checksum that goes with it.
+    static func setSize(_ size: Int64, inLastRecordOf records: inout [UInt8]) {
+        records.withUnsafeMutableBufferPointer { all in
+            let field = UnsafeMutableBufferPointer(rebasing: all[(all.count - blockSize)...])
+            octal(size, digits: 11, at: 124, in: field)
+            for index in 148..<156 { field[index] = UInt8(ascii: " ") }
+            setChecksum(field)
+        }
+    }
+
+    /// The checksum is the sum of the header's bytes with its own field as spaces (as the
+    /// template has it): six octal digits, a NUL, and the last space left.
+    private static func setChecksum(_ field: UnsafeMutableBufferPointer<UInt8>) {
+        let sum = field.reduce(0) { $0 + Int64($1) }
+        octal(sum, digits: 6, at: 148, in: field)
+        field[154] = 0
+    }
+
     /// 8^11: the first size eleven octal digits cannot hold (libarchive then adds a pax `size`).
-    private static let largestSize: Int64 = 1 << 33
+    static let largestSize: Int64 = 1 << 33
     /// The first time libarchive gives a pax `mtime` record, though the field could hold more.
     private static let latestTime = Int64(Int32.max)
 
     /// What libarchive is given as the entry's time, in whole seconds (``ArchiveWriter``).
     private static func seconds(of info: ArchiveEntryInfo) -> Int64? {
-        if let timestamp = info.timestamp { return timestamp.seconds }
+        // Nanoseconds out of range are carried into the seconds by libarchive: left to it.
+        if let timestamp = info.timestamp { return (0..<1_000_000_000).contains(timestamp.nanoseconds) ? timestamp.seconds : nil }
         if let modified = info.modified {
             let seconds = modified.timeIntervalSince1970.rounded(.down)
             return seconds.magnitude < 1e15 ? Int64(seconds) : nil

@@ -42,14 +42,15 @@ public enum CommandLineText {
 }
 
 extension CommandLineText {
-    /// The first of `names` given more than once in `arguments` (before a `--`), as `--name`
-    /// or `--name=value`. ArgumentParser keeps the last of a repeated option without a word,
+    /// The first option of `options` given more than once in `arguments` (before a `--`), by
+    /// any of its spellings (`-o`, `--output`), as `--name value` or `--name=value`; named as
+    /// its first spelling. ArgumentParser keeps the last of a repeated option without a word,
     /// which drops a value the user meant to give.
-    public static func repeatedOption(of names: [String], in arguments: [String]) -> String? {
-        var seen: Set<String> = []
+    public static func repeatedOption(of options: [[String]], in arguments: [String]) -> String? {
+        var seen: Set<Int> = []
         for argument in arguments.prefix(while: { $0 != "--" }) {
-            guard let name = names.first(where: { argument == $0 || argument.hasPrefix($0 + "=") }) else { continue }
-            if !seen.insert(name).inserted { return name }
+            guard let option = options.firstIndex(where: { $0.contains { argument == $0 || argument.hasPrefix($0 + "=") } }) else { continue }
+            if !seen.insert(option).inserted { return options[option][0] }
         }
         return nil
     }

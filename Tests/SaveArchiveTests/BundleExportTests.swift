@@ -191,7 +191,7 @@ extension BundleExportTests {
 
     /// An output that fails (an upload refused part way) is written to no more: not the rest
     /// of the stream, and not the compressor's buffered bytes or trailer when it is freed.
-    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz)])
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd), .tar(.xz), .tar(.none), .zip])
     func afterAFailedWriteNothingMoreReachesTheOutput(_ format: ArchiveFormat) throws {
         let tree = try makeTree()
         defer { try? FileManager.default.removeItem(at: tree) }

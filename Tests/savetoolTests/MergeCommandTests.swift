@@ -189,6 +189,15 @@ struct MergeCommandTests {
         #expect(answered.status == 1, "a conflict, left open: \(answered.outputText)\(answered.errors)")
         #expect(answered.outputText.contains("conflict at /gameSave/coins: the merged save would break blocks.gamesave version 2 here: found a string, expected integer"), "\(answered.outputText)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // --prefer cannot settle it either, and the hint says so rather than offering --prefer;
+        // the report names the inner save's kind, whose schema refused it.
+        let preferred = try CLI.run("merge", "--local", phone, "--remote", tablet, "-o", out, "--answers", answers, "--prefer", "remote", "--json")
+        #expect(preferred.status == 1, "\(preferred.errors)")
+        #expect(preferred.errors.contains("--prefer cannot settle these: the merged save would break its kind's schema there; answer them with --answers"), "\(preferred.errors)")
+        let report = try Codecs.json.decode(Array(preferred.output))
+        let schema = report["decisions"]?.arrayValue?.first { $0["policy"] == "schema" }
+        #expect(schema?["kind"] == "blocks.gamesave", "\(String(describing: schema))")
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     /// Four things a new user met: a text file changed alike on both devices merges (it made
@@ -515,7 +524,9 @@ struct MergeCommandTests {
         let twice = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--remote=" + tv.file(blocks), "--base", base.file(blocks), "-o", out)
         #expect(twice.status == 64, "\(twice.outputText)\(twice.errors)")
         #expect(twice.errors.contains("--remote given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base"), "\(twice.errors)")
-        #expect(!FileManager.default.fileExists(atPath: out))
+        let outputs = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "-o", out, "--output=" + out + "2")
+        #expect(outputs.status == 64 && outputs.errors.contains("-o given more than once, expected it once"), "\(outputs.errors)")
+        #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: out + "2"))
         // In turn, with the same base: 40 + 30 − 15 + 10.
         let first = root.appendingPathComponent("phone-tablet.plist").path
         #expect(try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "--base", base.file(blocks), "-o", first).status == 0)
@@ -537,7 +548,7 @@ struct MergeCommandTests {
         #expect(identical.status == 0, "\(identical.errors)")
         #expect(identical.outputText.contains("""
             (blocks.defaults)
-              the whole file: sameBytes, the two copies are the same bytes: merged as two devices' alike changes, so a counter counts both (one save given twice would count its changes twice)
+              the whole file: sameBytes, the two copies are the same bytes: merged as two devices that made the same changes, so each counter counts both (one save given twice would count its changes twice)
               /gameSave/coins: counter → 100
             """), "\(identical.outputText)")
         #expect(try CLI.run("get", same, "/gameSave/coins").outputText == "100\n")
@@ -555,6 +566,8 @@ struct MergeCommandTests {
         #expect(lost.status == 73, "\(lost.errors)")
         #expect(lost.outputText.isEmpty, "\(lost.outputText)")
         #expect(lost.errors.contains("missing: no such folder, expected the existing folder the merged copy goes in"), "\(lost.errors)")
+        let inFile = try CLI.run("merge", "--local", phone.file(blocks), "--remote", tablet.file(blocks), "-o", phone.file(blocks) + "/merged.plist")
+        #expect(inFile.status == 73 && inFile.errors.contains("com.example.blocks.plist: not a folder, expected the existing folder"), "\(inFile.errors)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: phone.file(blocks))) == before)
     }
 }

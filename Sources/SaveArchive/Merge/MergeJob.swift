@@ -62,7 +62,9 @@ public struct MergeJob: Sendable {
         }
         // Checked before merging, so that no decision is printed for a result that has nowhere to go.
         if singleFile && !dryRun && !Self.samePlace(output, local) && !Self.isFolder(FileIO.parentDirectory(of: Self.absolute(output))) {
-            throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: output), "no such folder, expected the existing folder the merged copy goes in")
+            let folder = FileIO.parentDirectory(of: output)
+            let found = FileManager.default.fileExists(atPath: folder) ? "not a folder" : "no such folder"
+            throw SaveError(.cannotCreate, file: folder, "\(found), expected the existing folder the merged copy goes in")
         }
         if singleFile {
             let file = try mergeFile(base: base, local: local, remote: remote, output: output)

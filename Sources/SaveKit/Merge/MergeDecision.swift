@@ -21,7 +21,8 @@ public struct MergeDecision: Sendable {
     /// Not settled: no rule, answer or preference decided it, so nothing is written.
     public var isConflict: Bool
     /// The kind whose rules applied, when not the file's own: a document held inside it (the
-    /// JSON `gameSave` of a `UserDefaults` plist) is merged by its own kind's.
+    /// JSON `gameSave` of a `UserDefaults` plist) is merged by its own kind's, and checked
+    /// against its own schema. Empty for such a document that no kind claims.
     public var kind: String?
 
     public init(

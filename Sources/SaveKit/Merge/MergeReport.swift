@@ -29,7 +29,7 @@ public struct MergeReport: Sendable {
 
     static func value(of decision: MergeDecision, file: String, kind: String?) -> SaveValue {
         var entry: SaveValue = ["file": .string(file), "path": .string(decision.path.description), "policy": .string(decision.policy)]
-        if let kind { try? entry.setValue(.string(kind), at: JSONPointer(tokens: ["kind"])) }
+        if let kind, !kind.isEmpty { try? entry.setValue(.string(kind), at: JSONPointer(tokens: ["kind"])) }
         // An open conflict has no result: the local value only stands in for it.
         for (key, value) in [("base", decision.base), ("local", decision.local), ("remote", decision.remote), ("result", decision.isConflict ? nil : decision.result)] {
             if let value { try? entry.setValue(value, at: JSONPointer(tokens: [key])) }

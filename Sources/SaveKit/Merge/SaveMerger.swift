@@ -54,14 +54,7 @@ public struct SaveMerger: Sendable {
         // two changes both count (two devices that each earned 10 coins from the same save hold
         // the same bytes), and the rules below decide. That is said first: the same save given
         // twice (pulled twice, a result merged again) would count its changes twice.
-        var sameBytes: [MergeDecision] = []
-        if local.bytes == remote.bytes {
-            if base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
-            sameBytes = [MergeDecision(
-                path: .root, policy: "sameBytes", result: nil,
-                why: "the two copies are the same bytes: merged as two devices' alike changes, so a counter counts both (one save given twice would count its changes twice)",
-                isConflict: false)]
-        }
+        if local.bytes == remote.bytes, base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
         // One side's change, byte for byte, when both are in the same codec (a re-encoding could
         // only lose the file's own layout).
         if let base, registry.codec(sniffing: local.bytes)?.id == registry.codec(sniffing: remote.bytes)?.id {
@@ -101,14 +94,23 @@ public struct SaveMerger: Sendable {
             }
         }
         var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
-        decisions = sameBytes + migration + decisions
+        decisions = migration + decisions
+        if local.bytes == remote.bytes, decisions.contains(where: { $0.policy == "counter" }) {
+            decisions.insert(MergeDecision(
+                path: .root, policy: "sameBytes", result: nil,
+                why: "the two copies are the same bytes: merged as two devices that made the same changes, so each counter counts both (one save given twice would count its changes twice)",
+                isConflict: false), at: 0)
+        }
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         // Two valid copies can still merge into a save its app cannot read (a counter's sum past
         // its schema's maximum, an answer's value): a conflict at that place, never written, so
         // that it is answered, or parked by a server, rather than refused on every try.
         if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
             let why = "the merged save would break \(violation.schemaName(else: kind.name, version: kind.currentVersion)) here: \(violation.message)"
-            return Result(output: local.bytes, kind: kind.name, decisions: decisions + [MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)], changesLocal: false)
+            var conflict = MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)
+            // Inside a document held in this one, it is that document's schema.
+            conflict.kind = embeddedKind(at: violation.at, in: merged, of: kind)
+            return Result(output: local.bytes, kind: kind.name, decisions: decisions + [conflict], changesLocal: false)
         }
         var options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)
         // The other copy may be a binary plist with a fraction of a second in a date, which an
@@ -136,9 +138,10 @@ public struct SaveMerger: Sendable {
                 let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0, options: EmbeddedDocument.decoding) }
                 let (merged, inner) = mergeDocument(
                     kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: JSONPointer(tokens: prefix.tokens + pointer.tokens))
+                // Named by the kind whose rules applied; a document no kind claims, by none.
                 decisions += inner.map { decision in
                     var decision = decision
-                    if decision.kind == nil { decision.kind = found.kind?.name }
+                    if decision.kind == nil { decision.kind = found.kind?.name ?? "" }
                     return decision
                 }
                 var replacement = local.value(at: pointer)!
@@ -184,16 +187,31 @@ public struct SaveMerger: Sendable {
         case .migrated(_, let from, let to, let steps, let migrated): return (migrated, from == to ? steps : ["\(from)→\(to)"] + steps.filter { $0.contains(":") })
         case .unchanged: return (value, [])
         case .unrecognized: throw SaveError(.badData, file: copy.name, "no version field or fingerprint of \(kind.name) matches, expected a \(kind.name) save")
-        case .ambiguous(_, let versions): throw SaveError(.badData, file: copy.name, "matches the fingerprints of \(kind.name) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
+        // These may be a document held inside: named by its own kind, at its place.
+        case .ambiguous(let ambiguousKind, let versions):
+            let place = ambiguousKind == kind.name ? nil : embeddedDocument(in: value, of: kind) { $0.kind?.name == ambiguousKind && $0.recognition == .ambiguous(versions) }
+            throw SaveError(
+                .badData, file: copy.name, location: place?.displayText,
+                "matches the fingerprints of \(ambiguousKind) versions \(versions.map(String.init).joined(separator: ", ")), expected exactly one")
         case .future(let futureKind, let version):
-            // It may be a document held inside: named by its own kind, at its place.
             let inner = migrator.kinds.first { $0.name == futureKind } ?? kind
-            let place = inner.name == kind.name ? nil : migrator.embeddedDocuments(in: value, of: kind, registry: registry).first { $0.kind?.name == inner.name }?.pointer
+            let place = inner.name == kind.name ? nil : embeddedDocument(in: value, of: kind) { $0.kind?.name == inner.name && $0.recognition == .future(version) }
             throw SaveError(.badData, file: copy.name, location: place?.displayText, "\(inner.describe(.future(version))); expected at most \(inner.currentVersion)")
         case .invalid(let invalidKind, let version, let violations):  // the embedded save's kind, when it is its schema
             throw SaveError(.badData, file: copy.name, location: violations.first?.at.displayText, "not a valid \(invalidKind) version \(version): \(violations.first?.message ?? "")")
         case .failed(_, _, let error): throw SaveError(.badData, file: copy.name, "cannot be migrated to \(kind.name) version \(kind.currentVersion): \(error)")
         }
+    }
+
+    /// The place of the first document held in `value` that `matches`.
+    private func embeddedDocument(in value: SaveValue, of kind: SaveKind, where matches: (Migrator.EmbeddedDocumentFound) -> Bool) -> JSONPointer? {
+        migrator.embeddedDocuments(in: value, of: kind, registry: registry).first(where: matches)?.pointer
+    }
+
+    /// The kind of the document held in `value` that `place` is inside, if any.
+    private func embeddedKind(at place: JSONPointer, in value: SaveValue, of kind: SaveKind) -> String? {
+        migrator.embeddedDocuments(in: value, of: kind, registry: registry)
+            .first { place.tokens.starts(with: $0.pointer.tokens) }.map { $0.kind?.name ?? "" }
     }
 
     /// Two different files no kind claims: nothing tells how to merge them, so one is taken

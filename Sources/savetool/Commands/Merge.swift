@@ -91,9 +91,12 @@ struct Merge: ParsableCommand {
         } else {
             guard gitFiles.isEmpty else { throw ValidationError("unexpected argument '\(gitFiles[0])'; the copies are given with --local and --remote") }
             guard local != nil, remote != nil else { throw ValidationError("missing --local or --remote, expected both copies") }
-            if let repeated = CommandLineText.repeatedOption(of: ["--local", "--remote", "--base"], in: CommandLineText.arguments()) {
-                throw ValidationError(
-                    "\(repeated) given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base")
+            // Read from the process's own arguments: ArgumentParser keeps only the last.
+            let single = [["--local"], ["--remote"], ["--base"], ["-o", "--output"], ["--kind"], ["--prefer"], ["--answers"], ["--report"]]
+            if let repeated = CommandLineText.repeatedOption(of: single, in: CommandLineText.arguments()) {
+                throw ValidationError(["--local", "--remote", "--base"].contains(repeated)
+                    ? "\(repeated) given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base"
+                    : "\(repeated) given more than once, expected it once")
             }
             guard output != nil || dryRun else { throw ValidationError("missing --output, expected where the merged copy goes (or --dry-run)") }
         }
@@ -179,7 +182,7 @@ struct Merge: ParsableCommand {
                 : prefer == nil
                     ? "settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote"
                     // What --prefer cannot settle: a merged save its schema refuses, as an answer's value can make.
-                    : "settle them with --answers (the conflicts of --report are what to answer; a value given must be one the kind's schema takes)"))
+                    : "--prefer cannot settle these: the merged save would break its kind's schema there; answer them with --answers, with values the schema takes (--report lists them)"))
             throw ExitCode(Failure.Code.negative)
         }
     }

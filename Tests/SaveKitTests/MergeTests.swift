@@ -173,6 +173,28 @@ struct MergeTests {
         }
     }
 
+    /// Two different puzzles in the one slot (the tablet moved on to another while the phone
+    /// kept playing the daily one): a conflict, where the completed one used to win and the
+    /// other puzzle's progress was dropped without a word.
+    @Test func twoDifferentSudokusAreAConflict() throws {
+        let base = #"{"version": 2, "puzzleId": "daily", "board": "500", "timer": {"elapsedSeconds": 60, "paused": false}, "completed": false}"#
+        let daily = #"{"version": 2, "puzzleId": "daily", "board": "530", "timer": {"elapsedSeconds": 4021, "paused": true}, "completed": false}"#
+        let expert = #"{"version": 2, "puzzleId": "expert-3", "board": "534", "timer": {"elapsedSeconds": 400, "paused": true}, "completed": true}"#
+        for (local, remote) in [(daily, expert), (expert, daily)] {
+            for base in [base, nil] {
+                let (_, result) = try Self.merge("sudoku.game", base: base, local: local, remote: remote)
+                #expect(result.conflicts.count == 1, "\(result.decisions)")
+                #expect(result.conflicts.first?.why.hasPrefix("two different /puzzleId (local ") == true, "\(result.decisions)")
+            }
+        }
+        // An identity given to a policy that does not take it is refused when the kind loads.
+        #expect {
+            try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/a", "policy": "keyed", "key": "/id", "identity": "/id"}]}"#))
+        } throws: { error in
+            "\(error)".contains("/rules/0/identity: a parameter of pickSide, not of keyed, expected none here")
+        }
+    }
+
     // MARK: - Policies
 
     @Test func aGroupIsTakenWholeFromOneSide() throws {

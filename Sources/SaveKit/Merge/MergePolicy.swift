@@ -25,8 +25,10 @@ public indirect enum MergePolicy: Sendable, Equatable {
     /// Arrays whose elements are objects identified by `key`, merged element by element.
     case keyed(key: JSONPointer)
     /// A whole value from one side, chosen by `criteria` in order; a tie goes to `otherwise`,
-    /// else it is a conflict.
-    case pickSide(by: [SideCriterion], otherwise: MergePolicy?)
+    /// else it is a conflict. With `identity`, two sides whose values there differ are two
+    /// different things (two puzzles), not two copies of one: a conflict, never a pick that
+    /// drops one.
+    case pickSide(by: [SideCriterion], otherwise: MergePolicy?, identity: JSONPointer? = nil)
     /// Never decided automatically: a conflict, settled by answers or `--prefer`.
     case ask
 

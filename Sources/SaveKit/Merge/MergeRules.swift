@@ -91,7 +91,7 @@ extension MergeRules {
         for (index, item) in list.enumerated() {
             let at = ["rules", String(index)]
             guard let rule = item.dictionaryValue else { throw fail(at, "\(item.typeNameWithArticle), expected a rule object") }
-            let known = ["path", "group", "policy", "clock", "key", "noBase", "by", "otherwise", "why"]
+            let known = ["path", "group", "policy", "clock", "key", "noBase", "by", "otherwise", "identity", "why"]
             for key in rule.keys where !known.contains(key) { throw fail(at + [key], "an unknown key, expected one of \(known.joined(separator: ", "))") }
             guard let policyName = rule["policy"] else { throw fail(at + ["policy"], "missing, expected a policy name") }
             let policy = try Self.policy(named: policyName, at: at + ["policy"], rule: rule, fail: fail)
@@ -150,6 +150,12 @@ extension MergeRules {
         if rule.isEmpty, ["latest", "keyed", "pickSide", "lexMax"].contains(name) {
             throw fail(path, "\"\(name)\" needs a rule of its own, expected one of preferLocal, preferRemote, max, min, counter, union, ask")
         }
+        // A parameter of another policy would be ignored in silence (an `identity` given to
+        // `keyed` protects nothing).
+        let owners = ["clock": "latest", "key": "keyed", "noBase": "counter", "by": "pickSide", "otherwise": "pickSide", "identity": "pickSide"]
+        for key in rule.keys {
+            if let owner = owners[key], owner != name { throw fail(base + [key], "a parameter of \(owner), not of \(name), expected none here") }
+        }
         func pointer(_ key: String) throws(FormatDefinitionError) -> JSONPointer {
             guard let text = rule[key]?.stringValue else { throw fail(base + [key], "missing, expected a JSON Pointer for \"\(name)\"") }
             do { return try JSONPointer(parsing: text) } catch { throw fail(base + [key], "\(error)") }
@@ -190,7 +196,7 @@ extension MergeRules {
                 default: throw fail(at + [key], "an unknown criterion, \(expected)")
                 }
             }
-            return .pickSide(by: criteria, otherwise: try fallback("otherwise"))
+            return .pickSide(by: criteria, otherwise: try fallback("otherwise"), identity: rule["identity"] == nil ? nil : try pointer("identity"))
         default:
             throw fail(path, "\"\(name)\", expected one of \(names.joined(separator: ", "))")
         }

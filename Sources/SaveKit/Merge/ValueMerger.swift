@@ -282,7 +282,13 @@ public struct ValueMerger: Sendable {
                     return conflict(path, policy.name, base, local, remote, "keyed holds \(local.typeNameWithArticle) and \(remote.typeNameWithArticle), expected two arrays")
                 }
                 return mergeKeyed(path, key: key, base: base?.arrayValue, local: localItems, remote: remoteItems)
-            case .pickSide(let criteria, let otherwise):
+            case .pickSide(let criteria, let otherwise, let identity):
+                if let identity, local.value(at: identity) != remote.value(at: identity) {
+                    let shown = { (value: SaveValue) in value.value(at: identity)?.compactText ?? "none" }
+                    return conflict(
+                        path, policy.name, base, local, remote,
+                        "two different \(identity.displayText) (local \(shown(local)), remote \(shown(remote))): one would be lost, so neither is picked")
+                }
                 for criterion in criteria {
                     guard let winner = Self.judge(criterion, local, remote) else { continue }
                     let result = winner == .local ? local : remote

@@ -113,6 +113,17 @@ struct MigrateCommandTests {
         let archive = try CLI.run("formats", "new", "other.save", "--codec", "tar.gz", "--directory", formats)
         #expect(archive.status == 64 && archive.errors.hasPrefix("savetool: --codec tar.gz: an archive codec, expected one of save documents: bplist, plist, json, keyed"), "\(archive.errors)")
         #expect(!FileManager.default.fileExists(atPath: formats + "/other.save"))
+        // A binary plist kind claims files named as apps name them: .plist.
+        #expect(try CLI.run("formats", "new", "blocks.copy", "--codec", "bplist", "--directory", formats).status == 0)
+        let made = try Codecs.value(try String(contentsOfFile: formats + "/blocks.copy/kind.json", encoding: .utf8))
+        #expect(made["files"] == ["blocks.copy.plist"], "\(made)")
+        // A file its schema refuses says what it was checked as, as a valid one does.
+        try Data(#"{"gold": "3", "saveVersion": 1}"#.utf8).write(to: farm)
+        try Data(#"{"format": "savetool.schema/1", "type": "object", "properties": {"gold": {"type": "integer"}}}"#.utf8).write(to: URL(fileURLWithPath: formats + "/starfarm.save/schema-v1.json"))
+        let invalid = try CLI.run("--formats", formats, "validate", farm.path)
+        #expect(invalid.status == 65)
+        #expect(invalid.outputText == "\(farm.path): starfarm.save version 1 of 1 (its path matches Saves/farm.json), not valid: 1 problem\n", "\(invalid.outputText)")
+        #expect(invalid.errors == "savetool: \(farm.path):/gold: found a string, expected integer\n", "\(invalid.errors)")
         // A kind whose codec no codec has is refused with its file and pointer.
         let unknownCodec = URL(fileURLWithPath: formats + "-codec/zz.save")
         try FileManager.default.createDirectory(at: unknownCodec, withIntermediateDirectories: true)

@@ -58,7 +58,7 @@ extension Formats {
                     "format": "savetool.kind/1",
                     "kind": .string(kind),
                     "title": .string(kind),
-                    "files": .array([.string(file ?? "\(kind).\(registry.codec(id: codec)?.fileExtensions.first ?? codec)")]),
+                    "files": .array([.string(file ?? "\(kind).\(Self.fileExtension(of: codec, in: registry))")]),
                     "codec": .string(codec),
                     "version": ["current": 1, "path": .string(versionPath)],
                 ]
@@ -97,6 +97,14 @@ extension Formats {
                         """)
                 }
             }
+        }
+
+        /// The name its files end with: binary plists and keyed archives are `.plist`, as the
+        /// apps that write them name them (the codecs' own extensions are for telling files
+        /// apart).
+        static func fileExtension(of codec: String, in registry: CodecRegistry) -> String {
+            if ["bplist", "keyed"].contains(codec) { return "plist" }
+            return registry.codec(id: codec)?.fileExtensions.first ?? codec
         }
     }
 }

@@ -81,6 +81,11 @@ struct Validate: ParsableCommand {
                 if !embeddedSaves.isEmpty { try? fields.setValue(.array(embeddedSaves), at: JSONPointer(tokens: ["embedded"])) }
                 try Console.outputJSON(fields)
             }
+            if !violations.isEmpty && !global.json && !global.quiet {
+                // What it was checked as, as for a valid file; the places go to standard error.
+                let count = "\(violations.count) problem\(violations.count == 1 ? "" : "s")"
+                Console.outputLines(["\(file): \(found.describe(.version(version))) (\(match.evidence)), not valid: \(count)"])
+            }
             for violation in violations { Console.error("savetool: \(file):\(violation)") }
             if !violations.isEmpty { throw ExitCode(Failure.Code.dataError) }
             if !global.json && !global.quiet {

@@ -169,17 +169,35 @@ public struct SyncState: Sendable {
     /// device name is the host name with it (`qa-01-3f2a9c1e`), so that two machines of one
     /// name, or two copies of a save folder on one machine, are never taken for one device.
     /// The server tells a push sent again by its device.
+    ///
+    /// The mark is kept with the inode of the folder that holds it (`3f2a9c1e 1835012`): a copy
+    /// of the save folder (`cp -a`, a QA farm cloning a device) copies the file but not the
+    /// folder's inode, and makes a mark of its own; else the copy's first push, equal to the
+    /// original's, would be taken for that push sent again, and its changes lost. A mark
+    /// written without the inode (by an earlier savetool) is taken as this folder's own.
     public func deviceMark() throws -> String {
-        let path = FileIO.parentDirectory(of: file) + "/device-id"
+        let folder = FileIO.parentDirectory(of: file)
+        let path = folder + "/device-id"
+        var info = stat()
+        let identity = stat(folder, &info) == 0 ? String(info.st_ino) : ""
+        func write(_ mark: String) throws(SaveError) {
+            do { try FileIO.writeAtomically(Array((mark + " " + identity + "\n").utf8), to: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
+        }
         if let bytes = try? FileIO.read(path) {
-            let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.count == 8, text.allSatisfy(\.isHexDigit) { return text }
+            let words = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace).map(String.init)
+            if let mark = words.first, mark.count == 8, mark.allSatisfy(\.isHexDigit) {
+                if words.count == 1 {
+                    try write(mark)
+                    return mark
+                }
+                if words.count == 2, words[1] == identity { return mark }
+            }
         }
         var generator = SystemRandomNumberGenerator()
-        let mark = String(UInt32.random(in: 0...UInt32.max, using: &generator), radix: 16)
-        let padded = String(repeating: "0", count: 8 - mark.count) + mark
-        do { try FileIO.writeAtomically(Array((padded + "\n").utf8), to: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
-        return padded
+        let random = String(UInt32.random(in: 0...UInt32.max, using: &generator), radix: 16)
+        let mark = String(repeating: "0", count: 8 - random.count) + random
+        try write(mark)
+        return mark
     }
 
     /// Where a pending base is kept, for the state of `folder` (the folder synced).

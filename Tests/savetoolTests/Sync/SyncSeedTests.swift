@@ -502,7 +502,7 @@ struct SyncSeedTests {
             try FileManager.default.copyItem(atPath: CLI.tournament, toPath: folder.appendingPathComponent("Documents/current_tournament.json").path)
             let synced = try CLI.run("sync", folder.path, "--server", server.url, "--space", "kape/p1")
             #expect(synced.status == 0, "\(synced.errors)")
-            let mark = try String(contentsOf: folder.appendingPathComponent(".savetool-sync/device-id"), encoding: .utf8).trimmingCharacters(in: .newlines)
+            let mark = try Self.deviceMark(of: folder)
             #expect(mark.count == 8 && mark.allSatisfy(\.isHexDigit), "\(mark)")
             devices.append(ProcessInfo.processInfo.hostName + "-" + mark)
         }
@@ -511,6 +511,45 @@ struct SyncSeedTests {
         #expect(try CLI.run("sync", root.appendingPathComponent("two").path, "--server", server.url, "--space", "kape/p1").status == 0)
         let history = try Codecs.json.decode(try SyncAPI(server.url).request("GET", SyncAPI.slot("kape/p1", "Documents/current_tournament.json") + "/history").bytes).arrayValue ?? []
         #expect(Set(history.compactMap { $0["device"]?.stringValue }) == [devices[0], devices[1]], "\(history)")
+    }
+
+    static func deviceMark(of folder: URL) throws -> String {
+        String(try String(contentsOf: folder.appendingPathComponent(".savetool-sync/device-id"), encoding: .utf8).prefix(8))
+    }
+
+    /// A folder copied with its sync state (`cp -a`, a QA farm cloning a device) is a device of
+    /// its own: two equal pushes, the original's and the copy's, both count. The copy kept the
+    /// original's mark, and its push was taken for the original's sent again: coins +10, not +20.
+    @Test func aCopiedFolderIsAnotherDevice() throws {
+        let root = try Processes.temporaryDirectory("sync-copied-folder")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (store, _) = try SyncStore.local.make(in: root)
+        let server = try SyncServerProcess(store: store)
+        let tablet = root.appendingPathComponent("tablet"), copy = root.appendingPathComponent("copy")
+        let blocks = tablet.appendingPathComponent(Self.blocks)
+        try FileManager.default.createDirectory(at: blocks.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: CLI.sample("blocks-2026/" + Self.blocks), toPath: blocks.path)
+        func sync(_ folder: URL) throws -> ProcessResult {
+            let result = try CLI.run("sync", folder.path, "--server", server.url, "--space", "games/p1")
+            #expect(result.status == 0, "\(result.outputText)\(result.errors)")
+            return result
+        }
+        _ = try sync(tablet)
+        #expect(try Processes.run(["cp", "-a", tablet.path, copy.path]).status == 0)
+        let coins = Int(try CLI.run("get", blocks.path, "/gameSave/coins").outputText.trimmingCharacters(in: .newlines))!
+        for folder in [tablet, copy] {
+            #expect(try CLI.run("set", folder.appendingPathComponent(Self.blocks).path, "/gameSave/coins", String(coins + 10)).status == 0)
+        }
+        _ = try sync(tablet)
+        let merged = try sync(copy)
+        #expect(merged.outputText.contains("merged"), "\(merged.outputText)")
+        #expect(try Self.deviceMark(of: tablet) != Self.deviceMark(of: copy), "the copy made a mark of its own at its first sync")
+        _ = try sync(tablet)
+        #expect(try CLI.run("get", blocks.path, "/gameSave/coins").outputText == "\(coins + 20)\n")
+        // The original keeps its mark, sync after sync.
+        let mark = try Self.deviceMark(of: tablet)
+        _ = try sync(tablet)
+        #expect(try Self.deviceMark(of: tablet) == mark)
     }
 
     /// A file that a folder sync remembers, synced alone, merges against the base that folder

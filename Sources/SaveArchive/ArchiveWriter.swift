@@ -22,6 +22,9 @@ public final class ArchiveWriter {
     private var tar: TarEntryStream?
     /// libarchive's headers for the tar entries that need pax records, made when first needed.
     private var paxHeaders: PaxHeaderWriter?
+    /// A tar archive that failed stays failed, as libarchive's writer does: every later call
+    /// throws the first error, so that a close tried again never ends a cut archive as whole.
+    private var tarFailure: ArchiveError?
     private let output: ArchiveOutput
 
     /// Writes to `descriptor` (left open); `name` is for messages.
@@ -93,21 +96,26 @@ public final class ArchiveWriter {
 
     /// Starts an entry; a file's data follows with ``write(_:)``.
     public func begin(_ info: ArchiveEntryInfo) throws(ArchiveError) {
-        try finishEntry()
         if let tar {
-            guard !closed else { throw .ioFailure(archive: name, message: "an entry begun after the archive was closed") }
-            let header: [UInt8]
-            if let plain = TarHeader.ustar(for: info) {
-                header = plain
-            } else {
-                if paxHeaders == nil { paxHeaders = try PaxHeaderWriter(archive: name) }
-                header = try paxHeaders!.header(for: info)
+            try tarStep { () throws(ArchiveError) in
+                try finishEntry()
+                guard !closed else { throw .ioFailure(archive: name, message: "an entry begun after the archive was closed") }
+                // libarchive would read before an empty name to add a directory's slash.
+                guard !info.path.isEmpty else { throw .malformed(archive: name, entry: "", message: "an empty name, expected a path") }
+                let header: [UInt8]
+                if let plain = TarHeader.ustar(for: info) {
+                    header = plain
+                } else {
+                    if paxHeaders == nil { paxHeaders = try PaxHeaderWriter(archive: name) }
+                    header = try paxHeaders!.header(for: info)
+                }
+                try tar.write(header)
+                let declared = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
+                current = (info.path, declared, 0)
             }
-            try tar.write(header)
-            let declared = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
-            current = (info.path, declared, 0)
             return
         }
+        try finishEntry()
         let (declared, exactBytes) = try Self.describe(info, in: entry, archive: name)
         try Self.writeHeader(archive, entry, exactBytes: exactBytes, archive: name, path: info.path)
         current = (info.path, declared, 0)
@@ -213,12 +221,8 @@ public final class ArchiveWriter {
                     return length
                 }, nil, nil)
             }
-            guard status == ARCHIVE_OK else {
-                let message = ArchiveReader.message(archive)
-                archive_write_free(archive)
-                archive_entry_free(entry)
-                throw .cannotCreate(archive: name, message: message)
-            }
+            // Freed by deinit, which runs for a class whose properties are all set.
+            guard status == ARCHIVE_OK else { throw .cannotCreate(archive: name, message: ArchiveReader.message(archive)) }
         }
 
         deinit {
@@ -229,8 +233,8 @@ public final class ArchiveWriter {
         }
 
         /// The header records of `info`. A size of 8 GiB or more is a pax record of its own:
-        /// such an entry is described with its size, to a writer of its own (which the caller
-        /// then drops), as is every entry with `describedWithItsSize`.
+        /// such an entry is described with its size, to a writer of its own made here for it;
+        /// `describedWithItsSize` describes every entry so (a writer used once).
         func header(for info: ArchiveEntryInfo, describedWithItsSize: Bool = false) throws(ArchiveError) -> [UInt8] {
             let size = if case .file = info.kind { info.size ?? 0 } else { Int64(0) }
             if size >= TarHeader.largestSize && !describedWithItsSize {
@@ -249,13 +253,16 @@ public final class ArchiveWriter {
 
     /// Appends to the current file entry.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+        if let tarFailure { throw tarFailure }
         guard var entryState = current else { return }  // after close() too: no entry is open
         if let tar {
-            // More than the header declared would be read as the next header: refused whole.
-            guard entryState.written + Int64(bytes.count) <= entryState.declared else {
-                throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written + Int64(bytes.count))
+            try tarStep { () throws(ArchiveError) in
+                // More than the header declared would be read as the next header: refused whole.
+                guard entryState.written + Int64(bytes.count) <= entryState.declared else {
+                    throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written + Int64(bytes.count))
+                }
+                try tar.write(bytes)
             }
-            try tar.write(bytes)
             entryState.written += Int64(bytes.count)
             current = entryState
             return
@@ -277,15 +284,21 @@ public final class ArchiveWriter {
 
     /// Ends the current entry, checking that it got exactly the bytes its header declared.
     public func finishEntry() throws(ArchiveError) {
+        if let tarFailure { throw tarFailure }
         guard let entryState = current else { return }
         current = nil
+        if let tar {
+            try tarStep { () throws(ArchiveError) in
+                guard entryState.written == entryState.declared else {
+                    throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
+                }
+                let padding = Int((Int64(TarHeader.blockSize) - entryState.declared % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
+                if padding > 0 { try tar.write([UInt8](repeating: 0, count: padding)) }
+            }
+            return
+        }
         guard entryState.written == entryState.declared else {
             throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
-        }
-        if let tar {
-            let padding = Int((Int64(TarHeader.blockSize) - entryState.declared % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
-            if padding > 0 { try tar.write([UInt8](repeating: 0, count: padding)) }
-            return
         }
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else {
             throw .ioFailure(archive: name, message: failureMessage())
@@ -300,14 +313,30 @@ public final class ArchiveWriter {
     /// Writes the end of the archive and waits for the compressor's last bytes. The descriptor
     /// stays open.
     public func close() throws(ArchiveError) {
-        if closed, tar != nil { return }  // its end is written once
-        try finishEntry()
-        closed = true
         if let tar {
-            try tar.write([UInt8](repeating: 0, count: 2 * TarHeader.blockSize))  // the end of the archive
-            try tar.finish()
+            try tarStep { () throws(ArchiveError) in
+                guard !closed else { return }  // its end is written once
+                try finishEntry()
+                closed = true
+                try tar.write([UInt8](repeating: 0, count: 2 * TarHeader.blockSize))  // the end of the archive
+                try tar.finish()
+            }
             return
         }
+        try finishEntry()
+        closed = true
         guard archive_write_close(archive) == ARCHIVE_OK else { throw .ioFailure(archive: name, message: failureMessage()) }
+    }
+
+    /// Runs one step of writing a tar archive; the first error it meets is thrown by every
+    /// later step too (``tarFailure``).
+    private func tarStep(_ body: () throws(ArchiveError) -> Void) throws(ArchiveError) {
+        if let tarFailure { throw tarFailure }
+        do throws(ArchiveError) {
+            try body()
+        } catch {
+            if tarFailure == nil { tarFailure = error }
+            throw error
+        }
     }
 }

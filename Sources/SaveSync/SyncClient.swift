@@ -198,7 +198,9 @@ public final class SyncClient: Sendable {
         let original = entry
         let resending = remembered?.inFlight != nil
         if !resending {
-            entry = SyncState.Entry(server: server, space: space, slot: slot, version: remembered?.version ?? 0, sha256: remembered?.sha256 ?? "", inFlight: pushing)
+            entry = SyncState.Entry(
+                server: server, space: space, slot: slot, version: remembered?.version ?? 0, sha256: remembered?.sha256 ?? "", inFlight: pushing,
+                inFlightDevice: device)
             try remember(entry)
         }
         /// The file's state once this push is known to be in no version: as the caller gave it
@@ -222,7 +224,7 @@ public final class SyncClient: Sendable {
         for _ in 1...3 {
             let response: HTTPResponse
             do {
-                response = try send("PUT", url, headers: [condition], body: pushing, file: file)
+                response = try send("PUT", url, headers: [condition], body: pushing, file: file, device: resending ? remembered?.inFlightDevice ?? device : device)
             } catch let error as SaveError where (error.cause as? Unreachable)?.neverSent == true {
                 throw try refused(error)  // it never left: nothing to send again
             }
@@ -427,10 +429,11 @@ public final class SyncClient: Sendable {
 
     /// One request, tried again with backoff while the server cannot be reached or answers
     /// 5xx (waiting as long as its Retry-After asks, up to 5 s).
-    private func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8] = [], file: String) throws -> HTTPResponse {
+    /// `device` is this client's, unless a push sent again was first sent as another.
+    private func send(_ method: String, _ url: String, headers: [(String, String)] = [], body: [UInt8] = [], file: String, device: String? = nil) throws -> HTTPResponse {
         var all = headers
         if let token { all.append(("Authorization", "Bearer " + token)) }
-        if let device { all.append(("Device-Id", device)) }
+        if let device = device ?? self.device { all.append(("Device-Id", device)) }
         var problem = ""
         var tries = 0, timeouts = 0, unreachable = false, connected = false
         // A 503 (the server's store did not answer) is the whole server's state, not this

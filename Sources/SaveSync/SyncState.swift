@@ -27,10 +27,17 @@ public struct SyncState: Sendable {
         public var pendingBase: [UInt8]?
         /// A push whose answer is not known yet; its base is `version` (0: the slot's first push).
         public var inFlight: [UInt8]?
+        /// The device it was sent as: sent again, it must be the same push of the same device
+        /// (the server tells a push sent again by its device), whatever the device is called by
+        /// then (a folder moved to another file system makes a new mark).
+        public var inFlightDevice: String?
 
-        public init(server: String, space: String, slot: String, version: Int, sha256: String, pendingBase: [UInt8]? = nil, inFlight: [UInt8]? = nil) {
+        public init(
+            server: String, space: String, slot: String, version: Int, sha256: String, pendingBase: [UInt8]? = nil, inFlight: [UInt8]? = nil,
+            inFlightDevice: String? = nil
+        ) {
             (self.server, self.space, self.slot, self.version, self.sha256) = (server, space, slot, version, sha256)
-            (self.pendingBase, self.inFlight) = (pendingBase, inFlight)
+            (self.pendingBase, self.inFlight, self.inFlightDevice) = (pendingBase, inFlight, inFlightDevice)
         }
     }
 
@@ -69,6 +76,7 @@ public struct SyncState: Sendable {
                     entry[keyPath: keep] = bytes
                     knownBases.insert(base)
                 }
+                if entry.inFlight != nil { entry.inFlightDevice = value.dictionaryValue?["inFlightDevice"]?.stringValue }
                 entries[path] = entry
             } catch let error as SaveError where error.file != nil {
                 throw error
@@ -141,6 +149,7 @@ public struct SyncState: Sendable {
                 "server": .string(entry.server), "space": .string(entry.space), "slot": .string(entry.slot),
                 "version": .integer(Int64(entry.version)), "sha256": .string(entry.sha256),
             ]
+            if entry.inFlight != nil, let device = entry.inFlightDevice { fields["inFlightDevice"] = .string(device) }
             for (key, kept) in [("pendingBase", entry.pendingBase), ("inFlight", entry.inFlight)] {
                 guard let base = kept else { continue }
                 // On disk before the state that names it.
@@ -170,16 +179,19 @@ public struct SyncState: Sendable {
     /// name, or two copies of a save folder on one machine, are never taken for one device.
     /// The server tells a push sent again by its device.
     ///
-    /// The mark is kept with the inode of the folder that holds it (`3f2a9c1e 1835012`): a copy
-    /// of the save folder (`cp -a`, a QA farm cloning a device) copies the file but not the
-    /// folder's inode, and makes a mark of its own; else the copy's first push, equal to the
-    /// original's, would be taken for that push sent again, and its changes lost. A mark
-    /// written without the inode (by an earlier savetool) is taken as this folder's own.
+    /// The mark is kept with the device and inode of the folder that holds it (`3f2a9c1e
+    /// 2049:1835012`): a copy of the save folder (`cp -a`, a QA farm cloning a device, a file
+    /// system snapshot) copies the file but not the folder's identity, and makes a mark of its
+    /// own; else the copy's first push, equal to the original's, would be taken for that push
+    /// sent again, and its changes lost. A file system whose inodes change between mounts makes
+    /// a new mark too, which costs only a new name in the history: a push in flight is sent
+    /// again as the device it was first sent as (``Entry/inFlightDevice``). A mark written
+    /// without the identity (by an earlier savetool) is taken as this folder's own.
     public func deviceMark() throws -> String {
         let folder = FileIO.parentDirectory(of: file)
         let path = folder + "/device-id"
         var info = stat()
-        let identity = stat(folder, &info) == 0 ? String(info.st_ino) : ""
+        let identity = stat(folder, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : ""
         func write(_ mark: String) throws(SaveError) {
             do { try FileIO.writeAtomically(Array((mark + " " + identity + "\n").utf8), to: path) } catch { throw SaveError(error.category, file: path, error.description, cause: error) }
         }

@@ -27,6 +27,9 @@ struct Serve: ParsableCommand {
             Without --tokens the server listens on 127.0.0.1 only. With them, each request \
             needs Authorization: Bearer <token>, and a token reaches only its spaces.
 
+            savetool serve is savetool serve run: its options (--store, --port, --tokens, \
+            --tls-cert …) are listed by savetool serve run --help.
+
             Examples:
               savetool serve --store /var/lib/savetool/sync --tokens tokens.json --host 0.0.0.0
               savetool serve --store sync --tokens tokens.json --tls-cert cert.pem --tls-key key.pem

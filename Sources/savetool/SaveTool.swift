@@ -22,6 +22,7 @@ struct SaveTool: ParsableCommand {
               64  usage error (unknown option, codec or kind; options that contradict each other)
               65  bad data (unparsable, invalid for its schema, a damaged archive)
               66  an input does not exist or cannot be read
+              69  a part of savetool is not installed (serve needs savetool-serve beside it)
               73  the output cannot be created
               74  I/O error while reading or writing (a full disk included)
               75  temporary failure: another run holds the lock, or a server did not answer; try again

@@ -141,12 +141,28 @@ struct TarHeaderTests {
         }
         #expect(bytes.count == offset + 1024 && bytes[offset...].allSatisfy { $0 == 0 }, "\(bytes.count) bytes, \(offset) before the end")
 
-        // And libarchive reads it back as it was written, the hard link's data being its target's.
+        // And libarchive reads it back as it was written (a hard link holds no data of its own).
         let reader = try ArchiveReader(path: path)
         var read: [(String, [UInt8])] = []
         while let entry = try reader.next() { read.append((entry.path, try reader.readEntry(limit: 1 << 20) ?? [])) }
         #expect(read.map(\.0) == entries.map(\.0.path))
         #expect(read.map(\.1) == entries.map(\.1))
+    }
+
+    /// A close that failed (a full disk) fails again when tried again, rather than reporting a
+    /// cut archive whole; an empty name is refused (libarchive would read before it).
+    @Test func aFailedArchiveStaysFailed() throws {
+        let descriptor = open("/dev/full", O_WRONLY)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let writer = try ArchiveWriter(fileDescriptor: descriptor, name: "full.tar", format: .tar(.none))
+        #expect(throws: ArchiveError.self) { try writer.begin(ArchiveEntryInfo(path: "", kind: .directory)) }
+        let fresh = try ArchiveWriter(fileDescriptor: descriptor, name: "full.tar", format: .tar(.none))
+        try fresh.begin(.file("a.json", size: 2))
+        try fresh.write([0x7B, 0x7D])
+        #expect(throws: ArchiveError.self) { try fresh.close() }
+        #expect(throws: ArchiveError.self) { try fresh.close() }
+        #expect(throws: ArchiveError.self) { try fresh.begin(.file("b.json", size: 0)) }
     }
 
     /// Data past the size a header declared would be read as the next header: refused.

@@ -187,6 +187,15 @@ struct MergeTests {
                 #expect(result.conflicts.first?.why.hasPrefix("two different /puzzleId (local ") == true, "\(result.decisions)")
             }
         }
+        // 1 and 1.0 are one identity, and no identity on either side is no difference: the
+        // criteria decide.
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "", "policy": "pickSide", "identity": "/id", "by": [{"max": "/t"}]}]}"#))
+        for (local, remote) in [(#"{"id": 1, "t": 5}"#, #"{"id": 1.0, "t": 9}"#), (#"{"t": 5}"#, #"{"t": 9}"#)] {
+            let outcome = ValueMerger(rules: rules).merge(base: nil, local: try Codecs.value(local), remote: try Codecs.value(remote))
+            #expect(outcome.conflicts.isEmpty && outcome.value["t"] == 9, "\(outcome.decisions)")
+        }
+        let oneSided = ValueMerger(rules: rules).merge(base: nil, local: try Codecs.value(#"{"id": 1, "t": 5}"#), remote: try Codecs.value(#"{"t": 9}"#))
+        #expect(oneSided.conflicts.count == 1, "an identity against none differs")
         // An identity given to a policy that does not take it is refused when the kind loads.
         #expect {
             try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/a", "policy": "keyed", "key": "/id", "identity": "/id"}]}"#))

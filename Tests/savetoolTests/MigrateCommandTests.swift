@@ -14,6 +14,9 @@ struct MigrateCommandTests {
         let first = try CLI.run("migrate", samples, "--out", out, "--report", report)
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.outputText == "16 migrated, 9 unchanged, 0 skipped, 0 failed\n")
+        // A folder given with a final slash, as shells complete it, names its files without "//".
+        let slashed = try CLI.run("migrate", samples + "/", "--dry-run", "--report", "-")
+        #expect(slashed.status == 0 && slashed.outputText.contains("\"file\":\"\(samples)/kape/") && !slashed.outputText.contains("//"), "\(slashed.outputText)")
         let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 25)
         #expect(lines.contains { $0.contains(#""status":"migrated","steps":["1→2","2→3"]"#) })
@@ -110,6 +113,9 @@ struct MigrateCommandTests {
         #expect(try CLI.run("--formats", formats, "validate", farm.path).status == 0)
         #expect(try CLI.run("formats", "new", "starfarm.save", "--codec", "json", "--directory", formats).status == 73)
         #expect(try CLI.run("formats", "new", "other.save", "--codec", "nope", "--directory", formats).status == 64)
+        // The names other tools give the plist codecs are answered with savetool's.
+        let xml = try CLI.run("convert", CLI.tournament, "--to", "xml")
+        #expect(xml.status == 64 && xml.errors.contains("no codec 'xml', expected one of: ") && xml.errors.contains("(an XML plist is plist)"), "\(xml.errors)")
         let archive = try CLI.run("formats", "new", "other.save", "--codec", "tar.gz", "--directory", formats)
         #expect(archive.status == 64 && archive.errors.hasPrefix("savetool: --codec tar.gz: an archive codec, expected one of save documents: bplist, plist, json, keyed"), "\(archive.errors)")
         #expect(!FileManager.default.fileExists(atPath: formats + "/other.save"))

@@ -81,7 +81,10 @@ public enum CodecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unrepresentable(let codec, let at, let found, let expected):
             "\(at.displayText): \(found) cannot be written as \(codec), expected \(expected)"
         case .unknownCodec(let id, let known):
+            // The names people try first for the plist codecs, from other tools.
             "no codec '\(id)', expected one of: \(known.joined(separator: ", "))"
+                + (["xml", "xml1", "xmlplist"].contains(id.lowercased()) && known.contains("plist") ? " (an XML plist is plist)"
+                    : ["binary", "binary1", "binaryplist"].contains(id.lowercased()) && known.contains("bplist") ? " (a binary plist is bplist)" : "")
         case .undetectable(let hint):
             "cannot tell the format from the content or the file name, expected \(hint)"
         case .plugin(let id, let message):

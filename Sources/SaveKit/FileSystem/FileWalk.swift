@@ -53,7 +53,15 @@ public struct FileWalk: Sendable {
 
     public var paths: [String]
 
-    public init(paths: [String]) { self.paths = paths }
+    /// A folder given with a final slash (`saves/`, as shells complete it) is walked as
+    /// `saves`, so that the paths found read `saves/a.json`, not `saves//a.json`.
+    public init(paths: [String]) {
+        self.paths = paths.map { path in
+            var trimmed = Substring(path)
+            while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+            return String(trimmed)
+        }
+    }
     /// Files the walk leaves out, by name and identity: a report being written among the files
     /// walked is not one of them.
     public var leavesOut: [(name: String, identity: Identity)] = []

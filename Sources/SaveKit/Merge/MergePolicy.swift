@@ -27,7 +27,7 @@ public indirect enum MergePolicy: Sendable, Equatable {
     /// A whole value from one side, chosen by `criteria` in order; a tie goes to `otherwise`,
     /// else it is a conflict. With `identity`, two sides whose values there differ are two
     /// different things (two puzzles), not two copies of one: a conflict, never a pick that
-    /// drops one.
+    /// drops one (neither side holding one is no difference).
     case pickSide(by: [SideCriterion], otherwise: MergePolicy?, identity: JSONPointer? = nil)
     /// Never decided automatically: a conflict, settled by answers or `--prefer`.
     case ask

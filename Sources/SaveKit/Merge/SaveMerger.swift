@@ -95,7 +95,7 @@ public struct SaveMerger: Sendable {
         }
         var (merged, decisions) = mergeDocument(kind: kind, base: baseCurrent, local: sides[0], remote: sides[1], at: .root)
         decisions = migration + decisions
-        if local.bytes == remote.bytes, decisions.contains(where: { $0.policy == "counter" }) {
+        if local.bytes == remote.bytes, decisions.contains(where: { $0.policy == "counter" && !$0.isConflict }) {
             decisions.insert(MergeDecision(
                 path: .root, policy: "sameBytes", result: nil,
                 why: "the two copies are the same bytes: merged as two devices that made the same changes, so each counter counts both (one save given twice would count its changes twice)",

@@ -283,7 +283,9 @@ public struct ValueMerger: Sendable {
                 }
                 return mergeKeyed(path, key: key, base: base?.arrayValue, local: localItems, remote: remoteItems)
             case .pickSide(let criteria, let otherwise, let identity):
-                if let identity, local.value(at: identity) != remote.value(at: identity) {
+                // 1 and 1.0 are one identity (a JSON copy against a plist copy), as keyed's are.
+                let same = { (a: SaveValue?, b: SaveValue?) in a == b || (a?.numberValue != nil && a?.numberValue == b?.numberValue) }
+                if let identity, !same(local.value(at: identity), remote.value(at: identity)) {
                     let shown = { (value: SaveValue) in value.value(at: identity)?.compactText ?? "none" }
                     return conflict(
                         path, policy.name, base, local, remote,

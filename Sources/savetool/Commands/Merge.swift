@@ -83,6 +83,13 @@ struct Merge: ParsableCommand {
     }
 
     func validate() throws {
+        // Read from the process's own arguments: ArgumentParser keeps only the last.
+        let single = [["--local"], ["--remote"], ["--base"], ["-o", "--output"], ["--kind"], ["--prefer"], ["--answers"], ["--report"]]
+        if let repeated = CommandLineText.repeatedOption(of: single, in: CommandLineText.arguments()) {
+            throw ValidationError(["--local", "--remote", "--base"].contains(repeated)
+                ? "\(repeated) given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base"
+                : "\(repeated) given more than once, expected it once")
+        }
         if git {
             guard (3...4).contains(gitFiles.count) else { throw ValidationError("--git takes %O %A %B and optionally %P, expected 3 or 4 paths") }
             guard local == nil, remote == nil, base == nil, output == nil else {
@@ -91,13 +98,6 @@ struct Merge: ParsableCommand {
         } else {
             guard gitFiles.isEmpty else { throw ValidationError("unexpected argument '\(gitFiles[0])'; the copies are given with --local and --remote") }
             guard local != nil, remote != nil else { throw ValidationError("missing --local or --remote, expected both copies") }
-            // Read from the process's own arguments: ArgumentParser keeps only the last.
-            let single = [["--local"], ["--remote"], ["--base"], ["-o", "--output"], ["--kind"], ["--prefer"], ["--answers"], ["--report"]]
-            if let repeated = CommandLineText.repeatedOption(of: single, in: CommandLineText.arguments()) {
-                throw ValidationError(["--local", "--remote", "--base"].contains(repeated)
-                    ? "\(repeated) given more than once, expected one copy each; to merge a third device's copy, merge it into the result in turn, with the same --base"
-                    : "\(repeated) given more than once, expected it once")
-            }
             guard output != nil || dryRun else { throw ValidationError("missing --output, expected where the merged copy goes (or --dry-run)") }
         }
     }

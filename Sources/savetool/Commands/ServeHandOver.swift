@@ -13,7 +13,13 @@ struct ServeHandOver: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run a sync server: devices push saves, and concurrent pushes are merged, not overwritten.",
-        discussion: "Runs savetool-serve, installed beside savetool.\n\nExample:\n  savetool serve --store /var/lib/savetool/sync")
+        discussion: """
+            Runs savetool-serve, installed beside savetool. Its options (--store, --port, \
+            --tokens, --tls-cert …) are listed by savetool serve run --help.
+
+            Example:
+              savetool serve --store /var/lib/savetool/sync
+            """)
 
     @Argument(parsing: .captureForPassthrough) var arguments: [String] = []
 

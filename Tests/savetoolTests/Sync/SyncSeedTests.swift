@@ -1,5 +1,6 @@
 import Foundation
 import SaveKit
+import SaveSync
 import TestSupport
 import Testing
 
@@ -546,10 +547,35 @@ struct SyncSeedTests {
         #expect(try Self.deviceMark(of: tablet) != Self.deviceMark(of: copy), "the copy made a mark of its own at its first sync")
         _ = try sync(tablet)
         #expect(try CLI.run("get", blocks.path, "/gameSave/coins").outputText == "\(coins + 20)\n")
-        // The original keeps its mark, sync after sync.
+        // The original keeps its mark, sync after sync, and moved within its file system too.
         let mark = try Self.deviceMark(of: tablet)
         _ = try sync(tablet)
         #expect(try Self.deviceMark(of: tablet) == mark)
+        let moved = root.appendingPathComponent("moved")
+        try FileManager.default.moveItem(at: tablet, to: moved)
+        _ = try sync(moved)
+        #expect(try Self.deviceMark(of: moved) == mark)
+        // A mark an earlier savetool wrote (the mark alone) is kept, and written with its folder.
+        let markFile = moved.appendingPathComponent(".savetool-sync/device-id")
+        try Data("0badc0de\n".utf8).write(to: markFile)
+        _ = try sync(moved)
+        let written = try String(contentsOf: markFile, encoding: .utf8)
+        #expect(written.hasPrefix("0badc0de ") && written.split(separator: " ").count == 2, "\(written)")
+    }
+
+    /// A push whose answer was lost is sent again as the device it was first sent as: the state
+    /// keeps that name beside the push, whatever the device is called by the next run.
+    @Test func aPushInFlightKeepsItsDevice() throws {
+        let root = try Processes.temporaryDirectory("sync-in-flight-device")
+        defer { try? FileManager.default.removeItem(at: root) }
+        var state = try SyncState(folder: root.path)
+        try state.prepare()
+        state.entries["a.json"] = SyncState.Entry(
+            server: "http://127.0.0.1:1", space: "s/p", slot: "a.json", version: 3, sha256: "", inFlight: Array("{}".utf8), inFlightDevice: "qa-01-0badc0de")
+        try state.save()
+        let read = try SyncState(folder: root.path)
+        #expect(read.entries["a.json"]?.inFlightDevice == "qa-01-0badc0de")
+        #expect(read.entries["a.json"]?.inFlight == Array("{}".utf8))
     }
 
     /// A file that a folder sync remembers, synced alone, merges against the base that folder

@@ -15,11 +15,43 @@ extension ParsableCommand {
                 (names, command) = (names + [argument], sub)
             }
             let help = (names + ["--help"]).joined(separator: " ")
+            let known = command.configuration.subcommands.map { $0._commandName }
+            // A mistyped command is said to be one, with the nearest, rather than its words
+            // being "unexpected arguments".
+            if let word = arguments.dropFirst(names.count - 1).first, !known.isEmpty, !word.hasPrefix("-"), !known.contains(word) {
+                let distances = known.map { (name: $0, distance: editDistance(word, $0)) }
+                let nearest = distances.sorted { $0.distance < $1.distance }.first
+                let suggestion: String
+                if let nearest, nearest.distance <= 2 {
+                    suggestion = ", did you mean '\(nearest.name)'?"
+                } else {
+                    suggestion = ", expected one of: " + known.joined(separator: ", ")
+                }
+                Console.error("savetool: unknown command '\(word)'\(suggestion) (see \(help))")
+                Foundation.exit(Failure.Code.usage)
+            }
             Console.error("savetool: \(message(for: error)) (see \(help))")
             Foundation.exit(Failure.Code.usage)
         }
         exit(withError: error)
     }
+}
+
+/// How many single-character edits turn `a` into `b` (Levenshtein).
+func editDistance(_ a: String, _ b: String) -> Int {
+    let first = Array(a.utf8), second = Array(b.utf8)
+    var previous = Array(0...second.count)
+    for index in 0..<first.count {
+        var current = [index + 1]
+        for other in 0..<second.count {
+            let replaced = previous[other] + (first[index] == second[other] ? 0 : 1)
+            let removed = previous[other + 1] + 1
+            let inserted = current[other] + 1
+            current.append(Swift.min(replaced, Swift.min(removed, inserted)))
+        }
+        previous = current
+    }
+    return previous[second.count]
 }
 
 /// The command line as text.

@@ -52,8 +52,9 @@ public struct SaveMerger: Sendable {
     public func merge(base: Copy?, local: Copy, remote: Copy) throws(SaveError) -> Result {
         // Equal copies are merged done, unless both changed the base alike: then a counter's
         // two changes both count (two devices that each earned 10 coins from the same save hold
-        // the same bytes), and the rules below decide. That is said first: the same save given
-        // twice (pulled twice, a result merged again) would count its changes twice.
+        // the same bytes), and the rules below decide. Where a counter did count both, that is
+        // said first (sameBytes): the same save given twice (pulled twice, a result merged
+        // again) would count its changes twice.
         if local.bytes == remote.bytes, base == nil || base?.bytes == local.bytes { return Result(output: local.bytes, kind: nil, decisions: [], changesLocal: false) }
         // One side's change, byte for byte, when both are in the same codec (a re-encoding could
         // only lose the file's own layout).

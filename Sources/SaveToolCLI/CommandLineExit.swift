@@ -19,13 +19,11 @@ extension ParsableCommand {
             // A mistyped command is said to be one, with the nearest, rather than its words
             // being "unexpected arguments".
             if let word = arguments.dropFirst(names.count - 1).first, !known.isEmpty, !word.hasPrefix("-"), !known.contains(word) {
-                let distances = known.map { (name: $0, distance: editDistance(word, $0)) }
-                let nearest = distances.sorted { $0.distance < $1.distance }.first
-                let suggestion: String
-                if let nearest, nearest.distance <= 2 {
-                    suggestion = ", did you mean '\(nearest.name)'?"
+                let nearest = known.map { (name: $0, distance: editDistance(word, $0)) }.min { $0.distance < $1.distance }
+                let suggestion = if let nearest, nearest.distance <= 2 {
+                    ", did you mean '\(nearest.name)'?"
                 } else {
-                    suggestion = ", expected one of: " + known.joined(separator: ", ")
+                    ", expected one of: " + known.joined(separator: ", ")
                 }
                 Console.error("savetool: unknown command '\(word)'\(suggestion) (see \(help))")
                 Foundation.exit(Failure.Code.usage)

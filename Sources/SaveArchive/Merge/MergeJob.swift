@@ -57,14 +57,17 @@ public struct MergeJob: Sendable {
         if isGitDriver, let folder = inputs.first(where: { Self.isFolder($0) || BackupRepository.isBundle($0) }) {
             throw SaveError(.usage, file: folder, "a folder or bundle, expected the three files git gives a merge driver")
         }
-        if singleFile && !dryRun && !Self.samePlace(output, local) && FileManager.default.fileExists(atPath: output) {
-            throw SaveError(.cannotCreate, file: output, "exists, expected a new file for the merged copy, or the local copy itself")
-        }
-        // Checked before merging, so that no decision is printed for a result that has nowhere to go.
-        if singleFile && !dryRun && !Self.samePlace(output, local) && !Self.isFolder(FileIO.parentDirectory(of: Self.absolute(output))) {
-            let folder = FileIO.parentDirectory(of: output)
-            let found = FileManager.default.fileExists(atPath: folder) ? "not a folder" : "no such folder"
-            throw SaveError(.cannotCreate, file: folder, "\(found), expected the existing folder the merged copy goes in")
+        // A new file's place is checked before merging, so that no decision is printed for a
+        // result that has nowhere to go.
+        if singleFile && !dryRun && !Self.samePlace(output, local) {
+            if FileManager.default.fileExists(atPath: output) {
+                throw SaveError(.cannotCreate, file: output, "exists, expected a new file for the merged copy, or the local copy itself")
+            }
+            if !Self.isFolder(FileIO.parentDirectory(of: Self.absolute(output))) {
+                let folder = FileIO.parentDirectory(of: output)
+                let found = FileManager.default.fileExists(atPath: folder) ? "not a folder" : "no such folder"
+                throw SaveError(.cannotCreate, file: folder, "\(found), expected the existing folder the merged copy goes in")
+            }
         }
         if singleFile {
             let file = try mergeFile(base: base, local: local, remote: remote, output: output)

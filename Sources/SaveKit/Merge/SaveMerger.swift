@@ -138,7 +138,7 @@ public struct SaveMerger: Sendable {
                 else { continue }  // not a document on one side: the holder's own rules decide
                 let innerBase = base?.value(at: pointer).flatMap(EmbeddedDocument.bytes(of:)).flatMap { try? found.codec.decode($0, options: EmbeddedDocument.decoding) }
                 let (merged, inner) = mergeDocument(
-                    kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: JSONPointer(tokens: prefix.tokens + pointer.tokens))
+                    kind: found.kind, base: innerBase, local: innerLocal, remote: innerRemote, at: prefix.appending(pointer))
                 // Named by the kind whose rules applied; a document no kind claims, by none.
                 decisions += inner.map { decision in
                     var decision = decision

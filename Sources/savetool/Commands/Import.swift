@@ -152,16 +152,13 @@ struct Import: ParsableCommand {
                     // migrated: its steps say which ("/gameSave: blocks.gamesave 1→2").
                     let change = result.from == result.to && !result.steps.isEmpty
                         ? result.steps.joined(separator: ", ") : "from version \(result.from ?? 0) to \(result.to ?? 0)"
-                    return "\(dryRun ? "would migrate" : "migrated") \(ExactFileName.printable(item.path)) (\(result.kind ?? "")) \(change)\n"
+                    return "\(dryRun ? "would migrate" : "migrated") \(ExactFileName.printable(item.path)) (\(result.kind ?? "")) \(change)"
                 }
-                if dryRun {
-                    Console.outputLines(["verified \(count) file\(count == 1 ? "" : "s") in \(bundle); nothing written"])
-                    Console.output(migrated.joined())
-                } else {
-                    Console.outputLines(["restored \(count) file\(count == 1 ? "" : "s") into \(into)"])
-                    Console.output(migrated.joined())
-                    if let previous = outcome.previousContents { Console.outputLines(["previous contents saved in \(previous)"]) }
-                }
+                let files = "\(count) file\(count == 1 ? "" : "s")"
+                let previous = outcome.previousContents.map { ["previous contents saved in \($0)"] } ?? []
+                Console.outputLines(dryRun
+                    ? ["verified \(files) in \(bundle); nothing written"] + migrated
+                    : ["restored \(files) into \(into)"] + migrated + previous)
             }
         }
     }

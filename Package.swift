@@ -40,6 +40,13 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // libzstd, from the system (Debian: libzstd-dev): zstd bundles are compressed by it
+        // directly, with a worker thread, which libarchive's filter does not offer.
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
         // System calls the Swift overlays lack (an atomic swap of two directories). Not named CSystem:
         // swift-system, which swift-nio and Hummingbird bring, has a C target of that name.
         .target(name: "CSaveToolSystem"),
@@ -47,7 +54,7 @@ let package = Package(
         .target(
             name: "SaveArchive",
             dependencies: [
-                "SaveKit", "SaveStorage", "CArchive", "CSaveToolSystem",
+                "SaveKit", "SaveStorage", "CArchive", "CZstd", "CSaveToolSystem",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]

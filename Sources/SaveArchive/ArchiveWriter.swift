@@ -43,7 +43,7 @@ public final class ArchiveWriter {
         self.entry = entry
         if case .tar(let compression) = format {
             do {
-                // Compressed on a thread of its own, as `tar --zstd` pipes into `zstd`.
+                // Compressed off this thread, as `tar --zstd` pipes into `zstd`.
                 tar = try TarEntryStream(into: output, name: name, compression: compression, level: level)
             } catch {
                 closed = true  // nothing to close; deinit frees the writer
@@ -60,7 +60,8 @@ public final class ArchiveWriter {
         }
     }
 
-    /// How libarchive is told to compress with `compression` at `level`; nil for none.
+    /// How libarchive is told to compress with `compression` at `level`; nil where no
+    /// libarchive filter is used (none, and zstd, which ``ZstdCompressor`` does itself).
     static func compressor(_ compression: ArchiveFormat.Compression, level: Int?) -> ((OpaquePointer) -> Int32)? {
         let filter: (OpaquePointer) -> Int32
         var options: [String] = []
@@ -69,13 +70,10 @@ public final class ArchiveWriter {
             filter = archive_write_add_filter_gzip
             options.append("gzip:!timestamp")
             if let level { options.append("gzip:compression-level=\(level)") }
-        case .zstd:
-            filter = archive_write_add_filter_zstd
-            if let level { options.append("zstd:compression-level=\(level)") }
         case .xz:
             filter = archive_write_add_filter_xz
             if let level { options.append("xz:compression-level=\(level)") }
-        case .none:
+        case .zstd, .none:
             return nil
         }
         let optionText = options.joined(separator: ",")
@@ -293,7 +291,7 @@ public final class ArchiveWriter {
                     throw .sizeMismatch(archive: name, entry: entryState.path, declared: entryState.declared, written: entryState.written)
                 }
                 let padding = Int((Int64(TarHeader.blockSize) - entryState.declared % Int64(TarHeader.blockSize)) % Int64(TarHeader.blockSize))
-                if padding > 0 { try tar.write([UInt8](repeating: 0, count: padding)) }
+                if padding > 0 { try tar.writeZeros(padding) }
             }
             return
         }
@@ -318,7 +316,7 @@ public final class ArchiveWriter {
                 guard !closed else { return }  // its end is written once
                 try finishEntry()
                 closed = true
-                try tar.write([UInt8](repeating: 0, count: 2 * TarHeader.blockSize))  // the end of the archive
+                try tar.writeZeros(2 * TarHeader.blockSize)  // the end of the archive
                 try tar.finish()
             }
             return

@@ -8,27 +8,50 @@ import Foundation
 /// another. This is how a bundle puts its manifest, known last, first, without holding it
 /// or compressing it after everything else.
 final class TarEntryStream {
-    private let pipeline: CompressionPipeline?
+    /// Where the stream is compressed: on a thread of its own (``CompressionPipeline``), by
+    /// libzstd's own worker fed from this thread (``ZstdCompressor``), or not at all.
+    private enum Compressor {
+        case none
+        case zstd(ZstdCompressor)
+        case threaded(CompressionPipeline)
+    }
+
+    private let compressor: Compressor
     private let output: ArchiveOutput
     private let name: String
     /// The data's bytes so far.
     private(set) var count: Int64 = 0
     private var finished = false
-    /// Uncompressed, bytes are gathered here and written a MiB at a time (the compressor's queue
-    /// gathers them otherwise): a manifest comes an entry at a time.
+    /// Uncompressed, or for libzstd's worker, bytes are gathered here and handed on a MiB at
+    /// a time (the thread's queue gathers them otherwise): a tar stream comes a header or a
+    /// small file at a time, a manifest an entry at a time.
     private var gathered: [UInt8] = []
+    private static let gatheredSize = 1 << 20
 
-    /// Starts the data's stream on `output`; `name` is for messages.
-    init(into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression, level: Int? = nil) throws(ArchiveError) {
+    /// Starts the data's stream on `output`; `name` is for messages. A zstd stream is
+    /// compressed by a worker of libzstd's with `zstdWorker`, else single-threaded on a thread
+    /// of its own, as the gzip and xz filters are. The two give different bytes. A bundle's
+    /// manifest goes without one: in one pass it is compressed beside the files, where two
+    /// workers' buffers would be held at once, and in two passes it must come out the same.
+    init(into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression, level: Int? = nil, zstdWorker: Bool = true) throws(ArchiveError) {
         (self.output, self.name) = (output, name)
-        pipeline = try ArchiveWriter.compressor(compression, level: level).map { configure throws(ArchiveError) in
-            try CompressionPipeline(output: output, name: name, configure: configure)
+        switch compression {
+        case .none:
+            compressor = .none
+        case .zstd where zstdWorker:
+            compressor = .zstd(try ZstdCompressor(output: output, name: name, level: level, worker: true))
+        case .zstd:
+            compressor = .threaded(CompressionPipeline(compressor: try ZstdCompressor(output: output, name: name, level: level, worker: false)))
+        case .gzip, .xz:
+            let configure = ArchiveWriter.compressor(compression, level: level)!
+            compressor = .threaded(CompressionPipeline(compressor: try LibarchiveFilter(output: output, name: name, configure: configure)))
         }
     }
 
     deinit {
-        // Not finished: an error stopped the writing, and nothing more should reach the output.
-        if !finished { pipeline?.abandon() }
+        // Not finished: an error stopped the writing, and nothing more should reach the output
+        // (a zstd frame not ended is dropped with its compressor).
+        if !finished, case .threaded(let pipeline) = compressor { pipeline.abandon() }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
@@ -37,20 +60,43 @@ final class TarEntryStream {
     }
 
     private func send(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
-        if let pipeline {
+        if case .threaded(let pipeline) = compressor {
             guard pipeline.push(bytes) else { throw .ioFailure(archive: name, message: output.failure ?? pipeline.error ?? "the write failed") }
             return
         }
         gathered.append(contentsOf: bytes)
-        if gathered.count >= 1 << 20 { try flushGathered() }
+        if gathered.count >= Self.gatheredSize { try flushGathered(ending: false) }
     }
 
-    private func flushGathered() throws(ArchiveError) {
-        guard !gathered.isEmpty else { return }
-        let written = gathered.withUnsafeBytes { output.write($0) }
-        guard written == gathered.count else { throw .ioFailure(archive: name, message: output.failure ?? "the write failed") }
+    /// Hands on what is gathered; `ending` the stream with it. A zstd stream ended on its
+    /// first call (a header, a small manifest) is compressed on this thread: libzstd starts
+    /// no worker for what fits one job.
+    private func flushGathered(ending: Bool) throws(ArchiveError) {
+        switch compressor {
+        case .zstd(let zstd):
+            let result = gathered.withUnsafeBytes { bytes in Result { () throws(ArchiveError) in try zstd.compress(bytes, ending: ending) } }
+            try result.get()
+        default:
+            guard !gathered.isEmpty else { return }
+            let written = gathered.withUnsafeBytes { output.write($0) }
+            guard written == gathered.count else { throw .ioFailure(archive: name, message: output.failure ?? "the write failed") }
+        }
         gathered.removeAll(keepingCapacity: true)
     }
+
+    /// Writes `count` zero bytes (a tar entry's padding, the archive's end): no array made for
+    /// each.
+    func writeZeros(_ count: Int) throws(ArchiveError) {
+        var left = count
+        while left > 0 {
+            let part = Swift.min(left, Self.zeros.count)
+            let result = Self.zeros.withUnsafeBytes { zeros in Result { () throws(ArchiveError) in try write(UnsafeRawBufferPointer(rebasing: zeros[..<part])) } }
+            try result.get()
+            left -= part
+        }
+    }
+
+    private static let zeros = [UInt8](repeating: 0, count: 2 * TarHeader.blockSize)
 
     func write(_ bytes: [UInt8]) throws(ArchiveError) {
         let result = bytes.withUnsafeBytes { raw in Result { () throws(ArchiveError) in try write(raw) } }
@@ -61,15 +107,17 @@ final class TarEntryStream {
     func finish() throws(ArchiveError) {
         let padding = Int((512 - count % 512) % 512)
         if padding > 0 {
-            try write([UInt8](repeating: 0, count: padding))
+            try writeZeros(padding)
             count -= Int64(padding)
         }
         finished = true
-        try flushGathered()
-        do {
-            try pipeline?.finish()
-        } catch {
-            throw .ioFailure(archive: name, message: output.failure ?? pipeline?.error ?? "\(error)")
+        try flushGathered(ending: true)
+        if case .threaded(let pipeline) = compressor {
+            do {
+                try pipeline.finish()
+            } catch {
+                throw .ioFailure(archive: name, message: output.failure ?? pipeline.error ?? "\(error)")
+            }
         }
     }
 

@@ -152,6 +152,30 @@ struct ArchiveRoundTripTests {
         if compression == .none { #expect(plainSizes == [512, 1024], "\(plainSizes)") }
     }
 
+    /// A zstd tar is compressed by libzstd's worker in jobs of 2 MiB: a stream of many jobs,
+    /// in small and large writes, half of it compressible, reads back byte for byte with
+    /// libarchive, and the `zstd` program finds it one valid frame.
+    @Test func aZstdStreamOfManyJobsReadsBackWhole() throws {
+        let directory = try Processes.temporaryDirectory("archive")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("jobs.tar.zst")
+        var generator = SystemRandomNumberGenerator()
+        let items = (0..<24).map { index in
+            let size = index % 3 == 0 ? 1_300_000 : 5_000 + index * 97
+            let data = index.isMultiple(of: 2)
+                ? (0..<size).map { UInt8(truncatingIfNeeded: $0 / 7 + index) }
+                : (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            return Item(info: .file("save-\(index).bin", size: Int64(size), modified: Self.modified), data: data)
+        }
+        #expect(items.reduce(0) { $0 + $1.data.count } > 4 * Int(ZstdCompressor.jobSize))
+        try write(items, format: .tar(.zstd), to: url)
+        let back = try read(url)
+        #expect(back.map(\.info.path) == items.map(\.info.path))
+        #expect(back.map(\.data) == items.map(\.data))
+        let check = try Processes.run(["zstd", "-t", "-q", url.path])
+        #expect(check.status == 0, "zstd: \(check.errors)")
+    }
+
     /// Decompressing runs ahead on its own thread: a damaged tar header is reported as such,
     /// even when the decompressor has already met the stream cut short further on.
     @Test func theFirstFaultIsTheOneReported() throws {

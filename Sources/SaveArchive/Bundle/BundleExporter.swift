@@ -299,14 +299,14 @@ public struct BundleExporter: Sendable {
         unlink(manifestSpoolPath)
         defer { close(manifestSpool) }
         let manifestData = try TarEntryStream(
-            into: ArchiveOutput(descriptor: manifestSpool, earlyWriteback: false), name: destination, compression: compression)
+            into: ArchiveOutput(descriptor: manifestSpool, earlyWriteback: false), name: destination, compression: compression, zstdWorker: false)
         let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData, readersLimitedBy: readerLimits(root: root))
         let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
         var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
         var folders = OpenFolder(root: root)
         defer { folders.close() }
         while let walked = try next() {
-            let path = root + "/" + walked.relative
+            let path = ExactFileName.path(root, walked.relative)
             var file: BundleManifest.File
             if walked.type == .file {
                 // Opened by its name in its open folder and described by its descriptor: one
@@ -346,7 +346,7 @@ public struct BundleExporter: Sendable {
     /// on its own (the files' stream after them goes on with the same archive).
     private func writeManifest(_ described: DescribedSource, into output: ArchiveOutput, name destination: String, compression: ArchiveFormat.Compression) throws {
         try TarEntryStream.writeHeader(manifestEntry(described), into: output, name: destination, compression: compression)
-        let data = try TarEntryStream(into: output, name: destination, compression: compression)
+        let data = try TarEntryStream(into: output, name: destination, compression: compression, zstdWorker: false)
         try described.manifest.forEachChunk { try data.write($0) }
         try data.finish()
     }
@@ -427,11 +427,14 @@ public struct BundleExporter: Sendable {
         private func listing(of relative: String) throws -> [Item] {
             let directory = relative.isEmpty ? root : root + "/" + relative
             var items: [(key: [UInt8], item: Item)] = []
-            var seen = Set<String>()  // Swift compares canonically: an NFC and an NFD name collide here
+            // Swift compares canonically: an NFC and an NFD name collide here. Only a name that
+            // another spelling could equal is kept (hashing every name canonically cost more
+            // than the rest of the walk).
+            var seen = Set<String>()
             var info = stat()
             for (name, direntType) in try BundleExporter.names(in: directory) {
-                let child = relative.isEmpty ? name : relative + "/" + name
-                let path = root + "/" + child
+                let child = relative.isEmpty ? name : ExactFileName.path(relative, name)
+                var path: String { ExactFileName.path(root, child) }  // for messages and the rare lstat
                 if let bundle, child == bundle.path || (relative == bundle.folder && name.hasPrefix(bundle.temporaryPrefix)) {
                     if child == bundle.path { exporter.warn("\(ExactFileName.printable(path)): the bundle being written, left out") }
                     continue
@@ -442,7 +445,7 @@ public struct BundleExporter: Sendable {
                     // to keep these bytes that every reader agrees on.
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that is not UTF-8, which a zip bundle cannot hold; expected UTF-8 names (a .tar.gz or .tar.zst bundle keeps it byte for byte)")
                 }
-                guard seen.insert(name).inserted else {
+                guard !ManifestChecks.mayEqualAnotherSpelling(name) || seen.insert(name).inserted else {
                     throw BundleError.unsupportedEntry(path: path, kind: "a name that another in its folder equals once Unicode-normalised (NFC and NFD), which many file systems cannot hold apart; expected names that differ (rename one)")
                 }
                 // The type readdir gave saves an lstat per file; describing checks it again.
@@ -694,8 +697,25 @@ public struct BundleExporter: Sendable {
     private func recognisedCodec(_ head: [UInt8], name: String) -> String? {
         guard let codec = registry.codec(sniffing: head) else { return nil }
         if codec.traits.contains(.conclusiveMagic) { return codec.id }
-        let lowered = name.lowercased()
-        return codec.fileExtensions.contains { lowered.hasSuffix("." + $0) } ? codec.id : nil
+        return codec.fileExtensions.contains { Self.name(name, hasExtension: $0) } ? codec.id : nil
+    }
+
+    /// Whether `name` ends with a dot and `suffix`, ASCII letters in either case: compared in
+    /// place, where a lowercased copy of every name cost more than the rest of recognising it.
+    static func name(_ name: String, hasExtension suffix: String) -> Bool {
+        let name = name.utf8, suffix = suffix.utf8
+        guard name.count > suffix.count else { return false }
+        var index = name.index(name.endIndex, offsetBy: -suffix.count)
+        guard name[name.index(before: index)] == UInt8(ascii: ".") else { return false }
+        for expected in suffix {
+            var byte = name[index]
+            if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) { byte += 0x20 }
+            var wanted = expected
+            if (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(wanted) { wanted += 0x20 }
+            guard byte == wanted else { return false }
+            name.formIndex(after: &index)
+        }
+        return true
     }
 
     // MARK: - Writing the bundle
@@ -753,7 +773,7 @@ public struct BundleExporter: Sendable {
 
     /// How an entry of the manifest is written in the archive, under `files/`.
     static func archiveEntry(for file: BundleManifest.File) -> ArchiveEntryInfo {
-        var info = ArchiveEntryInfo(path: "files/" + file.path, kind: .file, size: file.size, permissions: file.mode)
+        var info = ArchiveEntryInfo(path: ExactFileName.path("files", file.path), kind: .file, size: file.size, permissions: file.mode)
         info.timestamp = file.modified
         info.xattrs = file.xattrs
         switch file.type {

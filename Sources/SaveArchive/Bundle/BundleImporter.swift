@@ -226,8 +226,13 @@ public struct BundleImporter {
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
     public static func unsafePathReason(_ path: String) -> String? {
-        // One pass over the bytes: this runs for every entry of a bundle, twice.
-        let bytes = path.utf8
+        var path = path
+        return path.withUTF8(unsafePathReason(bytes:))
+    }
+
+    private static func unsafePathReason(bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        // One pass over the bytes, as a buffer (a String's UTF-8 view a byte at a time cost
+        // as much again): this runs for every entry of a bundle, twice, and at export.
         if bytes.isEmpty { return "an empty path, expected a relative path" }
         if bytes.first == UInt8(ascii: "/") { return "an absolute path, expected a path relative to the save directory" }
         // `index` counts the bytes on disk: a byte of a name that is not UTF-8 is one there,

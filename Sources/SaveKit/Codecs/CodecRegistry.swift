@@ -7,8 +7,11 @@ public struct CodecRegistry: Sendable {
     public static let sniffLength = 64
 
     public private(set) var codecs: [any SaveCodec] = [] {
-        didSet { extensions = Self.extensions(of: codecs) }
+        didSet { (extensions, sniffingOrder) = (Self.extensions(of: codecs), Self.sniffingOrder(of: codecs)) }
     }
+    /// The codecs in the order their magic is asked: plugins, then the built-in codecs, each in
+    /// the order they were registered (made once: an export asks for every file).
+    private var sniffingOrder: [any SaveCodec] = []
     /// Every codec's extensions, lower-cased with their dot, longest first (so that "tar.gz"
     /// beats "gz"): made when a codec is added, not on every lookup (a server looks one up per push).
     private var extensions: [(suffix: String, codec: any SaveCodec)] = []
@@ -21,7 +24,11 @@ public struct CodecRegistry: Sendable {
     public init(_ codecs: [any SaveCodec] = []) {
         for codec in codecs where self.codec(id: codec.id) == nil { self.codecs.append(codec) }
         // `didSet` does not run in an initialiser: without this, `.builtIn` knew no extension.
-        extensions = Self.extensions(of: self.codecs)
+        (extensions, sniffingOrder) = (Self.extensions(of: self.codecs), Self.sniffingOrder(of: self.codecs))
+    }
+
+    private static func sniffingOrder(of codecs: [any SaveCodec]) -> [any SaveCodec] {
+        codecs.filter { $0.origin != .builtIn } + codecs.filter { $0.origin == .builtIn }
     }
 
     private static func extensions(of codecs: [any SaveCodec]) -> [(suffix: String, codec: any SaveCodec)] {
@@ -63,7 +70,8 @@ public struct CodecRegistry: Sendable {
     /// (a game's own binary plists, say).
     public func codec(sniffing bytes: [UInt8]) -> (any SaveCodec)? {
         let prefix = bytes.prefix(Self.sniffLength)
-        return codecs.first { $0.origin != .builtIn && $0.sniff(prefix) } ?? codecs.first { $0.origin == .builtIn && $0.sniff(prefix) }
+        for index in sniffingOrder.indices where sniffingOrder[index].sniff(prefix) { return sniffingOrder[index] }
+        return nil
     }
 
     /// The codec of an input: from its content first, then from its name.

@@ -6,6 +6,8 @@ enum TextPrefix {
     /// The first non-space character if it is ASCII; `nil` otherwise, or when there is none,
     /// or when the text is UTF-32, which neither reader reads.
     static func firstCharacter(of prefix: ArraySlice<UInt8>) -> UInt8? {
+        // Most text: no mark, and an ASCII character first (no mark starts with one).
+        if let first = prefix.first, first > 0x20 && first < 0x80 { return first }
         if prefix.starts(with: [0x00, 0x00, 0xFE, 0xFF]) || prefix.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return nil }
         // Code units of this width and byte order, after the mark.
         let (width, bigEndian, start): (Int, Bool, Int) =

@@ -38,6 +38,34 @@ public enum ExactFileName {
         return String(result)
     }
 
+    /// ``string(_:)`` of an array, checked in place: the generic form, not specialised across
+    /// modules, cost an export more than the rest of reading a folder's names.
+    public static func string(_ bytes: [UInt8]) -> String {
+        let plain = bytes.withUnsafeBufferPointer { buffer -> String? in
+            var high: UInt8 = 0
+            for byte in buffer { high |= byte }
+            if high < 0x80 { return String(decoding: buffer, as: UTF8.self) }  // ASCII: nothing to check
+            if memchr(buffer.baseAddress!, 0xEE, buffer.count) != nil { return nil }
+            return String(validating: buffer, as: UTF8.self)
+        }
+        return plain ?? string(bytes[...])
+    }
+
+    /// `folder`, a slash and `name`, in one allocation (a `+` for each part cost two).
+    public static func path(_ folder: String, _ name: String) -> String {
+        var folder = folder, name = name
+        return folder.withUTF8 { head in
+            name.withUTF8 { tail in
+                String(unsafeUninitializedCapacity: head.count + 1 + tail.count) { bytes in
+                    _ = UnsafeMutableBufferPointer(rebasing: bytes[..<head.count]).initialize(from: head)
+                    bytes[head.count] = UInt8(ascii: "/")
+                    _ = UnsafeMutableBufferPointer(rebasing: bytes[(head.count + 1)...]).initialize(from: tail)
+                    return bytes.count
+                }
+            }
+        }
+    }
+
     /// A name read as UTF-8 (from an archive, say), as ``string(_:)`` carries its bytes.
     public static func carried(_ name: String) -> String {
         mayHoldEscapes(name) ? string(Array(name.utf8)) : name

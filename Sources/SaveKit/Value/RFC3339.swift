@@ -68,49 +68,64 @@ public enum RFC3339 {
     /// `2026-11-21T08:00:00Z` or `2026-11-21T08:00:00.123456789Z` (trailing zeros of the
     /// fraction left out): what a bundle's manifest writes for every file.
     public static func appendUnixTime(seconds: Int64, nanoseconds: Int32, to bytes: inout [UInt8]) {
-        func padded(_ value: Int, width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
+        // Laid out in a buffer on the stack and appended once: an append per digit was most
+        // of what a manifest entry cost to write.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { text in
+            var end = 0
+            func put(_ byte: UInt8) {
+                text[end] = byte
+                end += 1
             }
+            func padded(_ value: Int, width: Int) {
+                var rest = value
+                for index in stride(from: end + width - 1, through: end, by: -1) {
+                    text[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+                    rest /= 10
+                }
+                end += width
+            }
+            let (year, month, day, secondOfDay) = civil(fromUnixSeconds: seconds)
+            padded(year, width: 4)
+            put(UInt8(ascii: "-"))
+            padded(month, width: 2)
+            put(UInt8(ascii: "-"))
+            padded(day, width: 2)
+            put(UInt8(ascii: "T"))
+            padded(secondOfDay / 3600, width: 2)
+            put(UInt8(ascii: ":"))
+            padded(secondOfDay / 60 % 60, width: 2)
+            put(UInt8(ascii: ":"))
+            padded(secondOfDay % 60, width: 2)
+            end += fraction(nanoseconds: nanoseconds, into: UnsafeMutableBufferPointer(rebasing: text[end...]))
+            put(UInt8(ascii: "Z"))
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<end]))
         }
-        let (year, month, day, secondOfDay) = civil(fromUnixSeconds: seconds)
-        padded(year, width: 4)
-        bytes.append(UInt8(ascii: "-"))
-        padded(month, width: 2)
-        bytes.append(UInt8(ascii: "-"))
-        padded(day, width: 2)
-        bytes.append(UInt8(ascii: "T"))
-        padded(secondOfDay / 3600, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        padded(secondOfDay / 60 % 60, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        padded(secondOfDay % 60, width: 2)
-        appendFraction(nanoseconds: nanoseconds, to: &bytes)
-        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Appends `.` and the nanoseconds as a fraction of a second without its trailing zeros
     /// (`.5`, `.000000005`); nothing for none.
     public static func appendFraction(nanoseconds: Int32, to bytes: inout [UInt8]) {
-        guard nanoseconds > 0 && nanoseconds < 1_000_000_000 else { return }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 10) { text in
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: text[..<fraction(nanoseconds: nanoseconds, into: text)]))
+        }
+    }
+
+    /// Writes what ``appendFraction(nanoseconds:to:)`` appends at the start of `text` (room
+    /// for 10 bytes); returns how many bytes it wrote.
+    private static func fraction(nanoseconds: Int32, into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        guard nanoseconds > 0 && nanoseconds < 1_000_000_000 else { return 0 }
         var fraction = Int(nanoseconds)
         var digits = 9
         while fraction % 10 == 0 {
             fraction /= 10
             digits -= 1
         }
-        bytes.append(UInt8(ascii: "."))
-        var divisor = 1
-        for _ in 1..<digits { divisor *= 10 }
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
+        text[0] = UInt8(ascii: ".")
+        for index in stride(from: digits, through: 1, by: -1) {
+            text[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction % 10)
+            fraction /= 10
         }
+        return digits + 1
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when the text is not such a timestamp.

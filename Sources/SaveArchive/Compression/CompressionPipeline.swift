@@ -1,17 +1,15 @@
-import CArchive
 import Foundation
 
-/// Compresses a stream on a thread of its own, the way `tar --zstd` pipes into a `zstd`
-/// process: the tar writer formats and reads files on one core while the filter compresses on
+/// Compresses a stream on a thread of its own, the way `tar -z` pipes into a `gzip`
+/// process: the tar writer formats and reads files on one core while the compressor works on
 /// another. Blocks go through a small bounded queue, so memory stays flat.
 ///
 /// The tar writer hands over 10 KiB at a time; those are gathered into blocks of 1 MiB before
-/// they are queued, as a pipe's buffer gathers them for `zstd`. Queued one by one, each woke
+/// they are queued, as a pipe's buffer gathers them for `gzip`. Queued one by one, each woke
 /// the compressor (90,000 `futex` calls in an export of 100,000 small files, none in tar's).
 ///
-/// The compressor is libarchive itself — the "raw" format, which writes one entry's bytes
-/// through the filters unchanged — so the output is exactly what the single-threaded writer
-/// would produce.
+/// A large zstd stream needs no such thread: libzstd has a worker of its own
+/// (``ZstdCompressor``).
 final class CompressionPipeline: @unchecked Sendable {
     private let condition = NSCondition()
     private var blocks: [[UInt8]] = []
@@ -25,39 +23,12 @@ final class CompressionPipeline: @unchecked Sendable {
     private static let blockSize = 1 << 20
     /// The block being gathered: the writing thread's alone.
     private var gathering: [UInt8] = []
-    private let compressor: OpaquePointer
-    private let entry: OpaquePointer
-    private let output: ArchiveOutput
+    private let compressor: any StreamCompressor
 
-    /// Opens the compressor on `output`; `configure` adds the filter and its options.
-    init(output: ArchiveOutput, name: String, configure: (OpaquePointer) -> Int32) throws(ArchiveError) {
-        guard let compressor = archive_write_new(), let entry = archive_entry_new() else {
-            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
-        }
+    /// Starts `compressor`'s thread.
+    init(compressor: any StreamCompressor) {
         self.compressor = compressor
-        self.entry = entry
-        self.output = output
-        var status = archive_write_set_format_raw(compressor)
-        if status == ARCHIVE_OK { status = configure(compressor) }
-        if status == ARCHIVE_OK { status = archive_write_set_bytes_in_last_block(compressor, 1) }
-        if status == ARCHIVE_OK { status = output.open(compressor) }
-        if status == ARCHIVE_OK {
-            archive_entry_set_pathname(entry, "stream")
-            archive_entry_set_filetype(entry, EntryType.regular)
-            status = archive_write_header(compressor, entry)
-        }
-        guard status == ARCHIVE_OK else {
-            let message = ArchiveReader.message(compressor)
-            archive_write_free(compressor)
-            archive_entry_free(entry)
-            throw .cannotCreate(archive: name, message: message)
-        }
         Thread.detachNewThread { [self] in run() }
-    }
-
-    deinit {
-        archive_write_free(compressor)
-        archive_entry_free(entry)
     }
 
     /// Adds bytes to the stream, queuing a block when one is full; waits while the queue is
@@ -126,9 +97,9 @@ final class CompressionPipeline: @unchecked Sendable {
             let block = blocks.removeFirst()
             condition.broadcast()
             condition.unlock()
-            let written = block.withUnsafeBytes { archive_write_data(compressor, $0.baseAddress, $0.count) }
-            if written < 0 || written != block.count {
-                message = output.failure ?? ArchiveReader.message(compressor)
+            let compressed = block.withUnsafeBytes { bytes in Result { () throws(ArchiveError) in try compressor.compress(bytes) } }
+            if case .failure(let error) = compressed {
+                message = Self.reason(error)
                 break
             }
         }
@@ -136,11 +107,11 @@ final class CompressionPipeline: @unchecked Sendable {
         let abandoned = self.abandoned
         condition.unlock()
         if abandoned || message != nil {
-            // Failed: nothing more reaches the output, not even at free (which would close,
-            // writing the compressor's buffered bytes and its trailer).
-            archive_write_fail(compressor)
-        } else if archive_write_close(compressor) != ARCHIVE_OK {
-            message = output.failure ?? ArchiveReader.message(compressor)
+            // Failed: nothing more reaches the output, not even the compressor's buffered
+            // bytes and its trailer.
+            compressor.abandon()
+        } else {
+            do throws(ArchiveError) { try compressor.finish() } catch { message = Self.reason(error) }
         }
         condition.lock()
         if let message { failure = message }
@@ -148,5 +119,10 @@ final class CompressionPipeline: @unchecked Sendable {
         blocks.removeAll()
         condition.broadcast()
         condition.unlock()
+    }
+
+    private static func reason(_ error: ArchiveError) -> String {
+        if case .ioFailure(_, let message) = error { return message }
+        return error.description
     }
 }

@@ -90,7 +90,9 @@ public final class ArchiveReader {
         guard let archive = archive_read_new() else {
             throw .unreadable(archive: name, message: "libarchive could not allocate a reader")
         }
-        guard let entry = archive_entry_new() else {
+        // Tied to the reader, an entry's name conversions reuse one converter; an entry of its
+        // own opened and closed iconv for every name asked for as UTF-8.
+        guard let entry = archive_entry_new2(archive) else {
             archive_read_free(archive)
             throw .unreadable(archive: name, message: "libarchive could not allocate an entry")
         }
@@ -294,9 +296,9 @@ public final class ArchiveReader {
     }
 
     deinit {
+        archive_entry_free(entry)  // tied to the reader: freed first
         archive_read_free(archive)
         pipeline?.stop()
-        archive_entry_free(entry)
         memory?.deallocate()
     }
 
@@ -348,7 +350,9 @@ public final class ArchiveReader {
         try checkExpansion()
         var rawPath: [UInt8]?
         let name: String
-        if let utf8 = Self.string(archive_entry_pathname_utf8(entry)) ?? Self.string(archive_entry_pathname(entry)) {
+        if let ascii = Self.asciiString(archive_entry_pathname(entry)) {
+            name = ascii  // the same in every encoding: no conversion asked for
+        } else if let utf8 = Self.string(archive_entry_pathname_utf8(entry)) ?? Self.string(archive_entry_pathname(entry)) {
             name = utf8
         } else if let pointer = archive_entry_pathname(entry) {
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
@@ -424,6 +428,15 @@ public final class ArchiveReader {
 
     static func string(_ pointer: UnsafePointer<CChar>?) -> String? {
         pointer.flatMap { String(validatingCString: $0) }
+    }
+
+    /// The text at `pointer` when it is all ASCII (most names are); `nil` otherwise.
+    static func asciiString(_ pointer: UnsafePointer<CChar>?) -> String? {
+        guard let pointer else { return nil }
+        let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        return high < 0x80 && !bytes.isEmpty ? String(decoding: bytes, as: UTF8.self) : nil
     }
 
     /// A name libarchive holds as bytes (a link target that is not UTF-8), as ``ExactFileName`` carries it.

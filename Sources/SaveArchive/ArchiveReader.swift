@@ -102,9 +102,9 @@ public final class ArchiveReader {
         } else {
             for layer in layers where archive_read_append_filter(archive, layer) != ARCHIVE_OK {
                 // A filter that libarchive would run as an external program answers with a warning.
-            let message = "its \(Compression.name(of: layer)) compression cannot be read in-process, expected one savetool reads itself"
-            archive_read_free(archive)
+                let message = "its \(Compression.name(of: layer)) compression cannot be read in-process, expected one savetool reads itself"
                 archive_entry_free(entry)
+                archive_read_free(archive)
                 throw .malformed(archive: name, entry: nil, message: message)
             }
         }
@@ -352,7 +352,7 @@ public final class ArchiveReader {
         let name: String
         if let ascii = Self.asciiString(archive_entry_pathname(entry)) {
             name = ascii  // the same in every encoding: no conversion asked for
-        } else if let utf8 = Self.string(archive_entry_pathname_utf8(entry)) ?? Self.string(archive_entry_pathname(entry)) {
+        } else if let utf8 = Self.string(UTF8Locale.run { archive_entry_pathname_utf8(entry) }) ?? Self.string(archive_entry_pathname(entry)) {
             name = utf8
         } else if let pointer = archive_entry_pathname(entry) {
             let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer)))
@@ -364,14 +364,16 @@ public final class ArchiveReader {
         currentPath = name
         let type = archive_entry_filetype(entry)
         let kind: ArchiveEntryInfo.Kind
-        if let target = Self.string(archive_entry_hardlink_utf8(entry)).map(ExactFileName.carried) ?? Self.exactString(archive_entry_hardlink(entry)) {
+        // Converted in the locale the header was read in: an entry tied to the reader keeps the
+        // character set of its first conversion for the rest of the archive.
+        if let target = Self.string(UTF8Locale.run { archive_entry_hardlink_utf8(entry) }).map(ExactFileName.carried) ?? Self.exactString(archive_entry_hardlink(entry)) {
             kind = .hardLink(target: target)
         } else {
             switch type & EntryType.mask {
             case EntryType.regular: kind = .file
             case EntryType.directory: kind = .directory
             case EntryType.symbolicLink:
-                kind = .symbolicLink(target: Self.string(archive_entry_symlink_utf8(entry)).map(ExactFileName.carried) ?? Self.exactString(archive_entry_symlink(entry)) ?? "")
+                kind = .symbolicLink(target: Self.string(UTF8Locale.run { archive_entry_symlink_utf8(entry) }).map(ExactFileName.carried) ?? Self.exactString(archive_entry_symlink(entry)) ?? "")
             case EntryType.characterDevice: kind = .special("character device")
             case EntryType.blockDevice: kind = .special("block device")
             case EntryType.fifo: kind = .special("FIFO")
@@ -434,9 +436,7 @@ public final class ArchiveReader {
     static func asciiString(_ pointer: UnsafePointer<CChar>?) -> String? {
         guard let pointer else { return nil }
         let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
-        var high: UInt8 = 0
-        for byte in bytes { high |= byte }
-        return high < 0x80 && !bytes.isEmpty ? String(decoding: bytes, as: UTF8.self) : nil
+        return !bytes.isEmpty && ExactFileName.isASCII(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }
 
     /// A name libarchive holds as bytes (a link target that is not UTF-8), as ``ExactFileName`` carries it.

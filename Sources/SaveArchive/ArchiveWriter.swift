@@ -60,29 +60,6 @@ public final class ArchiveWriter {
         }
     }
 
-    /// How libarchive is told to compress with `compression` at `level`; nil where no
-    /// libarchive filter is used (none, and zstd, which ``ZstdCompressor`` does itself).
-    static func compressor(_ compression: ArchiveFormat.Compression, level: Int?) -> ((OpaquePointer) -> Int32)? {
-        let filter: (OpaquePointer) -> Int32
-        var options: [String] = []
-        switch compression {
-        case .gzip:
-            filter = archive_write_add_filter_gzip
-            options.append("gzip:!timestamp")
-            if let level { options.append("gzip:compression-level=\(level)") }
-        case .xz:
-            filter = archive_write_add_filter_xz
-            if let level { options.append("xz:compression-level=\(level)") }
-        case .zstd, .none:
-            return nil
-        }
-        let optionText = options.joined(separator: ",")
-        return { archive in
-            let added = filter(archive)
-            return added == ARCHIVE_OK && !optionText.isEmpty ? archive_write_set_options(archive, optionText) : added
-        }
-    }
-
     deinit {
         // Not closed: an error stopped the writing. Marked failed, libarchive writes no end of
         // archive into the output (an upload under way is aborted, not sent a trailer). A tar

@@ -1,4 +1,3 @@
-import CArchive
 import Foundation
 
 /// One tar entry written as two streams of its own, each compressed on its own: the data,
@@ -11,8 +10,8 @@ final class TarEntryStream {
     /// Where the stream is compressed: on a thread of its own (``CompressionPipeline``), by
     /// libzstd's own worker fed from this thread (``ZstdCompressor``), or not at all.
     private enum Compressor {
-        case none
-        case zstd(ZstdCompressor)
+        case uncompressed
+        case zstdWorker(ZstdCompressor)
         case threaded(CompressionPipeline)
     }
 
@@ -37,14 +36,15 @@ final class TarEntryStream {
         (self.output, self.name) = (output, name)
         switch compression {
         case .none:
-            compressor = .none
+            compressor = .uncompressed
         case .zstd where zstdWorker:
-            compressor = .zstd(try ZstdCompressor(output: output, name: name, level: level, worker: true))
+            compressor = .zstdWorker(try ZstdCompressor(output: output, name: name, level: level, worker: true))
         case .zstd:
             compressor = .threaded(CompressionPipeline(compressor: try ZstdCompressor(output: output, name: name, level: level, worker: false)))
-        case .gzip, .xz:
-            let configure = ArchiveWriter.compressor(compression, level: level)!
-            compressor = .threaded(CompressionPipeline(compressor: try LibarchiveFilter(output: output, name: name, configure: configure)))
+        case .gzip:
+            compressor = .threaded(CompressionPipeline(compressor: try LibarchiveFilter(output: output, name: name, filter: .gzip, level: level)))
+        case .xz:
+            compressor = .threaded(CompressionPipeline(compressor: try LibarchiveFilter(output: output, name: name, filter: .xz, level: level)))
         }
     }
 
@@ -68,12 +68,12 @@ final class TarEntryStream {
         if gathered.count >= Self.gatheredSize { try flushGathered(ending: false) }
     }
 
-    /// Hands on what is gathered; `ending` the stream with it. A zstd stream ended on its
-    /// first call (a header, a small manifest) is compressed on this thread: libzstd starts
-    /// no worker for what fits one job.
+    /// Hands on what is gathered; `ending` the stream with it. A zstd stream that ends on its
+    /// first call with at most 512 KiB (a header, a small tar) is compressed on this thread:
+    /// libzstd starts no worker for so little.
     private func flushGathered(ending: Bool) throws(ArchiveError) {
         switch compressor {
-        case .zstd(let zstd):
+        case .zstdWorker(let zstd):
             let result = gathered.withUnsafeBytes { bytes in Result { () throws(ArchiveError) in try zstd.compress(bytes, ending: ending) } }
             try result.get()
         default:

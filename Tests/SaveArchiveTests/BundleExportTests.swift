@@ -235,6 +235,32 @@ extension BundleExportTests {
         #expect(FileManager.default.contentsEqual(atPath: once, andPath: twice), "\(format)")
     }
 
+    /// The same with a manifest past 1 MiB and files past several of libzstd's 2 MiB jobs, so
+    /// that the worker compresses the files and the manifest takes its own thread.
+    @Test func oneAndTwoPassesGiveTheSameBytesPastOneJob() throws {
+        let tree = try Processes.temporaryDirectory("many")
+        defer { try? FileManager.default.removeItem(at: tree) }
+        for folder in 0..<8 {
+            let url = tree.appendingPathComponent("slot-\(folder)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for index in 0..<700 {
+                let text = #"{"slot": \#(folder), "save": \#(index), "note": "\#(String(repeating: "ab\(index % 7)", count: 600))"}"#
+                try Data(text.utf8).write(to: url.appendingPathComponent("save-\(index).json"))
+            }
+        }
+        let folder = try Processes.temporaryDirectory("passes")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = .tar(.zstd)
+        let once = folder.appendingPathComponent("once.tar.zst").path, twice = folder.appendingPathComponent("twice.tar.zst").path
+        let summary = try exporter.export(directory: tree.path, to: once)
+        try exporter.write(try exporter.describe(directory: tree.path), to: twice, replacing: false)
+        #expect(summary.byteCount > 4 * Int64(ZstdCompressor.jobSize))
+        #expect(FileManager.default.contentsEqual(atPath: once, andPath: twice))
+        let listing = try Processes.run(["tar", "--zstd", "-tf", once])
+        #expect(listing.status == 0 && listing.outputText.split(separator: "\n").count == 1 + 8 + 8 * 700, "\(listing.errors)")
+    }
+
     /// The spool is copied after the manifest a stretch at a time, each stretch freed once
     /// copied where the file system punches holes: the bytes arrive whole, and the spool no
     /// longer holds its blocks.

@@ -69,6 +69,32 @@ struct BundleImportTests {
         }
     }
 
+    /// Links first, then names that need pax headers: the archive's reader keeps the character
+    /// set of its first conversion, and a link's target read outside the UTF-8 locale would
+    /// have made every later UTF-8 name fail to convert.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .tar(.zstd)])
+    func linksBeforeUnicodeNamesComeBack(_ format: ArchiveFormat) throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let source = workspace.root.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("d"), withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: source.appendingPathComponent("a.json"))
+        try FileManager.default.createSymbolicLink(atPath: source.appendingPathComponent("alink").path, withDestinationPath: "a.json")
+        try FileManager.default.linkItem(atPath: source.appendingPathComponent("a.json").path, toPath: source.appendingPathComponent("hard.json").path)
+        let named = ["zé.json", "d/玩家.json", "é-ü.txt"]
+        for path in named { try Data(path.utf8).write(to: source.appendingPathComponent(path)) }
+        let bundle = workspace.root.appendingPathComponent("bundle.\(format.fileExtension)").path
+        var exporter = BundleExporter(createdAt: Date(), createdBy: "test")
+        exporter.format = format
+        try exporter.export(directory: source.path, to: bundle)
+        let restored = workspace.root.appendingPathComponent("restored")
+        try BundleImporter(createdBy: "test").restore(bundle, into: restored.path)
+        for path in named { #expect(try Data(contentsOf: restored.appendingPathComponent(path)) == Data(path.utf8), "\(path)") }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: restored.appendingPathComponent("alink").path) == "a.json")
+        let inodes = try ["a.json", "hard.json"].map { try FileManager.default.attributesOfItem(atPath: restored.appendingPathComponent($0).path)[.systemFileNumber] as? Int }
+        #expect(inodes[0] != nil && inodes[0] == inodes[1])
+    }
+
     /// The engines refuse an empty path themselves, for the servers and apps that call them:
     /// `URL` and the system calls read it as the current folder.
     @Test func anEmptyPathIsRefusedByTheEngines() throws {

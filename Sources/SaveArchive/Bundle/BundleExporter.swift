@@ -697,12 +697,13 @@ public struct BundleExporter: Sendable {
     private func recognisedCodec(_ head: [UInt8], name: String) -> String? {
         guard let codec = registry.codec(sniffing: head) else { return nil }
         if codec.traits.contains(.conclusiveMagic) { return codec.id }
-        return codec.fileExtensions.contains { Self.name(name, hasExtension: $0) } ? codec.id : nil
+        return codec.fileExtensions.contains { Self.hasExtension(name, $0) } ? codec.id : nil
     }
 
-    /// Whether `name` ends with a dot and `suffix`, ASCII letters in either case: compared in
-    /// place, where a lowercased copy of every name cost more than the rest of recognising it.
-    static func name(_ name: String, hasExtension suffix: String) -> Bool {
+    /// Whether `name` ends with a dot and `suffix`, compared in place (a lower-cased copy of
+    /// every name cost more than the rest of recognising it): ASCII letters in either case,
+    /// other bytes as they are.
+    static func hasExtension(_ name: String, _ suffix: String) -> Bool {
         let name = name.utf8, suffix = suffix.utf8
         guard name.count > suffix.count else { return false }
         var index = name.index(name.endIndex, offsetBy: -suffix.count)

@@ -4,21 +4,39 @@ import CArchive
 /// entry's bytes through the filters unchanged, so the output is exactly what libarchive's
 /// own tar writer would produce.
 final class LibarchiveFilter: StreamCompressor {
+    /// The filters used so: zstd is libzstd's own (``ZstdCompressor``).
+    enum Filter {
+        case gzip, xz
+    }
+
     private let archive: OpaquePointer
     private let entry: OpaquePointer
     private let output: ArchiveOutput
     private let name: String
     private var ended = false
 
-    /// Opens the filter on `output`; `configure` adds it and its options (see
-    /// ``ArchiveWriter/compressor(_:level:)``); `name` is for messages.
-    init(output: ArchiveOutput, name: String, configure: (OpaquePointer) -> Int32) throws(ArchiveError) {
-        guard let archive = archive_write_new(), let entry = archive_entry_new() else {
+    /// Opens `filter` at `level` (the filter's default when nil) on `output`; `name` is for
+    /// messages. gzip is written without a timestamp, so that the same files give the same bytes.
+    init(output: ArchiveOutput, name: String, filter: Filter, level: Int?) throws(ArchiveError) {
+        guard let archive = archive_write_new() else {
+            throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
+        }
+        guard let entry = archive_entry_new() else {
+            archive_write_free(archive)
             throw .cannotCreate(archive: name, message: "libarchive could not allocate a writer")
         }
         (self.archive, self.entry, self.output, self.name) = (archive, entry, output, name)
+        var options: [String]
         var status = archive_write_set_format_raw(archive)
-        if status == ARCHIVE_OK { status = configure(archive) }
+        switch filter {
+        case .gzip:
+            if status == ARCHIVE_OK { status = archive_write_add_filter_gzip(archive) }
+            options = ["gzip:!timestamp"] + (level.map { ["gzip:compression-level=\($0)"] } ?? [])
+        case .xz:
+            if status == ARCHIVE_OK { status = archive_write_add_filter_xz(archive) }
+            options = level.map { ["xz:compression-level=\($0)"] } ?? []
+        }
+        if status == ARCHIVE_OK && !options.isEmpty { status = archive_write_set_options(archive, options.joined(separator: ",")) }
         if status == ARCHIVE_OK { status = archive_write_set_bytes_in_last_block(archive, 1) }
         if status == ARCHIVE_OK { status = output.open(archive) }
         if status == ARCHIVE_OK {

@@ -6,9 +6,9 @@ import CZstd
 /// libarchive's zstd filter (3.6) compresses on the calling thread in libzstd's
 /// single-threaded streaming mode. With a worker, libzstd cuts the stream into jobs of
 /// contiguous input and compresses each apart from the thread that feeds it, as the `zstd`
-/// program does by default (and so `tar --zstd`): on a 179 MB tar of 100,000 small saves, a
-/// quarter less CPU than the same level single-threaded (docs/performance.md), and a slightly
-/// smaller output. The frames are plain zstd, whichever way they were made: every reader of
+/// program does by default (and so `tar --zstd`, with larger jobs): on a 179 MB tar of 100,000
+/// small saves, a fifth less CPU than the same level single-threaded (docs/performance.md), and
+/// a slightly smaller output. The frames are plain zstd, whichever way they were made: every reader of
 /// the bundles, libarchive's included, reads them.
 ///
 /// With a worker, the caller's thread only hands input over and writes what comes out; it
@@ -20,9 +20,9 @@ final class ZstdCompressor: StreamCompressor {
     /// Where each call's compressed bytes land before they are written.
     private let outputBuffer: UnsafeMutableRawBufferPointer
 
-    /// Input handed to the worker per job. Larger jobs compress faster (measured: 512 KiB
-    /// saved 7% of single-threaded CPU, 2 MiB 25%); libzstd's default, four times the window,
-    /// held 27 MiB more than 2 MiB jobs do at level 3, where 2 MiB jobs hold 7 MiB.
+    /// Input handed to the worker per job. Larger jobs compress faster (measured against one
+    /// thread: 512 KiB jobs saved 4% of the CPU, 2 MiB a fifth, libzstd's default of 8 MiB at
+    /// level 3 hardly more), and hold more: 7 MiB for 2 MiB jobs, 33 MiB for the default.
     static let jobSize: Int32 = 2 << 20
 
     /// Starts a frame on `output` at `level` (libzstd's default, 3, when nil), compressed by
@@ -37,8 +37,14 @@ final class ZstdCompressor: StreamCompressor {
         self.name = name
         outputBuffer = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
         if let level {
-            let set = ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(clamping: level))
-            // Freed by deinit, which runs for a class whose properties are all set.
+            // libzstd would take any level and clamp it; libarchive's filter refused one out of
+            // range, and so does this. Freed by deinit, which runs for a class whose properties
+            // are all set.
+            let levels = Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())
+            guard levels.contains(level) else {
+                throw .cannotCreate(archive: name, message: "zstd level \(level), expected \(levels.lowerBound) to \(levels.upperBound)")
+            }
+            let set = ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, Int32(level))
             if ZSTD_isError(set) != 0 { throw .cannotCreate(archive: name, message: "zstd level \(level): \(Self.reason(set))") }
         }
         // A libzstd built without threads refuses a worker: the caller's thread compresses.

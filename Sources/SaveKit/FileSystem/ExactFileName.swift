@@ -42,13 +42,18 @@ public enum ExactFileName {
     /// modules, cost an export more than the rest of reading a folder's names.
     public static func string(_ bytes: [UInt8]) -> String {
         let plain = bytes.withUnsafeBufferPointer { buffer -> String? in
-            var high: UInt8 = 0
-            for byte in buffer { high |= byte }
-            if high < 0x80 { return String(decoding: buffer, as: UTF8.self) }  // ASCII: nothing to check
+            if isASCII(UnsafeRawBufferPointer(buffer)) { return String(decoding: buffer, as: UTF8.self) }  // nothing to check
             if memchr(buffer.baseAddress!, 0xEE, buffer.count) != nil { return nil }
             return String(validating: buffer, as: UTF8.self)
         }
         return plain ?? string(bytes[...])
+    }
+
+    /// Whether every byte is ASCII: a name that is needs no validation and no conversion.
+    public static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt8 = 0
+        for byte in bytes { high |= byte }
+        return high < 0x80
     }
 
     /// `folder`, a slash and `name`, in one allocation (a `+` for each part cost two).

@@ -8,8 +8,8 @@ import CZstd
 /// contiguous input and compresses each apart from the thread that feeds it, as the `zstd`
 /// program does by default (and so `tar --zstd`, with larger jobs): on a 179 MB tar of 100,000
 /// small saves, a fifth less CPU than the same level single-threaded (docs/performance.md), and
-/// a slightly smaller output. The frames are plain zstd, whichever way they were made: every reader of
-/// the bundles, libarchive's included, reads them.
+/// a slightly smaller output. The frames are plain zstd, whichever way they were made: every
+/// reader of the bundles, libarchive's included, reads them.
 ///
 /// With a worker, the caller's thread only hands input over and writes what comes out; it
 /// waits only when the worker is a whole job behind.
@@ -22,7 +22,8 @@ final class ZstdCompressor: StreamCompressor {
 
     /// Input handed to the worker per job. Larger jobs compress faster (measured against one
     /// thread: 512 KiB jobs saved 4% of the CPU, 2 MiB a fifth, libzstd's default of 8 MiB at
-    /// level 3 hardly more), and hold more: 7 MiB for 2 MiB jobs, 33 MiB for the default.
+    /// level 3 hardly more), and hold more memory than one thread: 7 MiB more with 2 MiB jobs,
+    /// 33 MiB more with the default.
     static let jobSize: Int32 = 2 << 20
 
     /// Starts a frame on `output` at `level` (libzstd's default, 3, when nil), compressed by

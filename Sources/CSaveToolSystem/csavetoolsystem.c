@@ -132,6 +132,14 @@ void savetool_map_buffers_from(long bytes) {
 #endif
 }
 
+void savetool_limit_malloc_arenas(int count) {
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+#endif
+}
+
 static int savetool_copy_stretch(int from, int to, off_t *offset, off_t end, char **buffer) {
 #if defined(__linux__)
     while (*buffer == NULL && *offset < end) {

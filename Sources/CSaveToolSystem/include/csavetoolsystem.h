@@ -38,6 +38,11 @@ int savetool_has_holes(int descriptor, long long size);
 /// (glibc's M_MMAP_THRESHOLD), rather than kept in malloc's arenas; nothing elsewhere.
 void savetool_map_buffers_from(long bytes);
 
+/// At most `count` malloc arenas (glibc's M_ARENA_MAX); nothing elsewhere. Past it, threads
+/// share arenas instead of each taking one of its own, whose freed memory no other thread
+/// reuses.
+void savetool_limit_malloc_arenas(int count);
+
 /// Appends the whole of the file open as `from` (from its start) at the current offset of `to`:
 /// in the kernel where it can (Linux copy_file_range, which shares the blocks on file systems
 /// that can), else through a buffer. With `release`, each copied stretch of `from` is freed

@@ -399,6 +399,8 @@ public struct BundleImporter {
         var ownersNotRestored = 0
         var notes: [String] = []
         let user = (getuid(), getgid())
+        /// The owner of a file this process creates.
+        let creator = (uid: geteuid(), gid: getegid())
 
         init(restoresOwners: Bool) { self.restoresOwners = restoresOwners }
 
@@ -500,12 +502,14 @@ public struct BundleImporter {
                 _ = landing.mode(file)  // a dry run says what the import would drop
                 return
             }
-            let descriptor = try tree.createFile(file.path)
+            let mode = landing.mode(file)
+            let descriptor = try tree.createFile(file.path, mode: mode_t(mode))
             defer { close(descriptor) }
-            let target = tree.root + "/" + file.path
             let failure = contents.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
-            guard failure == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(failure)) }
-            try importer.finish(file, descriptor: descriptor, target: target, keepsTime: keepsTime, landing: &landing)
+            guard failure == 0 else { throw BundleImportError.io(path: tree.root + "/" + file.path, reason: FileError.reason(failure)) }
+            try importer.finish(
+                file, mode: mode, descriptor: descriptor, createdAsAsked: tree.createsAsAsked, target: tree.root + "/" + file.path,
+                keepsTime: keepsTime, landing: &landing)
         }
     }
 
@@ -554,7 +558,8 @@ public struct BundleImporter {
         entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer, lander: Lander, report: inout Report
     ) throws {
         let staging = lander.tree
-        let descriptor = try staging?.createFile(file.path) ?? -1
+        let mode = lander.landing.mode(file)  // a dry run too says what the import would drop
+        let descriptor = try staging?.createFile(file.path, mode: mode_t(mode)) ?? -1
         defer { if descriptor >= 0 { close(descriptor) } }
         let target = (staging?.root ?? "") + "/" + file.path
         // A save small enough to migrate is kept in memory to go through the pipeline once its checksum holds.
@@ -572,10 +577,7 @@ public struct BundleImporter {
         }
         var output: [UInt8]?
         if let contents { output = try migrated(contents, file: file, digest: digest, entry: entry, bundle: lander.bundle, report: &report) }
-        guard descriptor >= 0 else {
-            _ = lander.landing.mode(file)  // a dry run says what the import would drop
-            return
-        }
+        guard descriptor >= 0 else { return }
         if let migrated = output {
             // The migrated save replaces the staged original.
             guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
@@ -586,7 +588,9 @@ public struct BundleImporter {
         } else if file.sparse {
             guard ftruncate(descriptor, off_t(file.size)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
-        try finish(file, descriptor: descriptor, target: target, keepsTime: output == nil, landing: &lander.landing)
+        try finish(
+            file, mode: mode, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true, target: target,
+            keepsTime: output == nil, landing: &lander.landing)
     }
 
     /// The migrated bytes of a checked save, or `nil` when it lands as it is (reported in
@@ -607,15 +611,22 @@ public struct BundleImporter {
         return nil
     }
 
-    /// Gives a staged file its owner, mode, extended attributes and (unless its content is new,
-    /// migrated now) its time.
-    private func finish(_ file: BundleManifest.File, descriptor: Int32, target: String, keepsTime: Bool, landing: inout Landing) throws {
-        if let owner = landing.owner(file), fchown(descriptor, owner.uid, owner.gid) != 0 {
-            throw BundleImportError.io(path: target, reason: "cannot set its owner: \(FileError.reason(errno))")
+    /// Gives a staged file, created with `mode` (``Landing/mode(_:)``), its owner, mode,
+    /// extended attributes and (unless its content is new, migrated now) its time. A file
+    /// created as asked (``StagingTree/createsAsAsked``) already has the mode, unless the umask
+    /// took bits from it, and this process's owner.
+    private func finish(
+        _ file: BundleManifest.File, mode: UInt16, descriptor: Int32, createdAsAsked: Bool, target: @autoclosure () -> String,
+        keepsTime: Bool, landing: inout Landing
+    ) throws {
+        if let owner = landing.owner(file), !createdAsAsked || owner != landing.creator,
+            fchown(descriptor, owner.uid, owner.gid) != 0
+        {
+            throw BundleImportError.io(path: target(), reason: "cannot set its owner: \(FileError.reason(errno))")
         }
         // After the owner: chown clears setuid and setgid, which are dropped anyway.
-        guard fchmod(descriptor, mode_t(landing.mode(file))) == 0 else {
-            throw BundleImportError.io(path: target, reason: FileError.reason(errno))
+        if !createdAsAsked || mode_t(mode) & (0o7000 | FileIO.processUmask) != 0, fchmod(descriptor, mode_t(mode)) != 0 {
+            throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
         }
         for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
             landing.notes.append("\(ExactFileName.printable(file.path)): the extended attribute \(name) could not be set here")
@@ -623,7 +634,7 @@ public struct BundleImporter {
         if keepsTime {
             var times = [file.modified.timespec, file.modified.timespec]
             // Flushed all at once by extract() (one syncfs rather than an fsync per file).
-            guard futimens(descriptor, &times) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
+            guard futimens(descriptor, &times) == 0 else { throw BundleImportError.io(path: target(), reason: FileError.reason(errno)) }
         }
     }
 

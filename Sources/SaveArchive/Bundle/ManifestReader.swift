@@ -192,35 +192,39 @@ enum ManifestReader {
 
         // The checks assume the order export writes (by UTF-8 bytes), which rules out duplicates
         // without a table of every path; a manifest in any other order is checked again with one.
-        var checks = ManifestChecks(bundle: bundle, unordered: false)
-        var summary = emptySummary, written: Int64 = 0
-        var entries = ManifestEntries.Builder()
+        var unordered = false
+        var kept: Keeper
         while true {
-            (summary, written, entries) = (emptySummary, 0, ManifestEntries.Builder())
+            kept = Keeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary)
             var index = -1
             do {
-                let delimited = try ManifestLayout.forEachElement(bytes, in: filesRange, reading: ManifestEntryFields.element(at:)) { range, scanned in
-                    index += 1
-                    guard index < maxEntries else {
-                        throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
+                let delimited: Bool
+                do {
+                    delimited = try ManifestLayout.forEachElement(bytes, in: filesRange, reading: ManifestEntryFields.element(at:)) { range, scanned in
+                        index += 1
+                        guard index < maxEntries else {
+                            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
+                        }
+                        let fields = try scanned ?? ManifestEntryFields(decode(range))
+                        try kept.add(entry(from: fields, index: index, formatTwo: formatTwo, bundle: bundle), index: index)
                     }
-                    let fields = try scanned ?? ManifestEntryFields(decode(range))
-                    let file = try entry(from: fields, index: index, formatTwo: formatTwo, bundle: bundle)
-                    try checks.check(file, index: index)
-                    summary.add(file)
-                    if !file.sparse { written += file.size }
-                    try entries.append(file)
+                } catch {
+                    // A fault of an entry kept before this one is the one to report.
+                    try kept.finish()
+                    throw error
                 }
+                try kept.finish()
                 guard delimited else {
                     if guessing { return nil }
                     throw malformed()
                 }
                 break
             } catch is ManifestChecks.Unordered {
-                checks = ManifestChecks(bundle: bundle, unordered: true)
+                unordered = true
             }
         }
-        let checked = entries.entries
+        var checks = kept.checks
+        let (summary, written, checked) = (kept.summary, kept.written, kept.entries.entries)
         if checks.needsSecondPass {
             try checked.forEach { index, file in try checks.checkAgain(file, index: index) }
             try checks.finish()
@@ -234,7 +238,7 @@ enum ManifestReader {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         guard let path = file.path else { throw bad("files/\(index) has no \"path\", expected a relative path") }
         if let problem = BundleImporter.unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
-        for name in [path, file.target].compactMap({ $0 }) where !ExactFileName.isCanonical(name) {
+        for name in [path, file.target ?? ""] where !ExactFileName.isCanonical(name) {
             // Bytes written as escapes that are UTF-8 after all (`\u{EFC3}\u{EFA9}` for é): one
             // file would have two spellings, and export never writes them so.
             throw BundleImportError.unsafeEntry(
@@ -273,6 +277,63 @@ enum ManifestReader {
         entry.sparse = file.sparse
         (entry.kind, entry.version) = (file.kind, file.version.map(Int.init))
         return entry
+    }
+}
+
+/// The second half of reading a manifest's entries, on a thread of its own: each entry read
+/// (and checked on its own) is checked against the others (``ManifestChecks``), counted and
+/// kept (``ManifestEntries/Builder``) while the next ones are read. Nothing else runs while a
+/// manifest is read before an import lands anything, so the other core took none of it
+/// before (docs/performance.md).
+private final class Keeper: @unchecked Sendable {
+    /// Entries are handed over this many at a time, at most `slots` batches waiting.
+    private static let batchSize = 256
+    // The queue's alone until ``finish()`` returns, then the caller's.
+    private(set) var checks: ManifestChecks
+    private(set) var summary: BundleSummary
+    private(set) var written: Int64 = 0
+    private(set) var entries = ManifestEntries.Builder()
+    private let queue = DispatchQueue(label: "savetool.manifest.keeping")
+    private let slots = DispatchSemaphore(value: 8)
+    private let lock = NSLock()
+    private var failure: (any Error)?
+    private var batch: [(index: Int, file: BundleManifest.File)] = []
+
+    init(checks: ManifestChecks, summary: BundleSummary) { (self.checks, self.summary) = (checks, summary) }
+
+    /// Keeps `file` after the entries before it; throws the failure of one of those, if any.
+    func add(_ file: BundleManifest.File, index: Int) throws {
+        batch.append((index, file))
+        if batch.count == Self.batchSize { try handOver() }
+    }
+
+    private func handOver() throws {
+        if let failure = lock.withLock({ failure }) { throw failure }
+        guard !batch.isEmpty else { return }
+        let work = batch
+        batch.removeAll(keepingCapacity: true)
+        slots.wait()
+        queue.async { [self] in
+            defer { slots.signal() }
+            guard lock.withLock({ failure == nil }) else { return }
+            do {
+                for (index, file) in work {
+                    try checks.check(file, index: index)
+                    summary.add(file)
+                    if !file.sparse { written += file.size }
+                    try entries.append(file)
+                }
+            } catch {
+                lock.withLock { failure = error }
+            }
+        }
+    }
+
+    /// Waits until every entry added is kept; throws the first failure.
+    func finish() throws {
+        try? handOver()
+        queue.sync {}
+        if let failure = lock.withLock({ failure }) { throw failure }
     }
 }
 

@@ -426,21 +426,23 @@ public enum FileIO {
         }
     }
 
-    /// The permission bits of a new file: 0666 less the process's umask. On Linux the umask is
-    /// read from `/proc/self/status`, since setting it to read it would change it for a moment
-    /// for every thread.
-    public static let newFileMode: mode_t = {
+    /// The permission bits of a new file: 0666 less the process's umask.
+    public static var newFileMode: mode_t { 0o666 & ~processUmask }
+
+    /// The process's umask, read once. On Linux it is read from `/proc/self/status`, since
+    /// setting it to read it would change it for a moment for every thread.
+    public static let processUmask: mode_t = {
         #if os(Linux)
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
             let mask = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8)
         {
-            return 0o666 & ~mask
+            return mask & 0o777
         }
         #endif
         let mask = umask(0o022)
         umask(mask)
-        return 0o666 & ~mask
+        return mask & 0o777
     }()
 
     /// Whether `path` leads to a regular file this process may run (a folder's search bit is

@@ -33,15 +33,19 @@ struct ImportCommandTests {
         #expect(nowhere.status == 73 && nowhere.errors.contains("no such file or directory, expected a folder to keep what"), "\(nowhere.errors)")
     }
 
-    /// Files are created with their own modes, and given them again only where creating could
-    /// not (the umask took bits, or the staging folder passes its group on): every mode comes
-    /// back exactly under a umask of 077, and beside a setgid folder of another group the files
-    /// keep the group they had (as root) rather than the folder's.
+    /// Files are created with their own modes, and given modes and owners again only where
+    /// creating could not (the umask took bits, the file is read-only or has a special bit, the
+    /// staging folder hands its group down, the owner is someone else): every mode comes back
+    /// exactly under a umask of 077, and beside a setgid folder of another group the files keep
+    /// the group they had (as root, as tar -p) rather than the folder's.
     @Test func modesAndGroupsComeBackWhateverTheUmaskAndTheFolderAround() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("source").path
-        let modes: [String: mode_t] = ["a.json": 0o644, "b.json": 0o600, "c.json": 0o444, "d.sh": 0o755, "e.json": 0o640, "f.json": 0o1644]
+        var modes: [String: mode_t] = ["a.json": 0o644, "b.json": 0o600, "c.json": 0o444, "d.sh": 0o755, "e.json": 0o640]
+        #if os(Linux)
+        modes["f.json"] = 0o1644  // a sticky regular file: Linux keeps the bit, macOS refuses it
+        #endif
         try FileManager.default.createDirectory(atPath: source + "/private", withIntermediateDirectories: true)
         for (name, mode) in modes {
             for folder in [source, source + "/private"] {
@@ -50,37 +54,42 @@ struct ImportCommandTests {
             }
         }
         #expect(chmod(source + "/private", 0o750) == 0)
+        let root = geteuid() == 0
+        // As root, one file of someone else: given back its owner, never left as root's.
+        if root { #expect(chown(source + "/private/e.json", 4242, 4343) == 0) }
         let bundle = directory.appendingPathComponent("modes.tar.zst").path
         let exported = try CLI.run("export", source, "-o", bundle, "-q")
         #expect(exported.status == 0, "\(exported.errors)")
 
-        func expectModes(under root: String, group: gid_t?, _ context: String) {
+        /// As root the bundle's owners come back; otherwise the folder's group is all one may give.
+        func expectModes(under restored: String, folderGroup: gid_t?, _ context: String) {
             for (name, mode) in modes {
-                for folder in [root, root + "/private"] {
-                    var info = stat()
-                    #expect(lstat(folder + "/" + name, &info) == 0, "\(context): \(folder)/\(name)")
+                for (folder, original) in [(restored, source), (restored + "/private", source + "/private")] {
+                    var info = stat(), was = stat()
+                    #expect(lstat(folder + "/" + name, &info) == 0 && lstat(original + "/" + name, &was) == 0, "\(context): \(folder)/\(name)")
                     #expect(info.st_mode & 0o7777 == mode, "\(context): \(name) is \(String(info.st_mode & 0o7777, radix: 8)), expected \(String(mode, radix: 8))")
-                    if let group { #expect(info.st_gid == group, "\(context): \(name) has the group \(info.st_gid), expected \(group)") }
+                    let group = root ? was.st_gid : folderGroup ?? was.st_gid
+                    #expect(info.st_gid == group, "\(context): \(name) has the group \(info.st_gid), expected \(group)")
+                    if root { #expect(info.st_uid == was.st_uid, "\(context): \(name) has the owner \(info.st_uid), expected \(was.st_uid)") }
                 }
             }
             var info = stat()
-            #expect(lstat(root + "/private", &info) == 0 && info.st_mode & 0o7777 == 0o750, "\(context): the folder is \(String(info.st_mode & 0o7777, radix: 8))")
+            #expect(lstat(restored + "/private", &info) == 0 && info.st_mode & 0o7777 == 0o750, "\(context): the folder is \(String(info.st_mode & 0o7777, radix: 8))")
         }
 
         let strict = directory.appendingPathComponent("strict").path
         let underUmask = try Processes.run(["/bin/sh", "-c", "umask 077 && exec \"$0\" import \"$1\" --into \"$2\" -q", CLI.executable, bundle, strict])
         #expect(underUmask.status == 0, "\(underUmask.errors)")
-        expectModes(under: strict, group: nil, "umask 077")
+        expectModes(under: strict, folderGroup: nil, "umask 077")
 
-        // A setgid parent passes its group and its setgid bit on to what is made in it.
+        // A setgid folder hands its group (and the setgid bit) down to what is made in it.
         let shared = directory.appendingPathComponent("shared").path
         try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
-        let otherGroup: gid_t = getegid() == 0 ? 4242 : getegid()
+        let otherGroup: gid_t = root ? 4242 : getegid()
         #expect(chown(shared, geteuid(), otherGroup) == 0 && chmod(shared, 0o2775) == 0)
         let landed = try CLI.run("import", bundle, "--into", shared + "/restored", "-q")
         #expect(landed.status == 0, "\(landed.errors)")
-        // As root the bundle's group comes back (tar -p); otherwise the folder's is all one may give.
-        expectModes(under: shared + "/restored", group: getegid() == 0 ? getegid() : otherGroup, "beside a setgid folder")
+        expectModes(under: shared + "/restored", folderGroup: otherGroup, "beside a setgid folder")
     }
 
     /// `-` is standard output for export and standard input for import, as tar's `-f -`: a

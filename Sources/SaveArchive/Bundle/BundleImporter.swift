@@ -503,13 +503,14 @@ public struct BundleImporter {
                 return
             }
             let mode = landing.mode(file)
-            let descriptor = try tree.createFile(file.path, mode: mode_t(mode))
+            let creation = tree.creation(of: mode_t(mode))
+            let descriptor = try tree.createFile(file.path, mode: creation.permissions)
             defer { close(descriptor) }
             let failure = contents.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
             guard failure == 0 else { throw BundleImportError.io(path: tree.root + "/" + file.path, reason: FileError.reason(failure)) }
             try importer.finish(
-                file, mode: mode, descriptor: descriptor, createdAsAsked: tree.createsAsAsked, target: tree.root + "/" + file.path,
-                keepsTime: keepsTime, landing: &landing)
+                file, mode: creation.needsMode ? mode : nil, descriptor: descriptor, createdAsAsked: tree.createsAsAsked,
+                target: tree.root + "/" + file.path, keepsTime: keepsTime, landing: &landing)
         }
     }
 
@@ -559,7 +560,8 @@ public struct BundleImporter {
     ) throws {
         let staging = lander.tree
         let mode = lander.landing.mode(file)  // a dry run too says what the import would drop
-        let descriptor = try staging?.createFile(file.path, mode: mode_t(mode)) ?? -1
+        let creation = staging?.creation(of: mode_t(mode)) ?? (permissions: 0o600, needsMode: true)
+        let descriptor = try staging?.createFile(file.path, mode: creation.permissions) ?? -1
         defer { if descriptor >= 0 { close(descriptor) } }
         let target = (staging?.root ?? "") + "/" + file.path
         // A save small enough to migrate is kept in memory to go through the pipeline once its checksum holds.
@@ -589,8 +591,8 @@ public struct BundleImporter {
             guard ftruncate(descriptor, off_t(file.size)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
         try finish(
-            file, mode: mode, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true, target: target,
-            keepsTime: output == nil, landing: &lander.landing)
+            file, mode: creation.needsMode ? mode : nil, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true,
+            target: target, keepsTime: output == nil, landing: &lander.landing)
     }
 
     /// The migrated bytes of a checked save, or `nil` when it lands as it is (reported in
@@ -611,12 +613,11 @@ public struct BundleImporter {
         return nil
     }
 
-    /// Gives a staged file, created with `mode` (``Landing/mode(_:)``), its owner, mode,
-    /// extended attributes and (unless its content is new, migrated now) its time. A file
-    /// created as asked (``StagingTree/createsAsAsked``) already has the mode, unless the umask
-    /// took bits from it, and this process's owner.
+    /// Gives a staged file its owner, extended attributes, `mode` (when creating could not:
+    /// ``StagingTree/creation(of:)``) and, unless its content is new (migrated now), its time.
+    /// A file created as asked (``StagingTree/createsAsAsked``) already has this process's owner.
     private func finish(
-        _ file: BundleManifest.File, mode: UInt16, descriptor: Int32, createdAsAsked: Bool, target: @autoclosure () -> String,
+        _ file: BundleManifest.File, mode: UInt16?, descriptor: Int32, createdAsAsked: Bool, target: @autoclosure () -> String,
         keepsTime: Bool, landing: inout Landing
     ) throws {
         if let owner = landing.owner(file), !createdAsAsked || owner != landing.creator,
@@ -624,12 +625,14 @@ public struct BundleImporter {
         {
             throw BundleImportError.io(path: target(), reason: "cannot set its owner: \(FileError.reason(errno))")
         }
-        // After the owner: chown clears setuid and setgid, which are dropped anyway.
-        if !createdAsAsked || mode_t(mode) & (0o7000 | FileIO.processUmask) != 0, fchmod(descriptor, mode_t(mode)) != 0 {
-            throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
-        }
+        // After the owner (chown clears file capabilities), before the mode (a read-only file's
+        // attributes cannot be set by its owner).
         for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
             landing.notes.append("\(ExactFileName.printable(file.path)): the extended attribute \(name) could not be set here")
+        }
+        // After the owner: chown clears setuid and setgid, which are dropped anyway.
+        if let mode, fchmod(descriptor, mode_t(mode)) != 0 {
+            throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
         }
         if keepsTime {
             var times = [file.modified.timespec, file.modified.timespec]

@@ -17,19 +17,45 @@ final class StagingTree {
     private let rootDescriptor: Int32
     /// The last parent directory opened: entries come sorted, so most share it.
     private var cached: (path: String, descriptor: Int32)?
-    /// Whether a new file's mode is the one asked for less the umask, and its owner this
-    /// process's user and group: the staging directory neither passes its group on (setgid) nor
-    /// has a default ACL, which replaces the umask. Then a file created with its mode and
-    /// owner needs no `fchmod` or `fchown` to have them (two system calls of six per file).
+    /// The umask when the import began.
+    let umask: mode_t
+    /// Whether a new file here has the mode asked for less the umask, and this process's user
+    /// and group as its owner. Then a file created with its mode needs no `fchmod`, and one
+    /// whose owner is this process no `fchown` (two system calls of six per file). Not so
+    /// beside a setgid folder or on a file system mounted with `grpid` (the folder's group is
+    /// handed down), under a default ACL (it replaces the umask), or where the file system
+    /// chooses modes or owners itself (NFS's root squashing, FUSE and SMB mounts, other ACLs):
+    /// a file made here at the start, and removed at once, tells.
     let createsAsAsked: Bool
 
     init(root: String) throws {
         self.root = root
         rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
         guard rootDescriptor >= 0 else { throw BundleImportError.io(path: root, reason: FileError.reason(errno)) }
-        var status = stat()
+        umask = FileIO.currentUmask()
         let noDefaultACL = savetool_get_xattr(rootDescriptor, nil, "system.posix_acl_default", nil, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)
-        createsAsAsked = fstat(rootDescriptor, &status) == 0 && status.st_mode & S_ISGID == 0 && noDefaultACL
+        createsAsAsked = noDefaultACL && Self.createsAsAsked(in: rootDescriptor, umask: umask)
+    }
+
+    /// Whether a file created in `directory` has the mode asked for (less `umask`) and this
+    /// process's owner; the file is removed again. Entries land only after, so its name is free.
+    private static func createsAsAsked(in directory: Int32, umask: mode_t) -> Bool {
+        let name = ".savetool-probe", asked: mode_t = (0o754 & ~umask) | 0o200
+        let descriptor = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, asked)
+        guard descriptor >= 0 else { return false }
+        var status = stat()
+        let made = fstat(descriptor, &status) == 0
+        close(descriptor)
+        unlinkat(directory, name, 0)
+        return made && status.st_mode & 0o7777 == asked && status.st_uid == geteuid() && status.st_gid == getegid()
+    }
+
+    /// How to create a file of `mode`: the permission bits to create it with, and whether
+    /// `fchmod` must give it `mode` once it is written. It is writable by its owner until then
+    /// (a file system that opens a new file after making it checks the mode it was made with).
+    func creation(of mode: mode_t) -> (permissions: mode_t, needsMode: Bool) {
+        let permissions = mode & 0o777 | 0o200
+        return (permissions, !createsAsAsked || mode & 0o7000 != 0 || mode & 0o200 == 0 || mode & umask != 0)
     }
 
     deinit {

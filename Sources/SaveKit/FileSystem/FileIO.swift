@@ -426,12 +426,15 @@ public enum FileIO {
         }
     }
 
-    /// The permission bits of a new file: 0666 less the process's umask.
+    /// The permission bits of a new file: 0666 less the process's umask (as it was first asked).
     public static var newFileMode: mode_t { 0o666 & ~processUmask }
 
-    /// The process's umask, read once. On Linux it is read from `/proc/self/status`, since
-    /// setting it to read it would change it for a moment for every thread.
-    public static let processUmask: mode_t = {
+    /// The process's umask, read once.
+    public static let processUmask: mode_t = currentUmask()
+
+    /// The process's umask now. On Linux it is read from `/proc/self/status`, since setting it
+    /// to read it would change it for a moment for every thread.
+    public static func currentUmask() -> mode_t {
         #if os(Linux)
         if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
@@ -443,7 +446,7 @@ public enum FileIO {
         let mask = umask(0o022)
         umask(mask)
         return mask & 0o777
-    }()
+    }
 
     /// Whether `path` leads to a regular file this process may run (a folder's search bit is
     /// not an executable's).

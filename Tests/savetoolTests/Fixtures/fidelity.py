@@ -32,6 +32,9 @@ def make(root):
     tagged = write("Documents/tagged.json", b"{}")
     os.setxattr(tagged, "user.origin", b"cloud")
     os.setxattr(os.path.join(root, "Documents"), "user.folder", b"yes")
+    shipped = write("Documents/shipped.json", b"{}")              # read-only, with an attribute its owner set first
+    os.setxattr(shipped, "user.origin", b"store")
+    os.chmod(shipped, 0o444)
     with open(os.path.join(root, "sparse.bin"), "wb") as f:      # 64 MiB, almost all hole
         f.seek(64 << 20)
         f.write(b"end")

@@ -9,6 +9,7 @@ final class ServerMetrics: Sendable {
     private let fastForwards, merges, conflicts, firsts, others: Counter
     private let bytesIn, bytesOut: Counter
     private let latency: DurationHistogram
+    private let statusCounters = StatusCounters()
 
     private static func name(_ metric: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "savetool", metricName: metric, unitName: unit, helpText: help)
@@ -43,10 +44,29 @@ final class ServerMetrics: Sendable {
     }
 
     func request(status: Int, bytesIn received: Int, bytesOut sent: Int) {
-        registry.makeCounter(descriptor: Self.name("requests", "total", "Requests answered, by status."), labels: [("status", String(status))]).increment()
+        statusCounters.counter(for: status) {
+            registry.makeCounter(descriptor: Self.name("requests", "total", "Requests answered, by status."), labels: [("status", String(status))])
+        }.increment()
         if received > 0 { bytesIn.increment(by: Int64(received)) }
         if sent > 0 { bytesOut.increment(by: Int64(sent)) }
     }
 
     func text() -> [UInt8] { registry.emitToBuffer() }
+}
+
+/// The request counter of each status, made once: asking the registry for it on every request
+/// (a descriptor built, a lookup under the registry's lock) was a tenth of a request's time on
+/// the event loop's side in a profile of one device (docs/performance.md).
+private final class StatusCounters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counters: [Int: Counter] = [:]
+
+    func counter(for status: Int, making make: () -> Counter) -> Counter {
+        lock.withLock {
+            if let counter = counters[status] { return counter }
+            let counter = make()
+            counters[status] = counter
+            return counter
+        }
+    }
 }

@@ -414,7 +414,7 @@ enum Target: Sendable {
     }
 
     private init(checking path: String, method: HTTPRequest.Method) throws {
-        guard !path.contains("%") else { throw APIError(.badRequest, "badName", "a percent-encoded path, expected names of A-Z a-z 0-9 . _ - only") }
+        guard !path.utf8.contains(UInt8(ascii: "%")) else { throw APIError(.badRequest, "badName", "a percent-encoded path, expected names of A-Z a-z 0-9 . _ - only") }
         var segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard segments.count >= 4, segments[0].isEmpty, segments[1] == "v1", segments[2] == "spaces" else {
             throw APIError(.notFound, "notFound", "no such resource, expected /v1/spaces/{space}/slots…")

@@ -31,14 +31,19 @@ struct AccessLogMiddleware: RouterMiddleware {
         return response
     }
 
-    /// The space and slot a path names, as far as they are names (`-` otherwise). By bytes and
-    /// scalars: Foundation's `range(of:)` and a `Character` per letter showed in a profile.
+    /// The space and slot a path names, as far as they are names (`-` otherwise): the space
+    /// ends at the first segment `slots`, as the routes read it. By bytes and scalars:
+    /// Foundation's `range(of:)` and a `Character` per letter showed in a profile.
     static func names(in path: String) -> (String, String) {
         let prefix = "/v1/spaces/"
         guard path.hasPrefix(prefix) else { return (printable(path.prefix(80)), "-") }
         let rest = path.dropFirst(prefix.count)
         let slots = "/slots".utf8
-        guard let start = rest.utf8.indices.first(where: { rest.utf8[$0...].starts(with: slots) }) else {
+        let segment = rest.utf8.indices.first { start in
+            let after = rest.utf8[start...].dropFirst(slots.count)
+            return rest.utf8[start...].starts(with: slots) && (after.isEmpty || after.first == UInt8(ascii: "/"))
+        }
+        guard let start = segment else {
             return (printable(rest.prefix(80)), "-")
         }
         let after = rest.utf8.index(start, offsetBy: slots.count)

@@ -53,13 +53,6 @@ struct SaveTool: ParsableCommand {
         // when freed, rather than kept in malloc's per-thread arenas: resident memory falls when
         // a part has gone up, and an upload of any size stays flat.
         savetool_map_buffers_from(4 << 20)
-        // One arena for every thread. glibc gives each thread that allocates an arena of its
-        // own, and memory freed in one is not reused by another: a thread that keeps a
-        // manifest's entries while the main thread reads them raised the peak of a second
-        // backup of 1,000,000 files from 63 to 71 MiB; with one arena it is 55–57 MiB, and an
-        // import of 100,000 files takes as long (docs/performance.md). Small blocks go through
-        // each thread's cache first, so sharing the arena costs no measurable time.
-        savetool_limit_malloc_arenas(1)
         let arguments = GlobalOptions.movedAfterCommand(CommandLineText.arguments())
         Console.beforeMessage = { ProgressBar.active?.erase() }
         // The sync server is its own binary, so that every other command starts without
@@ -76,6 +69,16 @@ struct SaveTool: ParsableCommand {
                 guard !(error is ExitCode), let retried = GlobalOptions.negativeNumbersAsValues(arguments), let parsed = try? parseAsRoot(retried)
                 else { throw error }
                 command = parsed
+            }
+            if command is any StreamsBundles {
+                // One malloc arena for the few threads of a bundle's stream. glibc gives each
+                // thread that allocates an arena of its own, and memory freed in one is reused
+                // by no other: the thread that keeps a manifest's entries while the main thread
+                // reads them raised a second backup of 1,000,000 files from 63 to 71 MiB; with
+                // one arena it is 55–57 MiB, and import and export of 100,000 files take as
+                // long (docs/performance.md). Commands that run a thread per core (migrate,
+                // merge) keep glibc's arenas.
+                savetool_limit_malloc_arenas(1)
             }
             try command.run()
             Console.finish()

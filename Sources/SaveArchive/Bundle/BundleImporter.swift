@@ -509,7 +509,7 @@ public struct BundleImporter {
             let failure = contents.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
             guard failure == 0 else { throw BundleImportError.io(path: tree.root + "/" + file.path, reason: FileError.reason(failure)) }
             try importer.finish(
-                file, mode: creation.needsMode ? mode : nil, descriptor: descriptor, createdAsAsked: tree.createsAsAsked,
+                file, mode: mode, creation: creation, descriptor: descriptor, createdAsAsked: tree.createsAsAsked,
                 target: tree.root + "/" + file.path, keepsTime: keepsTime, landing: &landing)
         }
     }
@@ -560,7 +560,7 @@ public struct BundleImporter {
     ) throws {
         let staging = lander.tree
         let mode = lander.landing.mode(file)  // a dry run too says what the import would drop
-        let creation = staging?.creation(of: mode_t(mode)) ?? (permissions: 0o600, needsMode: true)
+        let creation = staging?.creation(of: mode_t(mode)) ?? (permissions: 0o600, writeBitMasked: false, needsMode: true)  // a dry run creates nothing
         let descriptor = try staging?.createFile(file.path, mode: creation.permissions) ?? -1
         defer { if descriptor >= 0 { close(descriptor) } }
         let target = (staging?.root ?? "") + "/" + file.path
@@ -591,7 +591,7 @@ public struct BundleImporter {
             guard ftruncate(descriptor, off_t(file.size)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
         try finish(
-            file, mode: creation.needsMode ? mode : nil, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true,
+            file, mode: mode, creation: creation, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true,
             target: target, keepsTime: output == nil, landing: &lander.landing)
     }
 
@@ -613,25 +613,30 @@ public struct BundleImporter {
         return nil
     }
 
-    /// Gives a staged file its owner, extended attributes, `mode` (when creating could not:
-    /// ``StagingTree/creation(of:)``) and, unless its content is new (migrated now), its time.
-    /// A file created as asked (``StagingTree/createsAsAsked``) already has this process's owner.
+    /// Gives a staged file, made as `creation` says (``StagingTree/creation(of:)``), its owner,
+    /// extended attributes, `mode` (where creating could not) and, unless its content is new
+    /// (migrated now), its time. A file created as asked (``StagingTree/createsAsAsked``)
+    /// already has this process's owner.
     private func finish(
-        _ file: BundleManifest.File, mode: UInt16?, descriptor: Int32, createdAsAsked: Bool, target: @autoclosure () -> String,
-        keepsTime: Bool, landing: inout Landing
+        _ file: BundleManifest.File, mode: UInt16, creation: (permissions: mode_t, writeBitMasked: Bool, needsMode: Bool), descriptor: Int32,
+        createdAsAsked: Bool, target: @autoclosure () -> String, keepsTime: Bool, landing: inout Landing
     ) throws {
         if let owner = landing.owner(file), !createdAsAsked || owner != landing.creator,
             fchown(descriptor, owner.uid, owner.gid) != 0
         {
             throw BundleImportError.io(path: target(), reason: "cannot set its owner: \(FileError.reason(errno))")
         }
-        // After the owner (chown clears file capabilities), before the mode (a read-only file's
-        // attributes cannot be set by its owner).
+        // After the owner (chown clears file capabilities), while the owner may still write the
+        // file (one who may not cannot set its attributes): given its write bit first where the
+        // umask took it.
+        if creation.writeBitMasked, !file.xattrs.isEmpty, fchmod(descriptor, creation.permissions) != 0 {
+            throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
+        }
         for name in StagingTree.setExtendedAttributes(file.xattrs, on: descriptor) {
             landing.notes.append("\(ExactFileName.printable(file.path)): the extended attribute \(name) could not be set here")
         }
-        // After the owner: chown clears setuid and setgid, which are dropped anyway.
-        if let mode, fchmod(descriptor, mode_t(mode)) != 0 {
+        // The mode after the attributes, for a read-only file's sake.
+        if creation.needsMode, fchmod(descriptor, mode_t(mode)) != 0 {
             throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
         }
         if keepsTime {

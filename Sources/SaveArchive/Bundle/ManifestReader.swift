@@ -193,9 +193,9 @@ enum ManifestReader {
         // The checks assume the order export writes (by UTF-8 bytes), which rules out duplicates
         // without a table of every path; a manifest in any other order is checked again with one.
         var unordered = false
-        var kept: Keeper
+        var kept: EntryKeeper
         while true {
-            kept = Keeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary)
+            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary)
             var index = -1
             do {
                 let delimited: Bool
@@ -285,8 +285,10 @@ enum ManifestReader {
 /// kept (``ManifestEntries/Builder``) while the next ones are read. Nothing else runs while a
 /// manifest is read before an import lands anything, so the other core took none of it
 /// before (docs/performance.md).
-private final class Keeper: @unchecked Sendable {
-    /// Entries are handed over this many at a time, at most `slots` batches waiting.
+private final class EntryKeeper: @unchecked Sendable {
+    /// Entries are handed over this many at a time, at most `slots` batches waiting: a
+    /// hand-over costs a wake-up of each thread (as ``BundleImporter``'s landing found), which
+    /// 256 entries make small, and eight batches hold about a megabyte.
     private static let batchSize = 256
     // The queue's alone until ``finish()`` returns, then the caller's.
     private(set) var checks: ManifestChecks

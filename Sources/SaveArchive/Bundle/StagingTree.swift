@@ -34,28 +34,30 @@ final class StagingTree {
         guard rootDescriptor >= 0 else { throw BundleImportError.io(path: root, reason: FileError.reason(errno)) }
         umask = FileIO.currentUmask()
         let noDefaultACL = savetool_get_xattr(rootDescriptor, nil, "system.posix_acl_default", nil, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)
-        createsAsAsked = noDefaultACL && Self.createsAsAsked(in: rootDescriptor, umask: umask)
+        createsAsAsked = try noDefaultACL && Self.probeCreatesAsAsked(in: rootDescriptor, root: root, umask: umask)
     }
 
     /// Whether a file created in `directory` has the mode asked for (less `umask`) and this
     /// process's owner; the file is removed again. Entries land only after, so its name is free.
-    private static func createsAsAsked(in directory: Int32, umask: mode_t) -> Bool {
+    private static func probeCreatesAsAsked(in directory: Int32, root: String, umask: mode_t) throws -> Bool {
         let name = ".savetool-probe", asked: mode_t = (0o754 & ~umask) | 0o200
         let descriptor = openat(directory, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, asked)
         guard descriptor >= 0 else { return false }
         var status = stat()
         let made = fstat(descriptor, &status) == 0
         close(descriptor)
-        unlinkat(directory, name, 0)
+        // Left there, it would be restored with the bundle's files.
+        guard unlinkat(directory, name, 0) == 0 else { throw BundleImportError.io(path: root + "/" + name, reason: FileError.reason(errno)) }
         return made && status.st_mode & 0o7777 == asked && status.st_uid == geteuid() && status.st_gid == getegid()
     }
 
-    /// How to create a file of `mode`: the permission bits to create it with, and whether
-    /// `fchmod` must give it `mode` once it is written. It is writable by its owner until then
-    /// (a file system that opens a new file after making it checks the mode it was made with).
-    func creation(of mode: mode_t) -> (permissions: mode_t, needsMode: Bool) {
+    /// How to create a file of `mode`: the permission bits to create it with (its own, and its
+    /// owner's write bit: a file system that opens a new file after making it checks the mode it
+    /// was made with), whether the umask takes that write bit away, and whether `fchmod` must
+    /// give the file `mode` once it is written.
+    func creation(of mode: mode_t) -> (permissions: mode_t, writeBitMasked: Bool, needsMode: Bool) {
         let permissions = mode & 0o777 | 0o200
-        return (permissions, !createsAsAsked || mode & 0o7000 != 0 || mode & 0o200 == 0 || mode & umask != 0)
+        return (permissions, umask & 0o200 != 0, !createsAsAsked || mode & 0o7000 != 0 || mode & 0o200 == 0 || mode & umask != 0)
     }
 
     deinit {

@@ -12,8 +12,10 @@ struct AccessLogTests {
         #expect(AccessLogMiddleware.names(in: "/v1/spaces/kape/slots//a") == ("kape", "a"))
         #expect(AccessLogMiddleware.names(in: "/v1/spaces/kape") == ("kape", "-"))
         #expect(AccessLogMiddleware.names(in: "/metrics") == ("/metrics", "-"))
-        // The first /slots ends the space, as the routes read it.
-        #expect(AccessLogMiddleware.names(in: "/v1/spaces/a/slotsb/slots/c") == ("a", "b/slots/c"))
+        // The first segment `slots` ends the space, as the routes read it.
+        #expect(AccessLogMiddleware.names(in: "/v1/spaces/a/slotsb/slots/c") == ("a/slotsb", "c"))
+        #expect(AccessLogMiddleware.names(in: "/v1/spaces/slots/slots/slots") == ("slots", "slots"))
+        #expect(AccessLogMiddleware.names(in: "/v1/spaces/a/slots\u{301}/b") == ("a/slots?/b", "-"))
     }
 
     @Test func onlyPrintableASCIIReachesTheLog() {

@@ -90,6 +90,10 @@ struct SyncServerTests {
         let log = server.log
         #expect(log.contains("PUT kape/player-1 Documents/current_tournament.json 200"))
         for token in [writer, reader, admin, other] { #expect(!log.contains(token)) }
+        // /metrics counts the requests by status: one series each, however many requests had it.
+        let metrics = try SyncAPI(server.url).request("GET", "/metrics").text
+        let forbidden = metrics.split(separator: "\n").filter { $0.hasPrefix(#"savetool_requests_total{status="403"}"#) }
+        #expect(forbidden.count == 1 && (forbidden.first?.split(separator: " ").last.flatMap { Int($0) } ?? 0) >= 4, "\(forbidden)")
 
         // The file is read again as it changes: a token added while the server runs counts, one
         // removed from the file by hand (revoked) no longer does, and a file broken meanwhile

@@ -34,7 +34,12 @@ final class StagingTree {
         guard rootDescriptor >= 0 else { throw BundleImportError.io(path: root, reason: FileError.reason(errno)) }
         umask = FileIO.currentUmask()
         let noDefaultACL = savetool_get_xattr(rootDescriptor, nil, "system.posix_acl_default", nil, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)
-        createsAsAsked = try noDefaultACL && Self.probeCreatesAsAsked(in: rootDescriptor, root: root, umask: umask)
+        do {
+            createsAsAsked = try noDefaultACL && Self.probeCreatesAsAsked(in: rootDescriptor, root: root, umask: umask)
+        } catch {
+            close(rootDescriptor)  // deinit does not run for an object that never was
+            throw error
+        }
     }
 
     /// Whether a file created in `directory` has the mode asked for (less `umask`) and this

@@ -157,4 +157,41 @@ struct UnprivilegedImportTests {
         let staged = try FileManager.default.contentsOfDirectory(atPath: user.path).filter { $0.hasPrefix(".r1.") }
         #expect(staged.isEmpty, "the staging folder, with its own 0000 folder, is gone: \(staged)")
     }
+
+    /// Under a umask that takes the owner's write bit (277), a user who is not root still
+    /// restores (the staging folders were made unwritable, and the import failed with 74), and
+    /// gets back each file's extended attributes (set while it is writable) and exact mode.
+    @Test func attributesComeBackUnderAUmaskThatTakesTheWriteBit() throws {
+        guard getuid() == 0 else {
+            Issue.record("this test runs savetool as nobody: it needs root, as CI has")
+            return
+        }
+        let directory = try Processes.temporaryDirectory("unprivileged")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(directory.path, 0o777)
+        let source = directory.appendingPathComponent("user/source")
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        for (name, mode) in [("tagged.json", 0o644), ("sub/shipped.json", 0o444)] as [(String, mode_t)] {
+            let path = source.appendingPathComponent(name).path
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: path))
+            let tagged = try Processes.run(["python3", "-c", "import os, sys; os.setxattr(sys.argv[1], 'user.origin', b'store')", path])
+            #expect(tagged.status == 0, "user.* attributes on the test's file system: \(tagged.errors)")
+            #expect(chmod(path, mode) == 0)
+        }
+        _ = try Processes.run(["chown", "-R", "65534:65534", directory.appendingPathComponent("user").path])
+        let bundle = directory.appendingPathComponent("user/tagged.tar.gz").path
+        let exported = try FidelityTests.run([savetool, "export", source.path, "-o", bundle], asRoot: false)
+        #expect(exported.status == 0, "\(exported.errors)")
+        let restored = directory.appendingPathComponent("user/restored").path
+        let imported = try FidelityTests.run(["/bin/sh", "-c", "umask 277 && exec \"$0\" import \"$1\" --into \"$2\"", savetool, bundle, restored], asRoot: false)
+        #expect(imported.status == 0 && !imported.errors.contains("could not be set"), "\(imported.errors)")
+        for (name, mode) in [("tagged.json", 0o644), ("sub/shipped.json", 0o444)] as [(String, mode_t)] {
+            let path = restored + "/" + name
+            let read = try Processes.run(["python3", "-c", "import os, sys; print(os.getxattr(sys.argv[1], 'user.origin').decode())", path])
+            #expect(read.outputText == "store\n", "\(name): its attribute: \(read.outputText) \(read.errors)")
+            var info = stat()
+            #expect(lstat(path, &info) == 0 && info.st_mode & 0o7777 == mode, "\(name) is \(String(info.st_mode & 0o7777, radix: 8))")
+        }
+    }
 }

@@ -33,6 +33,12 @@ final class StagingTree {
         rootDescriptor = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
         guard rootDescriptor >= 0 else { throw BundleImportError.io(path: root, reason: FileError.reason(errno)) }
         umask = FileIO.currentUmask()
+        // A umask that takes the owner's bits (277) makes folders their owner cannot fill:
+        // the staging folders are given 0700 again (their own modes come last).
+        if umask & 0o700 != 0, fchmod(rootDescriptor, 0o700) != 0 {
+            close(rootDescriptor)
+            throw BundleImportError.io(path: root, reason: FileError.reason(errno))
+        }
         let noDefaultACL = savetool_get_xattr(rootDescriptor, nil, "system.posix_acl_default", nil, 0) < 0 && (errno == ENODATA || errno == ENOTSUP)
         do {
             createsAsAsked = try noDefaultACL && Self.probeCreatesAsAsked(in: rootDescriptor, root: root, umask: umask)
@@ -80,7 +86,8 @@ final class StagingTree {
         if let cached, cached.path == parentPath { return (cached.descriptor, name) }
         var descriptor = rootDescriptor
         for component in parentPath.split(separator: "/").map(String.init) {
-            if ExactFileName.withSystemPath(component, { mkdirat(descriptor, $0, 0o700) }) != 0 && errno != EEXIST {
+            let made = ExactFileName.withSystemPath(component, { mkdirat(descriptor, $0, 0o700) }) == 0
+            if !made && errno != EEXIST {
                 let failure = errno
                 if descriptor != rootDescriptor { close(descriptor) }
                 throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
@@ -90,6 +97,11 @@ final class StagingTree {
             if descriptor != rootDescriptor { close(descriptor) }
             guard next >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure)) }
             descriptor = next
+            if made && umask & 0o700 != 0 && fchmod(next, 0o700) != 0 {
+                let failure = errno
+                close(next)
+                throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
+            }
         }
         if let cached { close(cached.descriptor) }
         cached = (parentPath, descriptor)
@@ -108,7 +120,11 @@ final class StagingTree {
     /// A directory, writable until ``finish(_:)`` gives it its own mode.
     func makeDirectory(_ relative: String) throws {
         let (parent, name) = try parent(of: relative)
-        guard ExactFileName.withSystemPath(name, { mkdirat(parent, $0, 0o700) }) == 0 || errno == EEXIST else {
+        let made = ExactFileName.withSystemPath(name, { mkdirat(parent, $0, 0o700) }) == 0
+        guard made || errno == EEXIST else {
+            throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
+        }
+        if made && umask & 0o700 != 0 && ExactFileName.withSystemPath(name, { fchmodat(parent, $0, 0o700, 0) }) != 0 {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
     }

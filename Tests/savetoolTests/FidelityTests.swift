@@ -107,15 +107,27 @@ struct FidelityTests {
 /// a `0000` one in a bundle), for a user who is not root: an import still leaves nothing behind.
 @Suite("imports by a user who is not root")
 struct UnprivilegedImportTests {
-    @Test func aReadOnlyFolderInTheDestinationLeavesNothingBehind() throws {
+    /// A folder anyone may enter, with a copy of savetool that `nobody` can run; `nil` (and a
+    /// recorded issue) when not run as root, which running as `nobody` needs.
+    static func folderForNobody() throws -> (directory: URL, savetool: String)? {
         guard getuid() == 0 else {
             Issue.record("this test runs savetool as nobody: it needs root, as CI has")
-            return
+            return nil
         }
         let directory = try Processes.temporaryDirectory("unprivileged")
+        do {
+            let (savetool, _) = try FidelityTests.tools(in: directory)
+            chmod(directory.path, 0o777)
+            return (directory, savetool)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    @Test func aReadOnlyFolderInTheDestinationLeavesNothingBehind() throws {
+        guard let (directory, savetool) = try Self.folderForNobody() else { return }
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (savetool, _) = try FidelityTests.tools(in: directory)
-        chmod(directory.path, 0o777)
         let user = directory.appendingPathComponent("user")
         try FileManager.default.createDirectory(at: user.appendingPathComponent("dest/locked"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: user.appendingPathComponent("new/d"), withIntermediateDirectories: true)
@@ -162,14 +174,8 @@ struct UnprivilegedImportTests {
     /// restores (the staging folders were made unwritable, and the import failed with 74), and
     /// gets back each file's extended attributes (set while it is writable) and exact mode.
     @Test func attributesComeBackUnderAUmaskThatTakesTheWriteBit() throws {
-        guard getuid() == 0 else {
-            Issue.record("this test runs savetool as nobody: it needs root, as CI has")
-            return
-        }
-        let directory = try Processes.temporaryDirectory("unprivileged")
+        guard let (directory, savetool) = try Self.folderForNobody() else { return }
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (savetool, _) = try FidelityTests.tools(in: directory)
-        chmod(directory.path, 0o777)
         let source = directory.appendingPathComponent("user/source")
         try FileManager.default.createDirectory(at: source.appendingPathComponent("sub"), withIntermediateDirectories: true)
         for (name, mode) in [("tagged.json", 0o644), ("sub/shipped.json", 0o444)] as [(String, mode_t)] {

@@ -509,7 +509,7 @@ public struct BundleImporter {
             let failure = contents.withUnsafeBytes { FileIO.writeAll($0, to: descriptor) }
             guard failure == 0 else { throw BundleImportError.io(path: tree.root + "/" + file.path, reason: FileError.reason(failure)) }
             try importer.finish(
-                file, mode: mode, creation: creation, descriptor: descriptor, createdAsAsked: tree.createsAsAsked,
+                file, mode: mode, creation: creation, descriptor: descriptor,
                 target: tree.root + "/" + file.path, keepsTime: keepsTime, landing: &landing)
         }
     }
@@ -560,7 +560,7 @@ public struct BundleImporter {
     ) throws {
         let staging = lander.tree
         let mode = lander.landing.mode(file)  // a dry run too says what the import would drop
-        let creation = staging?.creation(of: mode_t(mode)) ?? (permissions: 0o600, writeBitMasked: false, needsMode: true)  // a dry run creates nothing
+        let creation = staging?.creation(of: mode_t(mode)) ?? .dryRun
         let descriptor = try staging?.createFile(file.path, mode: creation.permissions) ?? -1
         defer { if descriptor >= 0 { close(descriptor) } }
         let target = (staging?.root ?? "") + "/" + file.path
@@ -591,7 +591,7 @@ public struct BundleImporter {
             guard ftruncate(descriptor, off_t(file.size)) == 0 else { throw BundleImportError.io(path: target, reason: FileError.reason(errno)) }
         }
         try finish(
-            file, mode: mode, creation: creation, descriptor: descriptor, createdAsAsked: staging?.createsAsAsked == true,
+            file, mode: mode, creation: creation, descriptor: descriptor,
             target: target, keepsTime: output == nil, landing: &lander.landing)
     }
 
@@ -615,13 +615,12 @@ public struct BundleImporter {
 
     /// Gives a staged file, made as `creation` says (``StagingTree/creation(of:)``), its owner,
     /// extended attributes, `mode` (where creating could not) and, unless its content is new
-    /// (migrated now), its time. A file created as asked (``StagingTree/createsAsAsked``)
-    /// already has this process's owner.
+    /// (migrated now), its time.
     private func finish(
-        _ file: BundleManifest.File, mode: UInt16, creation: (permissions: mode_t, writeBitMasked: Bool, needsMode: Bool), descriptor: Int32,
-        createdAsAsked: Bool, target: @autoclosure () -> String, keepsTime: Bool, landing: inout Landing
+        _ file: BundleManifest.File, mode: UInt16, creation: StagingTree.FileCreation, descriptor: Int32,
+        target: @autoclosure () -> String, keepsTime: Bool, landing: inout Landing
     ) throws {
-        if let owner = landing.owner(file), !createdAsAsked || owner != landing.creator,
+        if let owner = landing.owner(file), !creation.ownedByCreator || owner != landing.creator,
             fchown(descriptor, owner.uid, owner.gid) != 0
         {
             throw BundleImportError.io(path: target(), reason: "cannot set its owner: \(FileError.reason(errno))")

@@ -62,13 +62,28 @@ final class StagingTree {
         return made && status.st_mode & 0o7777 == asked && status.st_uid == geteuid() && status.st_gid == getegid()
     }
 
-    /// How to create a file of `mode`: the permission bits to create it with (its own, and its
-    /// owner's write bit: a file system that opens a new file after making it checks the mode it
-    /// was made with), whether the umask takes that write bit away, and whether `fchmod` must
-    /// give the file `mode` once it is written.
-    func creation(of mode: mode_t) -> (permissions: mode_t, writeBitMasked: Bool, needsMode: Bool) {
-        let permissions = mode & 0o777 | 0o200
-        return (permissions, umask & 0o200 != 0, !createsAsAsked || mode & 0o7000 != 0 || mode & 0o200 == 0 || mode & umask != 0)
+    /// How a file is created here, and what is left to do once it is written.
+    struct FileCreation {
+        /// The bits to create it with: its own, and its owner's write bit (a file system that
+        /// opens a new file after making it checks the mode it was made with).
+        var permissions: mode_t
+        /// Whether the umask takes that write bit away.
+        var writeBitMasked: Bool
+        /// Whether `fchmod` must give the file its mode once it is written.
+        var needsMode: Bool
+        /// Whether it is made with this process's owner (``StagingTree/createsAsAsked``).
+        var ownedByCreator: Bool
+
+        /// A dry run creates nothing; its plan is the one that assumes least.
+        static let dryRun = FileCreation(permissions: 0o600, writeBitMasked: false, needsMode: true, ownedByCreator: false)
+    }
+
+    /// How to create a file of `mode`.
+    func creation(of mode: mode_t) -> FileCreation {
+        FileCreation(
+            permissions: mode & 0o777 | 0o200, writeBitMasked: umask & 0o200 != 0,
+            needsMode: !createsAsAsked || mode & 0o7000 != 0 || mode & 0o200 == 0 || mode & umask != 0,
+            ownedByCreator: createsAsAsked)
     }
 
     deinit {
@@ -86,22 +101,18 @@ final class StagingTree {
         if let cached, cached.path == parentPath { return (cached.descriptor, name) }
         var descriptor = rootDescriptor
         for component in parentPath.split(separator: "/").map(String.init) {
-            let made = ExactFileName.withSystemPath(component, { mkdirat(descriptor, $0, 0o700) }) == 0
-            if !made && errno != EEXIST {
-                let failure = errno
+            let next: Int32
+            do {
+                try makeFolder(component, in: descriptor, for: relative)
+                next = ExactFileName.withSystemPath(component) { openat(descriptor, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
+            } catch {
                 if descriptor != rootDescriptor { close(descriptor) }
-                throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
+                throw error
             }
-            let next = ExactFileName.withSystemPath(component) { openat(descriptor, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
             let failure = errno
             if descriptor != rootDescriptor { close(descriptor) }
             guard next >= 0 else { throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure)) }
             descriptor = next
-            if made && umask & 0o700 != 0 && fchmod(next, 0o700) != 0 {
-                let failure = errno
-                close(next)
-                throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(failure))
-            }
         }
         if let cached { close(cached.descriptor) }
         cached = (parentPath, descriptor)
@@ -120,11 +131,18 @@ final class StagingTree {
     /// A directory, writable until ``finish(_:)`` gives it its own mode.
     func makeDirectory(_ relative: String) throws {
         let (parent, name) = try parent(of: relative)
-        let made = ExactFileName.withSystemPath(name, { mkdirat(parent, $0, 0o700) }) == 0
+        try makeFolder(name, in: parent, for: relative)
+    }
+
+    /// Makes folder `name` in `directory` (0700) unless it is there; a umask that takes the
+    /// owner's bits (277) would leave a folder its owner cannot fill, so it is given 0700 again
+    /// (its own mode comes last). Errors name `relative`, the entry being staged.
+    private func makeFolder(_ name: String, in directory: Int32, for relative: String) throws {
+        let made = ExactFileName.withSystemPath(name, { mkdirat(directory, $0, 0o700) }) == 0
         guard made || errno == EEXIST else {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
-        if made && umask & 0o700 != 0 && ExactFileName.withSystemPath(name, { fchmodat(parent, $0, 0o700, 0) }) != 0 {
+        if made && umask & 0o700 != 0 && ExactFileName.withSystemPath(name, { fchmodat(directory, $0, 0o700, 0) }) != 0 {
             throw BundleImportError.io(path: root + "/" + relative, reason: FileError.reason(errno))
         }
     }

@@ -31,7 +31,8 @@ import Darwin
 /// is not UTF-8, which is kept byte for byte (``ArchiveEntryInfo/rawPath``).
 ///
 /// A bundle read from a file is decompressed on a thread of its own (``DecompressionPipeline``),
-/// as `tar -xz` reads from a `gzip` process.
+/// as `tar -xz` reads from a `gzip` process, and a tar stream so decompressed is read by
+/// ``TarReader`` rather than libarchive's reader.
 public final class ArchiveReader {
     public let path: String
     private let archive: OpaquePointer
@@ -71,7 +72,12 @@ public final class ArchiveReader {
             let pipeline = DecompressionPipeline(path: path, layer: layers[0])
             self.pipeline = pipeline
             if let refusal = pipeline.refusal { throw .malformed(archive: path, entry: nil, message: refusal) }
-            status = UTF8Locale.run { pipeline.open(archive) }
+            if TarReader.startsWithHeader(pipeline.peek(TarReader.blockSize)) {
+                tar = TarReader(archive: path, nextBlock: pipeline.nextBlock, failure: { pipeline.failure })
+                status = ARCHIVE_OK
+            } else {
+                status = UTF8Locale.run { pipeline.open(archive) }  // a zip, or what libarchive names best
+            }
         } else {
             status = UTF8Locale.run { archive_read_open_filename(archive, path, 1 << 16) }
         }
@@ -84,6 +90,8 @@ public final class ArchiveReader {
 
     /// Decompression on a thread of its own, for a bundle read from a file.
     private var pipeline: DecompressionPipeline?
+    /// The reader of a decompressed tar stream, which then takes libarchive's place.
+    private var tar: TarReader?
 
     /// A reader of the formats `reading` allows, with `layers` (filter codes, outermost first) set.
     private static func allocate(name: String, layers: [Int32], reading: Reading) throws(ArchiveError) -> (String, OpaquePointer, OpaquePointer) {
@@ -335,6 +343,7 @@ public final class ArchiveReader {
 
     /// The next entry's header, or `nil` at the end of the archive.
     public func next() throws(ArchiveError) -> ArchiveEntryInfo? {
+        if let tar { return try tar.next() }
         // Under compression, skipping an entry means inflating it: done here, in bounded steps,
         // so that a bomb stops at the bound instead of inside libarchive's skip.
         if currentPath != nil && archive_filter_count(archive) > 1 {
@@ -396,6 +405,7 @@ public final class ArchiveReader {
 
     /// Reads the current entry's data into `buffer`; returns the count, 0 at the end of the entry.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
+        if let tar { return try tar.read(into: buffer) }
         let count = archive_read_data(archive, buffer.baseAddress, buffer.count)
         guard count >= 0 else { throw malformed(after: currentPath) }
         try checkExpansion()
@@ -408,7 +418,7 @@ public final class ArchiveReader {
     }
 
     /// libarchive's name of the format read so far (`POSIX pax interchange format`, `7-Zip`), once an entry was read.
-    public var formatName: String? { Self.string(archive_format_name(archive)) }
+    public var formatName: String? { tar != nil ? "tar" : Self.string(archive_format_name(archive)) }
 
     /// Compression bombs stop here: what the layers expanded to is bounded by the archive's size.
     private func checkExpansion() throws(ArchiveError) {

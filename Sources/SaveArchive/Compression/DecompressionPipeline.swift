@@ -72,20 +72,37 @@ final class DecompressionPipeline: @unchecked Sendable {
 
     /// Hands libarchive the next block: its size, 0 at the end, -1 when decompressing failed.
     private func nextBlock(_ buffer: UnsafeMutablePointer<UnsafeRawPointer?>?) -> Int {
+        guard let block = nextBlock() else { return condition.withLock { failureText == nil ? 0 : -1 } }
+        buffer?.pointee = block.baseAddress
+        return block.count
+    }
+
+    /// The next block of the decompressed stream, valid until the next call; `nil` at the end,
+    /// or when decompressing failed (``failure`` then says why).
+    func nextBlock() -> UnsafeRawBufferPointer? {
         condition.lock()
         defer { condition.unlock() }
         while blocks.isEmpty && !finished { condition.wait() }
         guard !blocks.isEmpty else {
             told = failureText != nil
-            return failureText == nil ? 0 : -1
+            return nil
         }
         current?.deallocate()
         let block = blocks.removeFirst()
         queuedBytes -= block.count
         current = block
         condition.broadcast()
-        buffer?.pointee = UnsafeRawPointer(block.baseAddress)
-        return block.count
+        return UnsafeRawBufferPointer(block)
+    }
+
+    /// The stream's first `count` bytes (fewer when it is shorter), left to be read.
+    func peek(_ count: Int) -> [UInt8] {
+        condition.lock()
+        defer { condition.unlock() }
+        while queuedBytes < count && !finished { condition.wait() }
+        var head: [UInt8] = []
+        for block in blocks where head.count < count { head += block.prefix(count - head.count) }
+        return head
     }
 
     /// Stops the thread, when the reader is done before the end, and waits for it.

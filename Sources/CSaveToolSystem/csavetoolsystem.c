@@ -53,6 +53,15 @@ int savetool_open_unnamed(const char *directory, unsigned int mode) {
 
 int savetool_link_unnamed(int descriptor, const char *to) {
 #if defined(__linux__)
+    // By the descriptor itself where the process may (CAP_DAC_READ_SEARCH, which root has):
+    // no walk through /proc for every file. Without it the kernel answers ENOENT, and /proc
+    // is used from then on.
+    static int emptyPathRefused = 0;
+    if (!__atomic_load_n(&emptyPathRefused, __ATOMIC_RELAXED)) {
+        if (linkat(descriptor, "", AT_FDCWD, to, AT_EMPTY_PATH) == 0) return 0;
+        if (errno != ENOENT && errno != EINVAL) return -1;
+        __atomic_store_n(&emptyPathRefused, 1, __ATOMIC_RELAXED);
+    }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", descriptor);
     return linkat(AT_FDCWD, path, AT_FDCWD, to, AT_SYMLINK_FOLLOW);

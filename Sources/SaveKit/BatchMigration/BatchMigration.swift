@@ -299,7 +299,7 @@ public struct BatchMigration: Sendable {
         let out = destination.folder
         do {
             if let out {
-                let folder = file.relative.contains("/") ? FileIO.parentDirectory(of: file.relative) : ""
+                let folder = file.relative.utf8.contains(UInt8(ascii: "/")) ? FileIO.parentDirectory(of: file.relative) : ""
                 try directories.make(folder, under: out, modesFrom: sourceRoot, rootMode: outMode)
             }
             // Into a folder the originals stay untouched, so one flush at the end is enough; in

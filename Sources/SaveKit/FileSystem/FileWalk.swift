@@ -34,11 +34,25 @@ public struct FileWalk: Sendable {
         public static func claimPath(of path: String) -> String {
             // A path without `.`, `..` or empty segments is standard as it is: only made
             // absolute (Foundation's URL for every file was 9% of a batch migration's samples).
-            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-            let plain = !segments.dropFirst().contains { $0.isEmpty || $0 == "." || $0 == ".." } && segments.first != "." && segments.first != ".."
-            guard plain else { return URL(fileURLWithPath: path).standardizedFileURL.path }
+            guard isStandard(path) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
             if path.hasPrefix("/") { return path }
             return FileWalk.currentDirectory == "/" ? "/" + path : FileWalk.currentDirectory + "/" + path
+        }
+
+        /// Whether no segment of `path` is empty (but a leading one: `/` begins an absolute
+        /// path), `.` or `..`; read as bytes, with nothing split out.
+        static func isStandard(_ path: String) -> Bool {
+            var segmentLength = 0, dots = 0, first = true
+            for byte in path.utf8 {
+                if byte == UInt8(ascii: "/") {
+                    if (segmentLength == 0 && !first) || (segmentLength > 0 && segmentLength == dots && dots <= 2) { return false }
+                    (segmentLength, dots, first) = (0, 0, false)
+                } else {
+                    segmentLength += 1
+                    if byte == UInt8(ascii: ".") { dots += 1 }
+                }
+            }
+            return (segmentLength > 0 || first) && !(segmentLength > 0 && segmentLength == dots && dots <= 2)
         }
     }
 

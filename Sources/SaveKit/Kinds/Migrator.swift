@@ -75,7 +75,15 @@ public struct Migrator: Sendable {
     /// Every kind whose fingerprints recognise `value` by its content alone: more than one, and
     /// none of them may claim it (``match(_:path:named:declaredBy:)`` gives `nil`).
     public func contentMatches(_ value: SaveValue) -> [Match] {
-        kinds.compactMap { kind in kind.recogniseByContent(value).map { Match(kind: kind, recognition: $0.0, evidence: $0.1) } }
+        // By index: an element taken out of the array is a copy of a kind (a dozen references to
+        // retain and release), for every kind and every file of a batch.
+        var matches: [Match] = []
+        for index in kinds.indices {
+            if let (recognition, evidence) = kinds[index].recogniseByContent(value) {
+                matches.append(Match(kind: kinds[index], recognition: recognition, evidence: evidence))
+            }
+        }
+        return matches
     }
 
     /// The first kind whose `files` patterns claim `path`, with the pattern.

@@ -181,8 +181,11 @@ public struct MigrationEngine: Sendable {
                 }
                 if let keysIn {
                     guard let entries = current.dictionaryValue else { throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary") }
-                    let allowed = Set(Self.expand(keysIn, in: value).compactMap { value.value(at: $0.0)?.stringValue })
-                    if let stray = entries.keys.first(where: { !allowed.contains($0) }) {
+                    let allowed = Self.expand(keysIn, in: value).compactMap { value.value(at: $0.0)?.stringValue }
+                    // A dozen players are compared; a set is made only for many.
+                    let large = allowed.count < 16 ? nil : Set(allowed)
+                    let isAllowed = { (key: String) in large?.contains(key) ?? allowed.contains(key) }
+                    if let stray = entries.keys.first(where: { !isAllowed($0) }) {
                         throw fail(target.appending(stray), "\"\(stray)\" is not among the values at \(keysIn.displayText), expected only those keys")
                     }
                 }
@@ -190,17 +193,38 @@ public struct MigrationEngine: Sendable {
         case .conditional(let condition, let then, let otherwise):
             // `.none`, not `nil`: SaveValue is ExpressibleByNilLiteral, and `nil` here would be `.null`.
             let element: SaveValue? = inElement ? value : .none
-            let holds = condition.holds(in: value) { source in
-                try? resolve(source, context: context, element: element, at: JSONPointer(), fail: fail)
-            }
+            let holds = condition.holds(in: value) { source in self.value(of: source, context: context, element: element) }
             for inner in holds ? then : otherwise { try run(inner, on: &value, context: &context, inElement: inElement) }
         }
     }
 
+    /// The value `source` names, or `nil` where there is none: a condition's missing value,
+    /// found without making the message ``resolve(_:context:element:at:fail:)`` would (half of
+    /// a batch's files may lack the field a condition reads).
+    private func value(of source: MigrationOperation.ValueSource, context: Context, element: SaveValue?) -> SaveValue? {
+        switch source {
+        case .literal(let value): return value
+        case .reference(let pointer): return context.root.value(at: pointer)
+        case .relative(let pointer): return element?.value(at: pointer)
+        case .lookup(let map, let keySource, let fallback):
+            let key: String
+            switch value(of: keySource, context: context, element: element) {
+            case .string(let text)?: key = text
+            case .integer(let number)?: key = String(number)
+            default: return nil
+            }
+            guard let dictionary = context.root.value(at: map)?.dictionaryValue else { return nil }
+            return dictionary[key] ?? fallback
+        }
+    }
+
+    /// The value `source` names, or an error saying why there is none.
     private func resolve(
         _ source: MigrationOperation.ValueSource, context: Context, element: SaveValue?, at target: JSONPointer,
         fail: (JSONPointer, String) -> MigrationError
     ) throws(MigrationError) -> SaveValue {
+        if let found = value(of: source, context: context, element: element) { return found }
+        // None: the same steps again, to say which one found nothing.
         switch source {
         case .literal(let value):
             return value
@@ -309,11 +333,40 @@ public struct MigrationEngine: Sendable {
 
     // MARK: - Wildcards
 
+    /// What a pattern matched: most often the pointer itself, held without an array (operations
+    /// inside a `forEach` run for every element, and an array for each was a batch's allocation).
+    struct Matches: Sequence {
+        fileprivate enum Storage {
+            case one(JSONPointer)
+            case many([(JSONPointer, [String])])
+        }
+        fileprivate let storage: Storage
+
+        var isEmpty: Bool {
+            if case .many(let matches) = storage { return matches.isEmpty }
+            return false
+        }
+
+        struct Iterator: IteratorProtocol {
+            fileprivate var storage: Storage
+            fileprivate var index = 0
+
+            mutating func next() -> (JSONPointer, [String])? {
+                defer { index += 1 }
+                switch storage {
+                case .one(let pointer): return index == 0 ? (pointer, []) : nil
+                case .many(let matches): return index < matches.count ? matches[index] : nil
+                }
+            }
+        }
+
+        func makeIterator() -> Iterator { Iterator(storage: storage) }
+    }
+
     /// The concrete pointers an (optionally `*`-bearing) pointer matches in `value`, each with the
     /// tokens its wildcards took. Without wildcards: the pointer itself, whether it exists or not.
-    static func expand(_ pattern: JSONPointer, in value: SaveValue) -> [(JSONPointer, [String])] {
-        // Most pointers have no wildcard, and operations inside forEach run for every element.
-        if !pattern.tokens.contains("*") { return [(pattern, [])] }
+    static func expand(_ pattern: JSONPointer, in value: SaveValue) -> Matches {
+        if !pattern.tokens.contains("*") { return Matches(storage: .one(pattern)) }
         var results: [(JSONPointer, [String])] = [(JSONPointer(), [])]
         for token in pattern.tokens {
             var next: [(JSONPointer, [String])] = []
@@ -327,7 +380,7 @@ public struct MigrationEngine: Sendable {
             }
             results = next
         }
-        return results
+        return Matches(storage: .many(results))
     }
 
     /// The targets of `set`: the pointer with its parent's wildcards expanded (the last token names the field to set).

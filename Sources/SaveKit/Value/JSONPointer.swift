@@ -58,7 +58,8 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     public var displayText: String { tokens.isEmpty ? "''" : description }
 
     public static func escape(_ token: String) -> String {
-        guard token.contains("~") || token.contains("/") else { return token }
+        // Bytes, not Foundation's `contains`: a pointer is described for every error made.
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
         return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 }

@@ -257,6 +257,53 @@ struct TarReaderTests {
         #expect(read.map(\.kind) == [.file, .special("FIFO"), .special("entry of tar type 'V'")])
     }
 
+    /// Thousands of damaged archives (bytes changed, runs of bytes copied over others, cuts):
+    /// each is read to the end or refused with an `ArchiveError` (a trap on an overflow or a
+    /// bad index would stop the test), and one read block by block says exactly what a read of
+    /// it whole says. Headers and pax records are aimed at, where the parsing is.
+    @Test func damagedArchivesAreReadOrRefusedAlikeInAnyBlocks() throws {
+        var entries = Self.generatedEntries(count: 10)
+        var long = ArchiveEntryInfo.file(String(repeating: "n", count: 130) + "/x.json", size: 5)
+        long.xattrs["user.a"] = [1, 2, 3]
+        entries.append((long, [1, 2, 3, 4, 5]))
+        let original = try Self.writtenBySavetool(entries)
+        var state: UInt64 = 0xD00D
+        func pick(_ count: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % count
+        }
+        func outcome(_ bytes: [UInt8], sizes: [Int]) -> String {
+            do { return try Self.readWithTarReader(bytes, sizes: sizes).map(\.description).joined(separator: "|") } catch let error as ArchiveError {
+                return "refused: \(error)"
+            } catch {
+                return "another error: \(error)"
+            }
+        }
+        var refused = 0
+        for round in 0..<3000 {
+            var bytes = original
+            for _ in 0...pick(3) {
+                // Most changes land in the first bytes of a 512-byte block: a header's fields.
+                let block = pick(max(1, bytes.count / 512)) * 512
+                let at = min(bytes.count - 1, block + (pick(2) == 0 ? pick(160) : pick(512)))
+                switch pick(4) {
+                case 0: bytes[at] = UInt8(pick(256))
+                case 1: bytes[at] = [0x30, 0x37, 0x20, 0x00, 0x80, 0xFF, 0x0A, 0x3D][pick(8)]  // digits, ends, base-256, record marks
+                case 2:
+                    let from = pick(bytes.count), count = min(pick(64), bytes.count - max(from, at))
+                    if count > 0 { bytes.replaceSubrange(at..<at + count, with: bytes[from..<from + count]) }
+                default: bytes = Array(bytes.prefix(at))
+                }
+                if bytes.isEmpty { break }
+            }
+            let whole = outcome(bytes, sizes: [1 << 20])
+            #expect(!whole.hasPrefix("another error"), "round \(round): \(whole)")
+            #expect(outcome(bytes, sizes: [1, 511, 7]) == whole, "round \(round)")
+            if whole.hasPrefix("refused") { refused += 1 }
+        }
+        #expect(refused > 500 && refused < 2900, "\(refused) of 3000 refused")
+    }
+
     /// A compressed bundle is read by this reader, and a zip under the same compression is still
     /// read by libarchive: what is not a tar header at the start goes on as before.
     @Test func aCompressedTarIsReadHereAndACompressedZipByLibarchive() throws {

@@ -146,8 +146,12 @@ final class TarReader {
 
     /// Reads the current entry's data into `buffer`; returns the count, 0 at the end of the entry.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
+        try read(into: buffer, inside: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")")
+    }
+
+    private func read(into buffer: UnsafeMutableRawBufferPointer, inside what: @autoclosure () -> String) throws(ArchiveError) -> Int {
         guard remaining > 0, buffer.count > 0 else { return 0 }
-        if position == block.count { try refill(for: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
+        if position == block.count { try refill(for: what()) }
         let count = min(Int(min(remaining, Int64(Int.max))), block.count - position, buffer.count)
         buffer.baseAddress!.copyMemory(from: block.baseAddress! + position, byteCount: count)
         position += count
@@ -158,14 +162,17 @@ final class TarReader {
 
     /// Skips what is left of the current entry: its data and padding.
     private func skipRest() throws(ArchiveError) {
-        var left = remaining + Int64(padding)
+        // In two steps: a size near 2^63 and its padding would overflow as one sum.
+        let (data, after) = (remaining, Int64(padding))
         (remaining, padding) = (0, 0)
-        while left > 0 {
-            if position == block.count { try refill(for: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
-            let count = Int(min(left, Int64(block.count - position)))
-            position += count
-            offset += Int64(count)
-            left -= Int64(count)
+        for var left in [data, after] {
+            while left > 0 {
+                if position == block.count { try refill(for: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
+                let count = Int(min(left, Int64(block.count - position)))
+                position += count
+                offset += Int64(count)
+                left -= Int64(count)
+            }
         }
     }
 
@@ -204,10 +211,11 @@ final class TarReader {
         }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         (remaining, padding) = (size, Int((Int64(Self.blockSize) - size % Int64(Self.blockSize)) % Int64(Self.blockSize)))
+        defer { (remaining, padding) = (0, 0) }  // refused part-way, it is no entry's data
         var filled = 0
         while filled < bytes.count {
             let count = bytes.withUnsafeMutableBytes { raw in
-                Result { () throws(ArchiveError) -> Int in try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...])) }
+                Result { () throws(ArchiveError) -> Int in try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), inside: "a \(what)") }
             }
             filled += try count.get()
         }

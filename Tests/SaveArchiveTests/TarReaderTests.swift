@@ -233,6 +233,7 @@ struct TarReaderTests {
             ("negative size", header("a", type: UInt8(ascii: "0"), size: 0, sizeField: [0xFF] + [UInt8](repeating: 0xFF, count: 11)) + end, "a negative size"),
             ("huge pax", header("PaxHeader", type: UInt8(ascii: "x"), size: 0, sizeField: [0x80, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]) + end, "expected at most"),
             ("pax at the end", pax("12 path=abc\n") + end, "ends after an extended header"),
+            ("pax cut short", header("PaxHeader", type: UInt8(ascii: "x"), size: 600) + [UInt8](repeating: 0x31, count: 300), "inside a pax extended header"),
             ("not a header", header("a", type: UInt8(ascii: "0"), size: 0) + [UInt8](repeating: 0x41, count: 512) + end, "no ustar magic"),
         ]
         for (label, bytes, expected) in cases {
@@ -244,6 +245,13 @@ struct TarReaderTests {
                 }
                 if (try? Self.readWithTarReader(bytes, sizes: sizes)) != nil { Issue.record("\(label), blocks of \(sizes): read") }
             }
+        }
+        // A size near 2^63 (base-256) is read as declared and, skipped, ends at the stream's end.
+        let largest = [0x80] + [UInt8](repeating: 0, count: 3) + [0x7F] + [UInt8](repeating: 0xFF, count: 7)
+        for sizes in [[512], [1]] {
+            let reader = Blocks(header("big", type: UInt8(ascii: "0"), size: 0, sizeField: largest) + [1, 2, 3], sizes: sizes).reader
+            #expect(try reader.next()?.size == Int64.max)
+            #expect { _ = try reader.next() } throws: { "\($0)".contains("ends at byte 515") && "\($0)".contains("inside the data of big") }
         }
         // A pax path that is not UTF-8 is kept byte for byte, as GNU tar keeps it (libarchive
         // refuses it unless the header says `hdrcharset=BINARY`); an unknown type is read as a

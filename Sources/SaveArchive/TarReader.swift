@@ -59,6 +59,9 @@ final class TarReader {
         try skipRest()
         var longName: [UInt8]?, longLink: [UInt8]?
         var pax: [String: [UInt8]] = [:]
+        var sparse = false
+        // The extensions before one entry, together: each is bounded, and so is their sum.
+        var extensionBytes: Int64 = 0
         while true {
             let headerOffset = offset
             guard let header = try header() else {
@@ -76,13 +79,22 @@ final class TarReader {
             }
             let size = try number(header, 124, 12, at: headerOffset, field: "size")
             let typeflag = header[156]
+            if [UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "L"), UInt8(ascii: "K")].contains(typeflag) {
+                extensionBytes += min(max(size, 0), Self.maxExtensionSize + 1)
+                guard extensionBytes <= Self.maxExtensionSize else {
+                    throw fault(at: headerOffset, "extended headers of more than \(Self.maxExtensionSize) bytes before one entry, expected at most that")
+                }
+            }
             switch typeflag {
             case UInt8(ascii: "x"), UInt8(ascii: "g"):
                 let records = try extensionData(size, at: headerOffset, what: "pax extended header")
                 let parsed = try Self.paxRecords(records) { message throws(ArchiveError) in throw fault(at: headerOffset, message) }
                 // A global header's records hold for the whole archive; no key a bundle needs
                 // may be global, so they are read (and checked) and set aside.
-                if typeflag == UInt8(ascii: "x") { pax.merge(parsed) { $1 } }
+                if typeflag == UInt8(ascii: "x") {
+                    pax.merge(parsed.records) { $1 }
+                    sparse = sparse || parsed.sparse
+                }
                 continue
             case UInt8(ascii: "L"):
                 longName = Self.trimmingNULs(try extensionData(size, at: headerOffset, what: "GNU long name"))
@@ -93,7 +105,7 @@ final class TarReader {
             default:
                 break
             }
-            if pax.keys.contains(where: { $0.hasPrefix("GNU.sparse.") }) {
+            if sparse {
                 throw fault(at: headerOffset, "a file in GNU's sparse format, expected its bytes whole (a bundle keeps holes in its manifest)")
             }
             // The name: pax's, GNU's long one, or the header's (with ustar's prefix).
@@ -124,7 +136,9 @@ final class TarReader {
             default: kind = .special("entry of tar type '\(Self.printable(typeflag))'")
             }
             if kind != .file && dataSize != 0 {
-                throw fault(at: headerOffset, "a \(ArchiveCodec.typeName(kind)) entry with \(dataSize) bytes of data, expected none")
+                let what = ArchiveCodec.typeName(kind)
+                let named = what.hasPrefix("entry") ? "an \(what)" : "a \(what) entry"
+                throw fault(at: headerOffset, "\(named) with \(dataSize) bytes of data, expected none")
             }
             guard dataSize >= 0 else { throw fault(at: headerOffset, "a negative size, expected a size of 0 or more") }
             if kind == .directory {
@@ -161,13 +175,13 @@ final class TarReader {
     }
 
     /// Skips what is left of the current entry: its data and padding.
-    private func skipRest() throws(ArchiveError) {
+    private func skipRest(inside what: @autoclosure () -> String? = nil) throws(ArchiveError) {
         // In two steps: a size near 2^63 and its padding would overflow as one sum.
         let (data, after) = (remaining, Int64(padding))
         (remaining, padding) = (0, 0)
         for var left in [data, after] {
             while left > 0 {
-                if position == block.count { try refill(for: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
+                if position == block.count { try refill(for: what() ?? "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
                 let count = Int(min(left, Int64(block.count - position)))
                 position += count
                 offset += Int64(count)
@@ -219,15 +233,13 @@ final class TarReader {
             }
             filled += try count.get()
         }
-        try skipRest()
+        try skipRest(inside: "a \(what)")
         return bytes
     }
 
     private func refill(for what: String) throws(ArchiveError) {
         guard try refillOrEnd() else {
-            throw ArchiveError.malformed(
-                archive: archive, entry: currentPath,
-                message: "the archive ends at byte \(offset) of its tar stream, inside \(what) (a truncated file?), expected the rest")
+            throw fault(at: offset, "the archive ends inside \(what) (a truncated file?), expected the rest")
         }
     }
 
@@ -235,7 +247,7 @@ final class TarReader {
     private func refillOrEnd() throws(ArchiveError) -> Bool {
         while true {
             guard let next = nextBlock() else {
-                if let failure = sourceFailure() { throw ArchiveError.malformed(archive: archive, entry: currentPath, message: failure) }
+                if let failure = sourceFailure() { throw fault(at: offset, failure) }
                 return false
             }
             (block, position) = (next, 0)
@@ -331,13 +343,20 @@ final class TarReader {
         (0x21...0x7E).contains(byte) ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16, uppercase: true)
     }
 
-    /// pax records, `"<length> <key>=<value>\n"` each, the length counting the whole record.
-    static func paxRecords(_ bytes: [UInt8], fail: (String) throws(ArchiveError) -> Never) throws(ArchiveError) -> [String: [UInt8]] {
+    /// The pax keys this reader uses: the rest (times, owners, extended attributes) come from
+    /// the manifest, and are only checked for their form, not kept.
+    static let paxKeysKept: Set<String> = ["path", "linkpath", "size"]
+
+    /// pax records, `"<length> <key>=<value>\n"` each, the length counting the whole record;
+    /// of their keys, ``paxKeysKept`` and whether one starts with `GNU.sparse.` (`sparse`).
+    static func paxRecords(_ bytes: [UInt8], fail: (String) throws(ArchiveError) -> Never) throws(ArchiveError) -> (records: [String: [UInt8]], sparse: Bool) {
         var records: [String: [UInt8]] = [:]
+        var sparse = false
         var start = 0
         while start < bytes.count {
+            // At most 9 digits: a record is never longer than its header's data (64 MiB).
             var index = start, length = 0
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]), index - start < 20 {
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]), index - start < 9 {
                 length = length * 10 + Int(bytes[index] - UInt8(ascii: "0"))
                 index += 1
             }
@@ -350,9 +369,11 @@ final class TarReader {
             guard let equals = record.firstIndex(of: UInt8(ascii: "=")), equals > record.startIndex else {
                 try fail("a pax record at its byte \(start) without a key, expected \"<length> <key>=<value>\\n\"")
             }
-            records[String(decoding: record[..<equals], as: UTF8.self)] = Array(record[(equals + 1)...])
+            let key = String(decoding: record[..<equals], as: UTF8.self)
+            if paxKeysKept.contains(key) { records[key] = Array(record[(equals + 1)...]) }
+            sparse = sparse || key.hasPrefix("GNU.sparse.")
             start += length
         }
-        return records
+        return (records, sparse)
     }
 }

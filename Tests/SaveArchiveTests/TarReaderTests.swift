@@ -181,7 +181,7 @@ struct TarReaderTests {
                 #expect(cut % 512 == 0 && read.count < whole.count && read == Array(whole.prefix(read.count)), "cut at \(cut)")
             } catch let error as ArchiveError {
                 refused += 1
-                #expect("\(error)".contains("ends at byte") || "\(error)".contains("after an extended header"), "cut at \(cut): \(error)")
+                #expect("\(error)".contains("the archive ends inside") || "\(error)".contains("after an extended header"), "cut at \(cut): \(error)")
             }
         }
         #expect(refused > 10)
@@ -233,6 +233,8 @@ struct TarReaderTests {
             ("negative size", header("a", type: UInt8(ascii: "0"), size: 0, sizeField: [0xFF] + [UInt8](repeating: 0xFF, count: 11)) + end, "a negative size"),
             ("huge pax", header("PaxHeader", type: UInt8(ascii: "x"), size: 0, sizeField: [0x80, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]) + end, "expected at most"),
             ("pax at the end", pax("12 path=abc\n") + end, "ends after an extended header"),
+            ("pax length past 2^63", pax("9999999999999999999 a=b\n") + header("a", type: UInt8(ascii: "0"), size: 0) + end, "whose length does not hold"),
+            ("unknown type with data", header("s", type: UInt8(ascii: "S"), size: 3) + padded([1, 2, 3]) + end, "an entry of tar type 'S' with 3 bytes of data"),
             ("pax cut short", header("PaxHeader", type: UInt8(ascii: "x"), size: 600) + [UInt8](repeating: 0x31, count: 300), "inside a pax extended header"),
             ("not a header", header("a", type: UInt8(ascii: "0"), size: 0) + [UInt8](repeating: 0x41, count: 512) + end, "no ustar magic"),
         ]
@@ -246,12 +248,17 @@ struct TarReaderTests {
                 if (try? Self.readWithTarReader(bytes, sizes: sizes)) != nil { Issue.record("\(label), blocks of \(sizes): read") }
             }
         }
+        // Extended headers before one entry are bounded together, not only each: a second long
+        // name after one of 40 MiB is refused before it is read.
+        let longName = header("././@LongLink", type: UInt8(ascii: "L"), size: 40 << 20) + [UInt8](repeating: 0x61, count: 40 << 20)
+        let twice = longName + header("././@LongLink", type: UInt8(ascii: "L"), size: 30 << 20)
+        #expect { _ = try Self.readWithTarReader(twice, sizes: [1 << 20]) } throws: { "\($0)".contains("extended headers of more than 67108864 bytes before one entry") }
         // A size near 2^63 (base-256) is read as declared and, skipped, ends at the stream's end.
         let largest = [0x80] + [UInt8](repeating: 0, count: 3) + [0x7F] + [UInt8](repeating: 0xFF, count: 7)
         for sizes in [[512], [1]] {
             let reader = Blocks(header("big", type: UInt8(ascii: "0"), size: 0, sizeField: largest) + [1, 2, 3], sizes: sizes).reader
             #expect(try reader.next()?.size == Int64.max)
-            #expect { _ = try reader.next() } throws: { "\($0)".contains("ends at byte 515") && "\($0)".contains("inside the data of big") }
+            #expect { _ = try reader.next() } throws: { "\($0)".contains("at byte 515 of the tar stream") && "\($0)".contains("ends inside the data of big") }
         }
         // A pax path that is not UTF-8 is kept byte for byte, as GNU tar keeps it (libarchive
         // refuses it unless the header says `hdrcharset=BINARY`); an unknown type is read as a

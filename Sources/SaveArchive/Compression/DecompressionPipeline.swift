@@ -95,7 +95,8 @@ final class DecompressionPipeline: @unchecked Sendable {
         return UnsafeRawBufferPointer(block)
     }
 
-    /// The stream's first `count` bytes (fewer when it is shorter), left to be read.
+    /// The stream's first `count` bytes (fewer when it is shorter), left to be read. `count`
+    /// must be under the queue's 4 MiB, which the decompressor fills before it waits.
     func peek(_ count: Int) -> [UInt8] {
         condition.lock()
         defer { condition.unlock() }

@@ -137,7 +137,7 @@ public struct LocalFolderStorage: SaveStorage {
 
     /// An object's file; names are single path components (no folder, no `..`).
     private func path(of name: String) throws -> String {
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+        guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), name != ".", name != ".." else {
             throw SaveError(.usage, file: directory, "the object name \"\(name)\", expected a file name without a folder")
         }
         return directory + "/" + name

@@ -514,7 +514,9 @@ public final class SyncClient: Sendable {
 /// A version as an entity tag: `"3"` (a weak `W/"3"` is read alike).
 public enum VersionTag {
     public static func version(in tag: String) -> Int? {
-        var text = Substring(tag.trimmingCharacters(in: .whitespaces))
+        // Foundation's trimming only where there is something to trim (a tag is read per push).
+        let padded = tag.unicodeScalars.first.map(CharacterSet.whitespaces.contains) == true || tag.unicodeScalars.last.map(CharacterSet.whitespaces.contains) == true
+        var text = Substring(padded ? tag.trimmingCharacters(in: .whitespaces) : tag)
         if text.hasPrefix("W/") { text = text.dropFirst(2) }
         guard text.count >= 3, text.first == "\"", text.last == "\"", let number = Int(text.dropFirst().dropLast()), number >= 0 else { return nil }
         return number

@@ -14,7 +14,7 @@ public struct CodecRegistry: Sendable {
     private var sniffingOrder: [any SaveCodec] = []
     /// Every codec's extensions, lower-cased with their dot, longest first (so that "tar.gz"
     /// beats "gz"): made when a codec is added, not on every lookup (a server looks one up per push).
-    private var extensions: [(suffix: String, codec: any SaveCodec)] = []
+    private var extensions: [(suffix: String, ascii: [UInt8]?, codec: any SaveCodec)] = []
     /// Whether a property list that is a keyed archive (`NSKeyedArchiver`) is read as the objects
     /// it holds (``KeyedArchive``) rather than as its flat object table.
     public var seesThroughKeyedArchives = true
@@ -31,8 +31,10 @@ public struct CodecRegistry: Sendable {
         codecs.filter { $0.origin != .builtIn } + codecs.filter { $0.origin == .builtIn }
     }
 
-    private static func extensions(of codecs: [any SaveCodec]) -> [(suffix: String, codec: any SaveCodec)] {
-        codecs.flatMap { codec in codec.fileExtensions.map { (suffix: "." + $0.lowercased(), codec: codec) } }
+    private static func extensions(of codecs: [any SaveCodec]) -> [(suffix: String, ascii: [UInt8]?, codec: any SaveCodec)] {
+        codecs.flatMap { codec in codec.fileExtensions.map { "." + $0.lowercased() }.map { suffix in
+            (suffix: suffix, ascii: suffix.utf8.allSatisfy { $0 < 0x80 } ? Array(suffix.utf8) : nil, codec: codec)
+        } }
             .enumerated().sorted { ($0.element.suffix.count, -$0.offset) > ($1.element.suffix.count, -$1.offset) }.map(\.element)
     }
 
@@ -61,8 +63,19 @@ public struct CodecRegistry: Sendable {
 
     /// The codec whose extension ends the path (`save.plist` → XML plist; the first registered wins).
     public func codec(forPath path: String) -> (any SaveCodec)? {
-        let name = path.split(separator: "/").last.map(String.init)?.lowercased() ?? ""
-        return extensions.first { name.hasSuffix($0.suffix) }?.codec
+        var name = path.utf8[...]
+        while name.last == UInt8(ascii: "/") { name = name.dropLast() }
+        if let slash = name.lastIndex(of: UInt8(ascii: "/")) { name = name[name.index(after: slash)...] }
+        // A name in ASCII (nearly every one) against an ASCII extension is compared by bytes,
+        // lower-cased as it goes: the path split into segments and lower-cased as Unicode, for
+        // every lookup, showed in a server's profile (a lookup per push). The same answers.
+        let lowered = name.allSatisfy({ $0 < 0x80 }) ? nil : String(Substring(name)).lowercased()
+        return extensions.first { suffix in
+            guard lowered == nil, let ascii = suffix.ascii else { return (lowered ?? String(Substring(name)).lowercased()).hasSuffix(suffix.suffix) }
+            return name.count >= ascii.count && zip(name.suffix(ascii.count), ascii).allSatisfy { byte, expected in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+            }
+        }?.codec
     }
 
     /// The codec whose magic matches the first bytes of a document. A plugin's magic is asked

@@ -15,10 +15,25 @@ struct CodecRegistryTests {
         return suffixes.first { name.hasSuffix($0.0) }?.1
     }
 
-    @Test func everyPathFindsTheCodecTheOldLookupFound() {
-        let registry = CodecRegistry.builtIn
+    /// A plugin's codec whose extensions are not all ASCII, or not lower-case.
+    struct PluginCodec: SaveCodec {
+        let id = "plugin"
+        let summary = "a test codec with odd extensions"
+        let fileExtensions = ["\u{212A}ey", "jsön", "TAR.GZ", "e\u{301}t"]
+        let capabilities: ValueCapabilities = []
+        var origin: CodecOrigin { .plugin(path: "/plugins/odd") }
+        func sniff(_ prefix: ArraySlice<UInt8>) -> Bool { false }
+        func decode(_ bytes: [UInt8], options: DecodingOptions) throws -> SaveValue { .null }
+        func encode(_ value: SaveValue, options: EncodingOptions) throws -> [UInt8] { [] }
+    }
+
+    @Test func everyPathFindsTheCodecTheOldLookupFound() throws {
+        var registry = CodecRegistry.builtIn
+        try registry.register(PluginCodec())
         let names = ["save.json", "SAVE.JSON", "Prefs.PList", "a.bplist", "x.xml", "notes.txt", "json", ".json", "a.jsön", "é.plist",
-                     "a.\u{212A}", "b.plist\u{301}", "c.Plist/", "d.json//", "", "/", "tar.gz", "ZOË.JSON", "a.JSON\u{0307}", "k.js\u{200B}on"]
+                     "a.\u{212A}", "b.plist\u{301}", "c.Plist/", "d.json//", "", "/", "tar.gz", "ZOË.JSON", "a.JSON\u{0307}", "k.js\u{200B}on",
+                     "x.KEY", "x.\u{212A}EY", "x.key", "a.JSÖN", "a.jso\u{308}n", "\u{301}x.json", "a\u{0600}.json", "x.tar.gz", "X.TAR.GZ",
+                     "y.\u{E9}t", "y.e\u{301}t", "y.E\u{301}T", "z.et"]
         let folders = ["", "/", "Documents/", "dir.json/", "Zoë/", "a//"]
         var found = 0
         for folder in folders {
@@ -29,6 +44,8 @@ struct CodecRegistryTests {
                 if expected != nil { found += 1 }
             }
         }
-        #expect(found > 40, "\(found) paths with a codec")
+        #expect(found > 80, "\(found) paths with a codec")
+        // The plugin's extensions are found, the non-ASCII ones by Unicode's rules.
+        #expect(["x.KEY", "x.\u{212A}EY", "a.JSÖN", "a.jso\u{308}n", "X.TAR.GZ", "y.\u{E9}t"].allSatisfy { registry.codec(forPath: $0)?.id == "plugin" })
     }
 }

@@ -212,6 +212,20 @@ struct StorageTests {
         }
     }
 
+    /// A local folder's object names are single file names: a slash anywhere in the bytes is
+    /// refused, also one that a combining mark joins to the character before it (Foundation's
+    /// `contains`, which compares characters, let `../\u{301}x` through, one folder up).
+    @Test func aLocalObjectNameWithASlashIsRefused() throws {
+        let (storage, scratch) = try Self.storage(.local)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        for name in ["../\u{301}x", "a/b", "a\u{0600}/b", "/x", "x/", ".", ".."] {
+            #expect(throws: SaveError.self, "\(name.debugDescription)") { try storage.write([1], to: name, ifAbsent: true) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.appendingPathComponent("\u{301}x").path))
+        try storage.write([1], to: "a\u{301}.json", ifAbsent: true)
+        #expect(try storage.read("a\u{301}.json") == [1])
+    }
+
     @Test func aWrongSecretIsRefused() throws {
         let server = try MotoServer.shared()
         let bucket = try server.makeBucket()

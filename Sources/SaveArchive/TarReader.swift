@@ -31,8 +31,9 @@ final class TarReader {
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 8)
 
     static let blockSize = 512
-    /// The largest pax extended header or GNU long name read (libarchive refuses far smaller
-    /// names; extended attributes are what makes a pax header long).
+    /// The most bytes of pax extended headers and GNU long names read before one entry,
+    /// together (extended attributes are what makes a pax header long; only the few keys this
+    /// reader uses are kept of it).
     static let maxExtensionSize: Int64 = 64 << 20
 
     init(archive: String, nextBlock: @escaping () -> UnsafeRawBufferPointer?, failure: @escaping () -> String?) {

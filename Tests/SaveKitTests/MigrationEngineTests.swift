@@ -67,6 +67,33 @@ struct MigrationEngineTests {
         }
     }
 
+    /// Each step of a `$lookup` or `$rel` that finds nothing is named in words, at the place
+    /// the value was to be set.
+    @Test func aValueThatIsNotThereSaysWhichStepFoundNothing() throws {
+        func failure(_ document: String, _ value: String) -> String? {
+            do {
+                _ = try Self.migrate(document, #"[{"op": "forEach", "path": "/list", "ops": [{"op": "set", "path": "/y", "value": "# + value + "}]}]")
+                return nil
+            } catch let error as MigrationError {
+                return "\(error.path) \(error.message)"
+            } catch {
+                return "\(error)"
+            }
+        }
+        let cases: [(String, String, String)] = [
+            (#"{"list": [{"k": "a"}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/y no dictionary at /map for $lookup, expected one"),
+            (#"{"map": 1, "list": [{"k": "a"}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/y no dictionary at /map for $lookup, expected one"),
+            (#"{"map": {"2": 1}, "list": [{"k": true}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/y a $lookup key that is a bool, expected a string"),
+            (#"{"map": {"a": 1}, "list": [{"j": "a"}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/k no value for $rel in this element, expected one"),
+            (#"{"map": {"a": 1}, "list": [{"j": "a"}]}"#, #"{"$lookup": ["/map", {"$ref": "/key"}]}"#, "/list/0/y no value at /key for $ref, expected one"),
+        ]
+        for (document, value, expected) in cases {
+            #expect(failure(document, value) == expected, "\(document) \(value)")
+        }
+        // Found, the same steps give the value, the default included.
+        #expect(failure(#"{"map": {"2": 1}, "list": [{"k": 2}, {"k": 3}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}, 0]}"#) == nil)
+    }
+
     @Test func wildcardsMatchEveryElementAndKey() throws {
         let value = try Self.migrate(#"{"players": [{"pts": 1}, {"pts": 2}], "kingdoms": {"A": {"gold": 1}, "B": {"gold": 2}}}"#, #"""
             [{"op": "rename", "from": "/players/*/pts", "to": "/players/*/score"},

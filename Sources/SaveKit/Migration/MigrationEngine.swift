@@ -207,51 +207,47 @@ public struct MigrationEngine: Sendable {
         case .reference(let pointer): return context.root.value(at: pointer)
         case .relative(let pointer): return element?.value(at: pointer)
         case .lookup(let map, let keySource, let fallback):
-            let key: String
-            switch value(of: keySource, context: context, element: element) {
-            case .string(let text)?: key = text
-            case .integer(let number)?: key = String(number)
-            default: return nil
-            }
-            guard let dictionary = context.root.value(at: map)?.dictionaryValue else { return nil }
+            guard let key = value(of: keySource, context: context, element: element).flatMap(Self.lookupKey),
+                let dictionary = context.root.value(at: map)?.dictionaryValue
+            else { return nil }
             return dictionary[key] ?? fallback
         }
     }
 
-    /// The value `source` names, or an error saying why there is none.
+    /// A `$lookup` key: a string, or an integer as its digits.
+    private static func lookupKey(_ value: SaveValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .integer(let number): String(number)
+        default: nil
+        }
+    }
+
+    /// The value `source` names, or an error saying which step of ``value(of:context:element:)``
+    /// found nothing.
     private func resolve(
         _ source: MigrationOperation.ValueSource, context: Context, element: SaveValue?, at target: JSONPointer,
         fail: (JSONPointer, String) -> MigrationError
     ) throws(MigrationError) -> SaveValue {
         if let found = value(of: source, context: context, element: element) { return found }
-        // None: the same steps again, to say which one found nothing.
         switch source {
         case .literal(let value):
-            return value
+            return value  // never missing
         case .reference(let pointer):
             // Placed at the operation's target (a forEach places it in its element): the pointer
             // of a $ref is the document's own, and is named in the message.
-            guard let value = context.root.value(at: pointer) else { throw fail(target, "no value at \(pointer.displayText) for $ref, expected one") }
-            return value
+            throw fail(target, "no value at \(pointer.displayText) for $ref, expected one")
         case .relative(let pointer):
-            guard let element else { throw fail(pointer, "$rel outside forEach, expected it only inside one") }
-            guard let value = element.value(at: pointer) else { throw fail(pointer, "no value for $rel in this element, expected one") }
-            return value
-        case .lookup(let map, let keySource, let fallback):
+            throw fail(pointer, element == nil ? "$rel outside forEach, expected it only inside one" : "no value for $rel in this element, expected one")
+        case .lookup(let map, let keySource, _):
             let keyValue = try resolve(keySource, context: context, element: element, at: target, fail: fail)
-            let key: String
-            switch keyValue {
-            case .string(let text): key = text
-            case .integer(let number): key = String(number)
-            default: throw fail(target, "a $lookup key that is \(keyValue.typeNameWithArticle), expected a string")
+            guard let key = Self.lookupKey(keyValue) else {
+                throw fail(target, "a $lookup key that is \(keyValue.typeNameWithArticle), expected a string")
             }
-            guard let dictionary = context.root.value(at: map)?.dictionaryValue else {
+            guard context.root.value(at: map)?.dictionaryValue != nil else {
                 throw fail(target, "no dictionary at \(map.displayText) for $lookup, expected one")
             }
-            guard let value = dictionary[key] ?? fallback else {
-                throw fail(target, "no entry \"\(key)\" in \(map.displayText) for $lookup, expected one (or a default as its third element)")
-            }
-            return value
+            throw fail(target, "no entry \"\(key)\" in \(map.displayText) for $lookup, expected one (or a default as its third element)")
         }
     }
 

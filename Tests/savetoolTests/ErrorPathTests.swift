@@ -46,6 +46,22 @@ struct ErrorPathTests {
         try FileManager.default.removeItem(at: source)
     }
 
+    /// `damaged.tar.gz`: a whole gzip stream whose tar has a byte changed in the header after
+    /// the manifest's (read by savetool's own tar reader, which names the header's offset).
+    static func bundleWithADamagedHeader(_ directory: URL) throws {
+        let plain = directory.appendingPathComponent("kape.tar")
+        #expect(try CLI.run("export", CLI.sample("kape"), "-o", plain.path).status == 0)
+        var bytes = Array(try Data(contentsOf: plain))
+        // The manifest's size (octal, at 124 of the first header) and its padding: the next header.
+        let size = Int(String(decoding: bytes[124..<135], as: UTF8.self), radix: 8)!
+        let next = 512 + (size + 511) / 512 * 512
+        bytes[next + 10] ^= 0x20
+        try Data(bytes).write(to: plain)
+        let gzip = try Processes.run(["gzip", "-n", plain.path])
+        #expect(gzip.status == 0, "\(gzip.errors)")
+        try FileManager.default.moveItem(at: directory.appendingPathComponent("kape.tar.gz"), to: directory.appendingPathComponent("damaged.tar.gz"))
+    }
+
     static let cases: [Case] = [
         Case(name: "migrate --kind no.such.kind", arguments: ["migrate", "saves", "--in-place", "--kind", "no.such.kind"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "no save kind 'no\\.such\\.kind'"),
@@ -97,6 +113,9 @@ struct ErrorPathTests {
              status: 65, message: "^savetool: cut.tar.gz: gzip data that is cut short or damaged \\(a truncated or damaged file\\?\\), expected a whole gzip stream$"),
         Case(name: "import of a missing bundle", arguments: ["import", "missing.tar.gz", "--into", "restored"],
              status: 66, message: "^savetool: missing\\.tar\\.gz: cannot read"),
+        Case(name: "import of a bundle with a damaged tar header", arguments: ["import", "damaged.tar.gz", "--into", "restored"],
+             prepare: { try ErrorPathTests.bundleWithADamagedHeader($0) },
+             status: 65, message: "^savetool: damaged\\.tar\\.gz: at byte [0-9]+ of the tar stream, after manifest\\.json: a tar header whose checksum does not match its bytes"),
         Case(name: "import of a file that is not an archive", arguments: ["import", "not-a-bundle.tar.gz", "--into", "restored"],
              prepare: { try ErrorPathTests.write("these are not the bytes of an archive\n", to: "not-a-bundle.tar.gz", in: $0) },
              status: 65, message: "^savetool: not-a-bundle\\.tar\\.gz: "),
@@ -169,7 +188,7 @@ struct ErrorPathTests {
     }
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 34)
+        #expect(Self.cases.count == 35)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

@@ -86,12 +86,16 @@ struct MigrationEngineTests {
             (#"{"map": {"2": 1}, "list": [{"k": true}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/y a $lookup key that is a bool, expected a string"),
             (#"{"map": {"a": 1}, "list": [{"j": "a"}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, "/list/0/k no value for $rel in this element, expected one"),
             (#"{"map": {"a": 1}, "list": [{"j": "a"}]}"#, #"{"$lookup": ["/map", {"$ref": "/key"}]}"#, "/list/0/y no value at /key for $ref, expected one"),
+            (#"{"map": {"a": 1}, "list": [{"k": "b"}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}]}"#, #"/list/0/y no entry "b" in /map for $lookup, expected one (or a default as its third element)"#),
         ]
         for (document, value, expected) in cases {
             #expect(failure(document, value) == expected, "\(document) \(value)")
         }
         // Found, the same steps give the value, the default included.
         #expect(failure(#"{"map": {"2": 1}, "list": [{"k": 2}, {"k": 3}]}"#, #"{"$lookup": ["/map", {"$rel": "/k"}, 0]}"#) == nil)
+        // A default of null is a default: the missing entry gives null.
+        let withNullDefault = try Self.migrate(#"{"map": {}, "list": [{"k": "b"}]}"#, #"[{"op": "forEach", "path": "/list", "ops": [{"op": "set", "path": "/y", "value": {"$lookup": ["/map", {"$rel": "/k"}, null]}}]}]"#)
+        #expect(try Codecs.compactJSON(withNullDefault) == #"{"map":{},"list":[{"k":"b","y":null}]}"#)
     }
 
     @Test func wildcardsMatchEveryElementAndKey() throws {

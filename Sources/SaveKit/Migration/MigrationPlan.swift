@@ -201,7 +201,10 @@ public struct MigrationPlan: Sendable, Equatable {
             guard let parts = payload.arrayValue, parts.count == 2 || parts.count == 3 else {
                 throw fail("$lookup holds \(payload.typeNameWithArticle), expected [\"/map\", key] or [\"/map\", key, default]")
             }
-            return .lookup(map: try pointer(parts[0]), key: try valueSource(parts[1], fail: fail), default: parts.count == 3 ? parts[2] : nil)
+            // `Optional(...)`: a bare `nil` here would be read as SaveValue's own `null` literal,
+            // and a lookup without a default would give null instead of failing.
+            let fallback: SaveValue? = parts.count == 3 ? Optional(parts[2]) : Optional.none
+            return .lookup(map: try pointer(parts[0]), key: try valueSource(parts[1], fail: fail), default: fallback)
         default:
             return .literal(value)
         }

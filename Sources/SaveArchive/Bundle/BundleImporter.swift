@@ -299,12 +299,14 @@ public struct BundleImporter {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
             let entryPath = entry.exactPath  // a name that is not UTF-8, byte for byte
-            if let problem = Self.unsafeEntryReason(entryPath) {
-                throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
-            }
-            if entryPath == "files", entry.kind == .directory { continue }
             // Compared as bytes: one spelling of a name, and no Unicode comparison for every entry.
-            guard let file = next, Self.entry(entryPath, holds: file.path) else {
+            // An entry that is the one listed next has the listed path, which the manifest's
+            // reader found safe; any other is checked before anything else is said of it.
+            guard let listedPath = next?.path, Self.entry(entryPath, holds: listedPath) else {
+                if let problem = Self.unsafeEntryReason(entryPath) {
+                    throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
+                }
+                if entryPath == "files", entry.kind == .directory { continue }
                 if entry.kind == .directory && entryPath.hasPrefix("files/") && onlyFiles {
                     continue  // a bundle of files alone: their directories are made as the files need them
                 }
@@ -313,6 +315,7 @@ public struct BundleImporter {
                     ?? "after every entry the manifest lists, expected only the entries it lists"
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: reason)
             }
+            let file = next.take()!  // moved, not copied: a retain and release of each of its members
             next = try listed.next()
             previous = entryPath
             done.entries += 1
@@ -598,8 +601,9 @@ public struct BundleImporter {
     /// The migrated bytes of a checked save, or `nil` when it lands as it is (reported in
     /// `report` when something is wrong with it; refused instead with ``strict``).
     private func migrated(_ contents: [UInt8], file: BundleManifest.File, digest: String, entry: String, bundle: String, report: inout Report) throws -> [UInt8]? {
-        guard let pipeline, file.size <= Int64(largestMigratedFile) else { return nil }
-        let result = pipeline.process(contents, path: file.path, sha256: digest)
+        // Called in place: binding the pipeline (`guard let`) copied it, a retain of each of its
+        // parts, for every file.
+        guard file.size <= Int64(largestMigratedFile), let result = pipeline?.process(contents, path: file.path, sha256: digest) else { return nil }
         if let output = result.output {
             report.migrated.append((file.path, result))
             return output
@@ -639,9 +643,11 @@ public struct BundleImporter {
             throw BundleImportError.io(path: target(), reason: FileError.reason(errno))
         }
         if keepsTime {
-            var times = [file.modified.timespec, file.modified.timespec]
+            // A tuple, not an array: no allocation for every file.
+            var times = (file.modified.timespec, file.modified.timespec)
+            let failed = withUnsafePointer(to: &times) { $0.withMemoryRebound(to: timespec.self, capacity: 2) { futimens(descriptor, $0) != 0 } }
             // Flushed all at once by extract() (one syncfs rather than an fsync per file).
-            guard futimens(descriptor, &times) == 0 else { throw BundleImportError.io(path: target(), reason: FileError.reason(errno)) }
+            guard !failed else { throw BundleImportError.io(path: target(), reason: FileError.reason(errno)) }
         }
     }
 

@@ -14,7 +14,7 @@ import Darwin
 /// manifest is a part of an import that nothing else overlaps. Anything else (an escape, an
 /// unknown key, a key twice, a number with a fraction, extended attributes) is decoded by the
 /// JSON codec, as every entry was before, so both ways give the same entry or the same error.
-struct ManifestEntryFields {
+struct ManifestEntryFields: Sendable {
     var path: String?
     var type: String?
     var size: Int64?

@@ -195,7 +195,7 @@ enum ManifestReader {
         var unordered = false
         var kept: EntryKeeper
         while true {
-            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary)
+            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary, formatTwo: formatTwo)
             var index = -1
             do {
                 let delimited: Bool
@@ -205,8 +205,7 @@ enum ManifestReader {
                         guard index < maxEntries else {
                             throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
                         }
-                        let fields = try scanned ?? ManifestEntryFields(decode(range))
-                        try kept.add(entry(from: fields, index: index, formatTwo: formatTwo, bundle: bundle), index: index)
+                        try kept.add(scanned ?? ManifestEntryFields(decode(range)), index: index)
                     }
                 } catch {
                     // A fault of an entry kept before this one is the one to report.
@@ -238,9 +237,11 @@ enum ManifestReader {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         guard let path = file.path else { throw bad("files/\(index) has no \"path\", expected a relative path") }
         if let problem = BundleImporter.unsafePathReason(path) { throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem) }
-        for name in [path, file.target ?? ""] where !ExactFileName.isCanonical(name) {
-            // Bytes written as escapes that are UTF-8 after all (`\u{EFC3}\u{EFA9}` for é): one
-            // file would have two spellings, and export never writes them so.
+        // Bytes written as escapes that are UTF-8 after all (`\u{EFC3}\u{EFA9}` for é): one
+        // file would have two spellings, and export never writes them so.
+        // Two calls rather than a loop over an array of both: no allocation for every entry.
+        let notCanonical = ExactFileName.isCanonical(path) ? file.target.flatMap { ExactFileName.isCanonical($0) ? nil : $0 } : path
+        if let name = notCanonical {
             throw BundleImportError.unsafeEntry(
                 bundle: bundle, entry: path, reason: "\(ExactFileName.printable(name)) spells as escapes bytes that are UTF-8, expected each name in its one spelling (docs/bundles.md)")
         }
@@ -280,11 +281,13 @@ enum ManifestReader {
     }
 }
 
-/// The second half of reading a manifest's entries, on a thread of its own: each entry read
-/// (and checked on its own) is checked against the others (``ManifestChecks``), counted and
-/// kept (``ManifestEntries/Builder``) while the next ones are read. Nothing else runs while a
+/// The second half of reading a manifest's entries, on a thread of its own: each entry's
+/// members, as read, become an entry checked on its own (``ManifestReader/entry(from:index:formatTwo:bundle:)``),
+/// then against the others (``ManifestChecks``), and are counted and kept
+/// (``ManifestEntries/Builder``) while the next ones are read. Nothing else runs while a
 /// manifest is read before an import lands anything, so the other core took none of it
-/// before (docs/performance.md).
+/// before (docs/performance.md). Entries are kept in order, so the first failure is the
+/// first entry's at fault, whichever thread finds it.
 private final class EntryKeeper: @unchecked Sendable {
     /// Entries are handed over this many at a time, at most `slots` batches waiting: a
     /// hand-over costs a wake-up of each thread (as ``BundleImporter``'s landing found), which
@@ -299,13 +302,17 @@ private final class EntryKeeper: @unchecked Sendable {
     private let slots = DispatchSemaphore(value: 8)
     private let lock = NSLock()
     private var failure: (any Error)?
-    private var batch: [(index: Int, file: BundleManifest.File)] = []
+    private var batch: [(index: Int, fields: ManifestEntryFields)] = []
+    private let formatTwo: Bool
 
-    init(checks: ManifestChecks, summary: BundleSummary) { (self.checks, self.summary) = (checks, summary) }
+    init(checks: ManifestChecks, summary: BundleSummary, formatTwo: Bool) {
+        (self.checks, self.summary, self.formatTwo) = (checks, summary, formatTwo)
+    }
 
-    /// Keeps `file` after the entries before it; throws the failure of one of those, if any.
-    func add(_ file: BundleManifest.File, index: Int) throws {
-        batch.append((index, file))
+    /// Keeps the entry `fields` describe after the entries before it; throws the failure of
+    /// one of those, if any.
+    func add(_ fields: ManifestEntryFields, index: Int) throws {
+        batch.append((index, fields))
         if batch.count == Self.batchSize { try handOver() }
     }
 
@@ -319,7 +326,8 @@ private final class EntryKeeper: @unchecked Sendable {
             defer { slots.signal() }
             guard lock.withLock({ failure == nil }) else { return }
             do {
-                for (index, file) in work {
+                for (index, fields) in work {
+                    let file = try ManifestReader.entry(from: fields, index: index, formatTwo: formatTwo, bundle: checks.bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
@@ -386,11 +394,20 @@ struct ManifestChecks {
         if file.type == .directory { directories.insert(path) }
         if file.type == .hardlink, let target = file.target, linkTargets[Array(target.utf8)] == nil { linkTargets[Array(target.utf8)] = (index, path) }
         // By bytes: a "/" followed by a combining mark is one Character, but still a separator.
-        let utf8 = path.utf8
-        guard let lastSlash = utf8.lastIndex(of: UInt8(ascii: "/")) else { return }
-        let folder = String(Substring(utf8[..<lastSlash]))
-        // Most entries share the folder of the one before, whose parents were settled then.
-        if settledFolder.map({ Self.compareBytes($0, folder) != 0 }) ?? true {
+        // Most entries share the folder of the one before, whose parents were settled then:
+        // that folder is compared in place, and a string made only for a new one.
+        var pathBytes = path
+        let newFolder = pathBytes.withUTF8 { bytes -> Bool? in
+            guard let lastSlash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+            guard var settled = settledFolder else { return true }
+            return settled.withUTF8 { settled in
+                settled.count != lastSlash || (lastSlash > 0 && memcmp(settled.baseAddress!, bytes.baseAddress!, lastSlash) != 0)
+            }
+        }
+        guard let newFolder else { return }
+        if newFolder {
+            let utf8 = path.utf8
+            let folder = String(Substring(utf8[..<utf8.lastIndex(of: UInt8(ascii: "/"))!]))
             var parent = Substring(folder)
             while true {
                 let name = String(parent)
@@ -443,6 +460,12 @@ struct ManifestChecks {
     /// non-ASCII byte, or with one of the three ASCII characters a non-ASCII character
     /// normalises to (U+212A KELVIN SIGN is `K`, U+037E is `;`, U+1FEF is `` ` ``).
     static func mayEqualAnotherSpelling(_ path: String) -> Bool {
-        path.utf8.contains { $0 >= 0x80 || $0 == UInt8(ascii: "K") || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "`") }
+        var path = path
+        return path.withUTF8 { bytes in
+            for byte in bytes where byte >= 0x80 || byte == UInt8(ascii: "K") || byte == UInt8(ascii: ";") || byte == UInt8(ascii: "`") {
+                return true
+            }
+            return false
+        }
     }
 }

@@ -21,8 +21,13 @@ final class ManifestRecords {
     private static let types: [BundleManifest.File.EntryType] = [.file, .directory, .symlink, .hardlink]
 
     func append(_ file: BundleManifest.File) throws {
-        scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: [0, 0, 0, 0])  // the length, set below
+        // Written through a value of its own, then put back: the class's property (or a local
+        // captured by nested functions) is checked for exclusive access at every append.
+        var record = RecordWriter(bytes: scratch)
+        scratch = []
+        defer { scratch = record.bytes }
+        record.bytes.removeAll(keepingCapacity: true)
+        record.put(UInt32(0))  // the length, set below
         var flags: UInt8 = 0
         if file.sparse { flags |= Flag.sparse }
         if file.target != nil { flags |= Flag.target }
@@ -30,39 +35,50 @@ final class ManifestRecords {
         if file.codec != nil { flags |= Flag.codec }
         if file.kind != nil { flags |= Flag.kind }
         if file.version != nil { flags |= Flag.version }
-        scratch.append(UInt8(Self.types.firstIndex(of: file.type)!))
-        scratch.append(flags)
-        put(file.mode)
-        put(file.size)
-        put(file.modified.seconds)
-        put(file.modified.nanoseconds)
-        put(file.owner?.uid ?? 0)
-        put(file.owner?.gid ?? 0)
-        put(Int64(file.version ?? 0))
-        put(file.path.utf8)
-        put(file.sha256.utf8)
-        put((file.target ?? "").utf8)
-        put((file.codec ?? "").utf8)
-        put((file.kind ?? "").utf8)
-        put(UInt32(file.xattrs.count))
-        for (name, value) in file.xattrs {
-            put(name.utf8)
-            put(value)
+        record.bytes.append(UInt8(Self.types.firstIndex(of: file.type)!))
+        record.bytes.append(flags)
+        record.put(file.mode)
+        record.put(file.size)
+        record.put(file.modified.seconds)
+        record.put(file.modified.nanoseconds)
+        record.put(file.owner?.uid ?? 0)
+        record.put(file.owner?.gid ?? 0)
+        record.put(Int64(file.version ?? 0))
+        record.put(file.path)
+        record.put(file.sha256)
+        record.put(file.target ?? "")
+        record.put(file.codec ?? "")
+        record.put(file.kind ?? "")
+        record.put(UInt32(file.xattrs.count))
+        if !file.xattrs.isEmpty {
+            for (name, value) in file.xattrs {
+                record.put(name)
+                record.put(UInt32(value.count))
+                record.bytes.append(contentsOf: value)
+            }
         }
-        withUnsafeBytes(of: UInt32(scratch.count - 4).littleEndian) { length in
-            for index in 0..<4 { scratch[index] = length[index] }
+        withUnsafeBytes(of: UInt32(record.bytes.count - 4).littleEndian) { length in
+            for index in 0..<4 { record.bytes[index] = length[index] }
         }
-        try spool.append(contentsOf: scratch)
+        try spool.append(contentsOf: record.bytes)
         count += 1
     }
 
-    private func put<Integer: FixedWidthInteger>(_ value: Integer) {
-        withUnsafeBytes(of: value.littleEndian) { scratch.append(contentsOf: $0) }
-    }
+    private struct RecordWriter {
+        var bytes: [UInt8]
 
-    private func put<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        put(UInt32(bytes.count))
-        scratch.append(contentsOf: bytes)
+        mutating func put<Integer: FixedWidthInteger>(_ value: Integer) {
+            withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        /// A length, then the text's UTF-8 bytes.
+        mutating func put(_ text: String) {
+            var text = text
+            text.withUTF8 { utf8 in
+                put(UInt32(utf8.count))
+                bytes.append(contentsOf: utf8)
+            }
+        }
     }
 
     func makeIterator() -> Iterator { Iterator(spool: spool) }

@@ -114,6 +114,37 @@ struct ContentPrefilterTests {
         #expect(!Self.migrator.mayRecogniseByContent(Array(#"{"round": 2, "players": []}"#.utf8), codec: "json"))
     }
 
+    /// JSON text is looked in with its escapes undone only when an escape stands for a byte of
+    /// some key (``ContentPrefilter/escapesMaySpellKeys(_:)``). Checked against undoing every
+    /// escape, on texts of key fragments, escapes of key letters and of other characters,
+    /// escaped backslashes before a `u`, surrogates, and broken escapes: the shortcut never says
+    /// "no" where undoing them says "maybe".
+    @Test func escapesThatSpellNoKeyAreLookedThrough() async throws {
+        let prefilter = ContentPrefilter(kinds: Self.migrator.kinds)
+        final class Tally: @unchecked Sendable { var maybe = 0, no = 0, undone = 0, lookedThrough = 0 }
+        let tally = Tally()
+        let pieces = [
+            #"{""#, #"": 1, ""#, "round", "players", "deckId", "roundIndex", "activePlayerIndex", "status", "kingdoms", "Zoë",
+            #"\u0072"#, #"\u0061"#, #"\u0044"#, #"\u00eb"#, #"\u73a9"#, #"\ud83c\udf83"#, #"\ud83c"#, #"\n"#, #"\""#, #"\\"#,
+            #"\\u0072"#, #"\/"#, #"\u00"#, #"\x"#, "u0072", "ound", "r", "\\",
+        ]
+        let choice = Gen.int(in: 0...pieces.count - 1)
+        await propertyCheck(count: 3000, input: choice.array(of: 1...48)) { (picked: [Int]) in
+            let raw = Array(picked.map { pieces[$0] }.joined().utf8)
+            let (fast, undone, looksThrough) = raw.withUnsafeBytes { bytes in
+                (prefilter.mayMatch(raw, codec: "json"),
+                 ContentPrefilter.unescapingJSON(bytes).withUnsafeBytes { prefilter.someFingerprintsKeys(in: $0, text: true) },
+                 !prefilter.escapesMaySpellKeys(bytes))
+            }
+            #expect(fast || !undone, "ruled out, though with every escape undone some fingerprint's keys are there: \(String(decoding: raw, as: UTF8.self))")
+            if fast { tally.maybe += 1 } else { tally.no += 1 }
+            if looksThrough && raw.contains(0x5C) { tally.lookedThrough += 1 } else { tally.undone += 1 }
+        }
+        // Not vacuous: both answers, and both ways of looking, came up many times.
+        #expect(tally.maybe > 300 && tally.no > 300, "\(tally.maybe) \(tally.no)")
+        #expect(tally.lookedThrough > 100 && tally.undone > 300, "\(tally.lookedThrough) \(tally.undone)")
+    }
+
     /// The search behind the prefilter looks for a needle's rarest byte first: it must find a
     /// needle wherever it is, at either end of the haystack, and nowhere else. Checked against a
     /// plain byte-by-byte search on haystacks of a few letters, where near misses are common.

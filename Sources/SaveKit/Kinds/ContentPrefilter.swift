@@ -23,6 +23,11 @@ struct ContentPrefilter: Sendable {
     /// long key is rarely there by chance, so a fingerprint is ruled out soonest); `nil` when
     /// the prefilter cannot judge (a fingerprint that needs no key).
     private let needed: [[Int]]?
+    /// Which bytes the keys looked for in text hold (by byte value): a JSON escape that stands
+    /// for none of them cannot spell a key otherwise.
+    private let keyBytes: [Bool]
+    /// Whether one of those keys holds a byte above ASCII (a non-ASCII letter).
+    private let keysHoldNonASCII: Bool
 
     private struct Key: Sendable {
         var utf8: ByteSearch.Needle
@@ -52,6 +57,12 @@ struct ContentPrefilter: Sendable {
                 utf8: ByteSearch.Needle(Array(key.utf8)), utf16: ByteSearch.Needle(key.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
                 plainInText: !key.utf8.contains { $0 < 0x20 || [0x22, 0x5C, 0x26, 0x3C, 0x3E].contains($0) })
         }
+        var keyBytes = [Bool](repeating: false, count: 256)
+        for key in keys where key.plainInText {
+            for byte in key.utf8.bytes { keyBytes[Int(byte)] = true }
+        }
+        self.keyBytes = keyBytes
+        keysHoldNonASCII = keyBytes[0x80...].contains(true)
     }
 
     /// The dictionary keys a condition cannot hold without.
@@ -79,7 +90,7 @@ struct ContentPrefilter: Sendable {
             case "json":
                 // An escape can spell a key otherwise (`\u0070layers`, or `Zo\u00eb` as Python's
                 // json module writes it): such a document is looked at with its escapes undone.
-                if ByteSearch.contains(Self.backslash, in: raw) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
+                if escapesMaySpellKeys(raw) { return Self.unescapingJSON(raw).withUnsafeBytes { someFingerprintsKeys(in: $0, text: true) } }
                 return someFingerprintsKeys(in: raw, text: true)
             case "plist":
                 // UTF-16 text (the reader takes it) has NUL bytes; character references, CDATA
@@ -94,14 +105,57 @@ struct ContentPrefilter: Sendable {
         }
     }
 
+    /// Whether some escape of JSON text `raw` stands for a byte that a key looked for holds.
+    /// When none does, every key in the text with its escapes undone is made of bytes that are
+    /// there as they are, side by side, and the text is looked in as it is (Python's `json`
+    /// module writes every non-ASCII letter as an escape, which spells no ASCII key). Escapes
+    /// are read as ``unescapingJSON(_:)`` reads them.
+    func escapesMaySpellKeys(_ raw: UnsafeRawBufferPointer) -> Bool {
+        guard let base = raw.baseAddress else { return false }
+        var index = 0
+        while index < raw.count, let found = memchr(base + index, 0x5C, raw.count - index) {
+            index = UnsafeRawPointer(found) - base
+            guard index + 1 < raw.count else { return false }  // a backslash at the end stays as it is
+            let next = raw[index + 1]
+            if next == UInt8(ascii: "u"), let scalar = Self.hexValue(raw, at: index + 2) {
+                // Above ASCII (a surrogate too): UTF-8 bytes from 0x80, which only non-ASCII keys hold.
+                if scalar >= 0x80 ? keysHoldNonASCII : keyBytes[Int(scalar)] { return true }
+                index += 6
+            } else if let character = Self.oneLetterEscapes[next] {
+                if keyBytes[Int(character)] { return true }
+                index += 2
+            } else {
+                index += 1
+            }
+        }
+        return false
+    }
+
+    /// The four hexadecimal digits at `index`, or `nil`.
+    private static func hexValue(_ raw: UnsafeRawBufferPointer, at index: Int) -> UInt32? {
+        guard index + 4 <= raw.count else { return nil }
+        var value: UInt32 = 0
+        for byte in raw[index..<index + 4] {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return value
+    }
+
     private static let markupThatRespells = ["&#", "<![CDATA[", "<!--"].map { ByteSearch.Needle(Array($0.utf8)) }
 
-    private static let backslash = ByteSearch.Needle([0x5C]), nul = ByteSearch.Needle([0])
+    private static let nul = ByteSearch.Needle([0])
 
     /// Whether every key of some fingerprint is in `haystack`: in text, as UTF-8 (a key that
     /// would have to be escaped counts as there); in a binary plist, as ASCII or UTF-16. Each
     /// key is looked for once, however many fingerprints need it.
-    private func someFingerprintsKeys(in haystack: UnsafeRawBufferPointer, text: Bool) -> Bool {
+    func someFingerprintsKeys(in haystack: UnsafeRawBufferPointer, text: Bool) -> Bool {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(keys.count, 1)) { known in
             known.initialize(repeating: 0)  // 0 not looked for, 1 absent, 2 present
             func present(_ index: Int) -> Bool {
@@ -124,21 +178,7 @@ struct ContentPrefilter: Sendable {
     static func unescapingJSON(_ raw: UnsafeRawBufferPointer) -> [UInt8] {
         var plain: [UInt8] = []
         plain.reserveCapacity(raw.count)
-        func hexValue(at index: Int) -> UInt32? {
-            guard index + 4 <= raw.count else { return nil }
-            var value: UInt32 = 0
-            for byte in raw[index..<index + 4] {
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: return nil
-                }
-                value = value << 4 | UInt32(digit)
-            }
-            return value
-        }
+        func hexValue(at index: Int) -> UInt32? { Self.hexValue(raw, at: index) }
         var index = 0
         while index < raw.count {
             // What comes before the next backslash is copied as it is, in one go.

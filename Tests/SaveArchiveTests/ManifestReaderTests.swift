@@ -249,7 +249,7 @@ struct ManifestReaderTests {
         func decoded(_ bytes: [UInt8]) -> ManifestEntryFields? { (try? JSONCodec().decode(bytes)).map(ManifestEntryFields.init) }
         func scanned(_ bytes: [UInt8]) -> ManifestEntryFields? { bytes.withUnsafeBytes(ManifestEntryFields.init(scanning:)) }
         func same(_ a: ManifestEntryFields, _ b: ManifestEntryFields) -> Bool {
-            (a.path, a.type, a.size, a.sha256, a.mode, a.modifiedAt) == (b.path, b.type, b.size, b.sha256, b.mode, b.modifiedAt)
+            (a.path, a.type, a.size, a.sha256, a.mode, a.modified) == (b.path, b.type, b.size, b.sha256, b.mode, b.modified)
                 && (a.target, a.uid, a.gid, a.codec, a.kind, a.version) == (b.target, b.uid, b.gid, b.codec, b.kind, b.version) && a.sparse == b.sparse
                 && a.xattrs.map(\.name) == b.xattrs.map(\.name) && a.xattrs.map(\.value) == b.xattrs.map(\.value)
         }

@@ -258,7 +258,7 @@ enum ManifestReader {
             (size, sha256) = (declared, digest)
         }
         let mode = file.mode.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
-        let modified = file.modifiedAt.flatMap(Timestamp.init(parsing:)) ?? Timestamp(seconds: 0)
+        let modified = file.modified ?? Timestamp(seconds: 0)
         var entry = BundleManifest.File(
             path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
             target: file.target, codec: file.codec)

@@ -132,11 +132,12 @@ final class ManifestRecords {
             let owner = (uid: integer(UInt32.self), gid: integer(UInt32.self))
             let version = integer(Int64.self)
             var file = BundleManifest.File(path: text(), type: type, size: size, sha256: text(), mode: mode, modified: modified)
-            let (target, codec, kind) = (text(), text(), text())
-            if flags & Flag.target != 0 { file.target = target }
+            // Strings made only for the members there are.
+            let (target, codec, kind) = (bytes(), bytes(), bytes())
+            if flags & Flag.target != 0 { file.target = String(decoding: target, as: UTF8.self) }
             if flags & Flag.owner != 0 { file.owner = owner }
-            if flags & Flag.codec != 0 { file.codec = codec }
-            if flags & Flag.kind != 0 { file.kind = kind }
+            if flags & Flag.codec != 0 { file.codec = String(decoding: codec, as: UTF8.self) }
+            if flags & Flag.kind != 0 { file.kind = String(decoding: kind, as: UTF8.self) }
             if flags & Flag.version != 0 { file.version = Int(version) }
             file.sparse = flags & Flag.sparse != 0
             let attributes = Int(integer(UInt32.self))

@@ -140,10 +140,13 @@ public enum RFC3339 {
     /// `Double` in between); `nil` also when the fraction has more than nine digits.
     public static func parseUnixTime(_ text: String) -> (seconds: Int64, nanoseconds: Int32)? {
         var text = text
-        return text.withUTF8 { bytes in
-            guard let (unix, fraction) = fields(bytes), let nanoseconds = nanoseconds(fraction: fraction) else { return nil }
-            return (unix, nanoseconds)
-        }
+        return text.withUTF8(parseUnixTime(bytes:))
+    }
+
+    /// ``parseUnixTime(_:)`` of UTF-8 bytes (a manifest's times, read without making strings).
+    public static func parseUnixTime(bytes: UnsafeBufferPointer<UInt8>) -> (seconds: Int64, nanoseconds: Int32)? {
+        guard let (unix, fraction) = fields(bytes), let nanoseconds = nanoseconds(fraction: fraction) else { return nil }
+        return (unix, nanoseconds)
     }
 
     /// The nanoseconds that the digits after a decimal point spell (`5` is 500,000,000); `nil`

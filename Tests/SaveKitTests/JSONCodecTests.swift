@@ -101,6 +101,31 @@ struct JSONCodecTests {
         #expect(text == #"{"text":"quote \" backslash \\ newline \n tab \t bell \u0007 emoji 🐍 é"}"#)
         #expect(try Codecs.value(text) == value)
     }
+
+    /// Integers are written digit pairs at a time, in place: every length from 1 to 20 digits,
+    /// both ends of each, signs, and the extremes come out as `String` spells them, pretty and
+    /// compact, across the writer's buffer boundaries (a 300,000-element array).
+    @Test func integersAreWrittenAsTheirDigits() throws {
+        var numbers: [Int64] = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, Int64.max, Int64.min, Int64.min + 1, -1, -10, -99, -100]
+        for exponent in 1...18 {
+            let power = (0..<exponent).reduce(Int64(1)) { product, _ in product * 10 }
+            numbers += [power - 1, power, power + 1, -(power - 1), -power]
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<2000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            numbers.append(Int64(bitPattern: state) >> (state % 63))
+        }
+        let unsigned: [UInt64] = [UInt64(Int64.max) + 1, 10_000_000_000_000_000_000, 9_999_999_999_999_999_999, UInt64.max]
+        let value = SaveValue.array(numbers.map(SaveValue.integer) + unsigned.map(SaveValue.int))
+        let expected = numbers.map(String.init) + unsigned.map(String.init)
+        #expect(try Codecs.compactJSON(value) == "[" + expected.joined(separator: ",") + "]")
+        let pretty = String(decoding: try JSONCodec().encode(value, options: EncodingOptions()), as: UTF8.self)
+        #expect(pretty == "[\n" + expected.map { "  " + $0 }.joined(separator: ",\n") + "\n]\n")
+        let many = SaveValue.array((0..<300_000).map { SaveValue.integer(Int64($0) * 7919) })
+        let manyText = try Codecs.compactJSON(many)
+        #expect(manyText == "[" + (0..<300_000).map { String($0 * 7919) }.joined(separator: ",") + "]")
+    }
 }
 
 /// nst/JSONTestSuite: every y_ file accepted, every n_ file rejected, i_ files as docs/conformance.md says.

@@ -57,6 +57,7 @@ struct ChunkedBuffer<Output: ByteOutput> {
     }
 
     init(output: Output, chunkSize: Int = 1 << 20) {
+        precondition(chunkSize >= 16, "a buffer holds at least a number's 20 digits")
         self.output = output
         self.chunkSize = chunkSize
         capacity = chunkSize * 2
@@ -149,18 +150,54 @@ struct ChunkedBuffer<Output: ByteOutput> {
 
     mutating func appendDecimal(_ number: UInt64) {
         if number < 10 { append(UInt8(number) + 48); return }
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
-        var length = 0
-        var rest = number
-        withUnsafeMutableBytes(of: &digits) { raw in
-            while rest > 0 {
-                raw[31 - length] = UInt8(rest % 10) + 48
-                rest /= 10
-                length += 1
-            }
-            let start = raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + (32 - length)
-            append(UnsafeBufferPointer(start: start, count: length))
+        // Counted first, then written in place from the last digit, two at a time: the
+        // digits of a save's many small integers were a tenth of writing its JSON, most of it
+        // a `memcpy` call for two or three bytes.
+        var length = 2
+        var power: UInt64 = 100
+        while length < 20 && number >= power {
+            length += 1
+            if length < 20 { power *= 10 }
         }
+        if count + length > capacity { flushKeepingFailure() }
+        var at = storage + count + length
+        var rest = number
+        Self.digitPairs.withUTF8Buffer { pairs in
+            while rest >= 100 {
+                let pair = Int(rest % 100) * 2
+                rest /= 100
+                at -= 2
+                at[0] = pairs[pair]
+                at[1] = pairs[pair + 1]
+            }
+            if rest >= 10 {
+                at -= 2
+                at[0] = pairs[Int(rest) * 2]
+                at[1] = pairs[Int(rest) * 2 + 1]
+            } else {
+                at -= 1
+                at[0] = UInt8(rest) + 48
+            }
+        }
+        count += length
+    }
+
+    private static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
+
+    /// A newline and `spaces` spaces (at most 1,024), written in place.
+    @inline(__always)
+    mutating func appendNewline(indentedBy spaces: Int) {
+        let spaces = min(spaces, 2 * 512)
+        guard 1 + spaces <= capacity else {  // a buffer smaller than the indentation
+            append(0x0A)
+            return appendSpaces(spaces)
+        }
+        if count + 1 + spaces > capacity { flushKeepingFailure() }
+        storage[count] = 0x0A
+        (storage + count + 1).update(repeating: 0x20, count: spaces)
+        count += 1 + spaces
     }
 
     /// A number with leading zeros to `width` digits (dates).

@@ -152,8 +152,7 @@ struct JSONWriter: SaveEventWriter {
 
     private mutating func newline(_ depth: Int) {
         guard pretty else { return }
-        text.append(0x0A)
-        text.appendSpaces(2 * depth)
+        text.appendNewline(indentedBy: 2 * depth)
     }
 
     @inline(__always)

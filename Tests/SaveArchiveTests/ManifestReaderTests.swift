@@ -162,6 +162,24 @@ struct ManifestReaderTests {
         #expect(Self.refusal(Self.manifest([Self.hardLink("b", to: "nowhere")])) == "b: a hard link to nowhere, expected a file listed before it")
     }
 
+    /// Entries are made and checked on a second thread while the next ones are read: whichever
+    /// thread finds a fault, the one reported is the earliest entry's. An unsafe path at entry
+    /// 300, then broken JSON at entry 900, or the entry limit at 600: the path is reported.
+    @Test func theEarliestFaultIsReportedWhicheverThreadFindsIt() throws {
+        var entries = (0..<1000).map { Self.file(String(format: "f%04d", $0)) }
+        entries[300] = Self.file("../x")
+        var broken = entries
+        broken[900] = #"{"path": "f0900", "size": 1,, "sha256": "x"}"#
+        for (bytes, limit) in [(Self.manifest(entries), 1_000_000), (Self.manifest(broken), 1_000_000), (Self.manifest(entries), 600)] {
+            for spool in [Spool(), Spool(memoryLimit: 256)] {
+                try spool.append(contentsOf: bytes)
+                #expect { try ManifestReader.read(spool, bundle: "b.tar.gz", maxEntries: limit) } throws: { error in
+                    "\(error)".contains("../x") && !"\(error)".contains("more than") && !"\(error)".contains("expected a string key")
+                }
+            }
+        }
+    }
+
     @Test func aFaultInALargeManifestIsPlacedByItsByteOffset() throws {
         var entries = (0..<20).map { Self.file("f\($0 < 10 ? "0" : "")\($0)") }
         entries[12] = #"{"path": "f12", "size": 1,, "sha256": "x"}"#
@@ -275,7 +293,10 @@ struct ManifestReaderTests {
             "size": ["0", "12", "9223372036854775807", "9223372036854775808", "-1", "-0", "012", "1.0", "1e3", "1E3", #""12""#, "null"],
             "sha256": ["\"\(String(repeating: "ab", count: 32))\"", #""AB""#, "7"],
             "mode": [#""0644""#, #""7777""#, #""x""#, "420"],
-            "modifiedAt": [#""2026-11-24T14:11:59.25504319Z""#, #""@-5.5""#, "0"],
+            "modifiedAt": [
+                #""2026-11-24T14:11:59.25504319Z""#, #""@-5.5""#, "0", #""x""#, #""@x""#, #""Zoë""#, #""2026-02-30T00:00:00Z""#,
+                #""2026-11-24T14:11:59.1234567890Z""#, #""2026-11-24T14:11:59Zé""#, #""@5.""#,
+            ],
             "target": [#""x""#, #""../x""#, #""\/x""#, "[]"],
             "uid": ["0", "4294967295", "4294967296", "-1"], "gid": ["0", "20", "1.5"],
             "codec": [#""json""#, "{}"], "kind": [#""k""#, "false"], "version": ["1", "-3", "2.0", "100000000000000000000"],

@@ -1,5 +1,5 @@
 import Foundation
-import SaveKit
+@testable import SaveKit
 import TestSupport
 import Testing
 
@@ -104,7 +104,8 @@ struct JSONCodecTests {
 
     /// Integers are written digit pairs at a time, in place: every length from 1 to 20 digits,
     /// both ends of each, signs, and the extremes come out as `String` spells them, pretty and
-    /// compact, across the writer's buffer boundaries (a 300,000-element array).
+    /// compact, and in a 300,000-element array handed on in chunks (a number cut by the
+    /// buffer's edge: ``ChunkedBufferTests``).
     @Test func integersAreWrittenAsTheirDigits() throws {
         var numbers: [Int64] = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, Int64.max, Int64.min, Int64.min + 1, -1, -10, -99, -100]
         for exponent in 1...18 {
@@ -230,5 +231,29 @@ struct JSONTestSuiteTests {
         if let value = try? JSONCodec().decode(try Corpus.bytes(file)) {
             #expect(try JSONCodec().decode(try JSONCodec().encode(value)) == value)
         }
+    }
+}
+
+/// The buffer behind every writer hands its bytes on when full, also in the middle of a
+/// number's digits or an indentation (the writers flush after each value, so only a small
+/// buffer meets that case).
+@Suite("chunked buffer")
+struct ChunkedBufferTests {
+    @Test func numbersAndIndentationCrossTheBuffersEdge() throws {
+        let output = ByteArrayOutput(capacity: 0)
+        var buffer = ChunkedBuffer(output: output, chunkSize: 16)
+        var expected = ""
+        var state: UInt64 = 12345
+        for round in 0..<500 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let number = state >> (state % 64)
+            buffer.appendDecimal(number)
+            expected += String(number)
+            let spaces = round % 40
+            buffer.appendNewline(indentedBy: spaces)
+            expected += "\n" + String(repeating: " ", count: spaces)
+        }
+        try buffer.flush()
+        #expect(String(decoding: buffer.output.bytes, as: UTF8.self) == expected)
     }
 }

@@ -221,7 +221,14 @@ public struct BundleImporter {
     /// Why an archive entry could reach outside the destination, or `nil`: checked as the path
     /// it lands at, as export checked it (what follows `files/`).
     public static func unsafeEntryReason(_ entryPath: String) -> String? {
-        unsafePathReason(entryPath.hasPrefix("files/") ? String(entryPath.dropFirst(6)) : entryPath)
+        // `files/` found by its bytes: a `/` that a combining mark follows is one Character,
+        // and `hasPrefix` would not see the prefix (what lands is still what follows it).
+        var entryPath = entryPath
+        return entryPath.withUTF8 { bytes in
+            let prefix = Array("files/".utf8)
+            let landing = bytes.starts(with: prefix) ? UnsafeBufferPointer(rebasing: bytes[prefix.count...]) : bytes
+            return unsafePathReason(bytes: landing)
+        }
     }
 
     /// Why a relative path could reach outside its directory, or `nil` when it cannot.
@@ -232,7 +239,8 @@ public struct BundleImporter {
 
     private static func unsafePathReason(bytes: UnsafeBufferPointer<UInt8>) -> String? {
         // One pass over the bytes, as a buffer (a String's UTF-8 view a byte at a time cost
-        // as much again): this runs for every entry of a bundle, twice, and at export.
+        // as much again): this runs for every entry of a manifest, for every archive entry that
+        // is not the one listed next, and at export.
         if bytes.isEmpty { return "an empty path, expected a relative path" }
         if bytes.first == UInt8(ascii: "/") { return "an absolute path, expected a path relative to the save directory" }
         // `index` counts the bytes on disk: a byte of a name that is not UTF-8 is one there,

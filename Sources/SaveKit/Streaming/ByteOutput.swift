@@ -57,7 +57,7 @@ struct ChunkedBuffer<Output: ByteOutput> {
     }
 
     init(output: Output, chunkSize: Int = 1 << 20) {
-        precondition(chunkSize >= 16, "a buffer holds at least a number's 20 digits")
+        precondition(chunkSize >= 16, "the buffer (twice the chunk) holds at least a number's 20 digits")
         self.output = output
         self.chunkSize = chunkSize
         capacity = chunkSize * 2

@@ -145,6 +145,21 @@ struct ContentPrefilterTests {
         #expect(tally.lookedThrough > 100 && tally.undone > 300, "\(tally.lookedThrough) \(tally.undone)")
     }
 
+    /// A key that is not ASCII (`Zoë`): any escape above ASCII may spell its bytes, so such
+    /// text is looked at with its escapes undone; an ASCII escape of no key byte is not.
+    @Test func escapesAboveASCIIAreUndoneForANonASCIIKey() throws {
+        var kind = try #require(Self.migrator.kinds.first)
+        kind.fingerprints = [SaveKind.Fingerprint(version: 1, conditions: [.has(JSONPointer(tokens: ["Zoë"]))])]
+        let prefilter = ContentPrefilter(kinds: [kind])
+        func maybe(_ text: String) -> Bool { prefilter.mayMatch(Array(text.utf8), codec: "json") }
+        func looksThrough(_ text: String) -> Bool { Array(text.utf8).withUnsafeBytes { !prefilter.escapesMaySpellKeys($0) } }
+        #expect(maybe(#"{"Zoë": 1}"#))
+        #expect(maybe(#"{"Zo\u00eb": 1}"#) && !looksThrough(#"{"Zo\u00eb": 1}"#))
+        #expect(!maybe(#"{"Zoe": 1, "x": "\u00e9"}"#) && !looksThrough(#"{"Zoe": 1, "x": "\u00e9"}"#))
+        #expect(!maybe(#"{"Zoe": 1, "x": "\u0041"}"#) && looksThrough(#"{"Zoe": 1, "x": "\u0041"}"#))
+        #expect(maybe(#"{"Z\u006f\u00eb": 1}"#))  // "o" is a byte of the key too
+    }
+
     /// The search behind the prefilter looks for a needle's rarest byte first: it must find a
     /// needle wherever it is, at either end of the haystack, and nowhere else. Checked against a
     /// plain byte-by-byte search on haystacks of a few letters, where near misses are common.

@@ -336,10 +336,11 @@ public struct BundleImporter {
                 }
                 if file.size <= Lander.largestHandedOver && !file.sparse {
                     // Checked and migrated here, written there: the two halves weigh about the same.
-                    let (contents, digest) = try readChecked(entry: entryPath, file: file, from: reader, buffer: buffer, bundle: bundle)
+                    let (contents, digest) = try readChecked(entry: entryPath, file: file, from: reader, buffer: buffer, bundle: bundle, into: lander.buffers)
                     let migrated = try migrated(contents, file: file, digest: digest, entry: entryPath, bundle: bundle, report: &report)
                     let landed = migrated ?? contents
-                    try lander.enqueue(weighing: landed.count) { try $0.land(file, contents: landed, keepsTime: migrated == nil) }
+                    let handedOver = HandedOverContents(landed)
+                    try lander.enqueue(weighing: landed.count) { try $0.land(file, contents: handedOver.take(), keepsTime: migrated == nil) }
                 } else {
                     try lander.drain()
                     try copy(entry: entryPath, file: file, from: reader, buffer: buffer, lander: lander, report: &report)
@@ -466,6 +467,10 @@ public struct BundleImporter {
         let bundle: String
         let tree: StagingTree?
         var landing: Landing
+        /// Where files' bytes come from, and go back to once written.
+        let buffers = ContentsBuffers()
+        /// Buffers written in the batch being landed: the landing thread's alone.
+        private var written: [[UInt8]] = []
 
         init(importer: BundleImporter, bundle: String, tree: StagingTree?, landing: Landing) {
             (self.importer, self.bundle, self.tree, self.landing) = (importer, bundle, tree, landing)
@@ -489,6 +494,7 @@ public struct BundleImporter {
             slots.wait()
             queue.async { [self] in
                 defer { slots.signal() }
+                defer { buffers.handBack(&written) }
                 for work in works {
                     guard lock.withLock({ failure == nil }) else { return }
                     do { try work(self) } catch { lock.withLock { if failure == nil { failure = error } } }
@@ -511,8 +517,11 @@ public struct BundleImporter {
         func land(_ file: BundleManifest.File, contents: [UInt8], keepsTime: Bool) throws {
             guard let tree else {
                 _ = landing.mode(file)  // a dry run says what the import would drop
+                written.append(contents)
+                buffers.handBack(&written)  // on the extracting thread itself
                 return
             }
+            defer { written.append(contents) }
             let mode = landing.mode(file)
             let creation = tree.creation(of: mode_t(mode))
             let descriptor = try tree.createFile(file.path, mode: creation.permissions)
@@ -527,10 +536,10 @@ public struct BundleImporter {
 
     /// Reads a file entry whole and checks its size and SHA-256 against the manifest.
     private func readChecked(
-        entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer, bundle: String
+        entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer, bundle: String,
+        into buffers: ContentsBuffers
     ) throws -> (contents: [UInt8], digest: String) {
-        var contents: [UInt8] = []
-        contents.reserveCapacity(Int(file.size))
+        var contents = buffers.take(capacity: Int(file.size))
         let digest = try readEntry(entry, file: file, from: reader, buffer: buffer, bundle: bundle) { contents.append(contentsOf: $0) }
         return (contents, digest)
     }

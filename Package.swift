@@ -127,7 +127,7 @@ let package = Package(
             name: "SaveKitTests",
             dependencies: [
                 "SaveKit", "TestSupport", "FuzzSupport", .product(name: "OrderedCollections", package: "swift-collections"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Oracles"), .copy("Regressions")]
         ),

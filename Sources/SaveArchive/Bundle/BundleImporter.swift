@@ -566,11 +566,11 @@ public struct BundleImporter {
         guard size == file.size else {
             throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "\(size) bytes, expected the \(file.size) the manifest declares")
         }
-        let digest = Checksum.hex(hasher.finalize())
-        guard digest == file.sha256 else {
-            throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "SHA-256 \(digest), expected \(file.sha256) from the manifest")
+        let digest = hasher.finalize()
+        guard Checksum.matches(digest, hex: file.sha256) else {
+            throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "SHA-256 \(Checksum.hex(digest)), expected \(file.sha256) from the manifest")
         }
-        return digest
+        return file.sha256  // the digest's text, already made
     }
 
     /// A large or sparse file, streamed to disk as it is read (the extracting thread, with the

@@ -97,8 +97,18 @@ final class StagingTree {
         // slash separates the parent; the components are only split out when a folder is new.
         guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (rootDescriptor, relative) }
         let name = String(relative[relative.utf8.index(after: slash)...])
+        // Most files share the folder of the one before: compared as bytes, with no string made.
+        if let cached {
+            var (path, cachedPath) = (relative, cached.path)
+            let folderLength = relative.utf8.distance(from: relative.utf8.startIndex, to: slash)
+            let same = path.withUTF8 { path in
+                cachedPath.withUTF8 { folder in
+                    folder.count == folderLength && (folderLength == 0 || memcmp(folder.baseAddress!, path.baseAddress!, folderLength) == 0)
+                }
+            }
+            if same { return (cached.descriptor, name) }
+        }
         let parentPath = String(relative[..<slash])
-        if let cached, cached.path == parentPath { return (cached.descriptor, name) }
         var descriptor = rootDescriptor
         for component in parentPath.split(separator: "/").map(String.init) {
             let next: Int32

@@ -22,5 +22,24 @@ public enum Checksum {
         }
     }
 
+    /// Whether `hex` is the lower-case hexadecimal form of `digest`, found without making it
+    /// (an import compares every file's digest with the manifest's).
+    public static func matches(_ digest: SHA256.Digest, hex: String) -> Bool {
+        var hex = hex
+        return hex.withUTF8 { text in
+            digest.withUnsafeBytes { bytes in
+                guard text.count == bytes.count * 2 else { return false }
+                func digit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+                var index = 0
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    if text[2 * index] != digit(byte >> 4) || text[2 * index + 1] != digit(byte & 0x0F) { return false }
+                    index += 1
+                }
+                return true
+            }
+        }
+    }
+
     private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 }

@@ -1,5 +1,5 @@
 import Foundation
-import SaveKit
+@testable import SaveKit
 import TestSupport
 import Testing
 
@@ -96,6 +96,30 @@ struct MigrationEngineTests {
         // A default of null is a default: the missing entry gives null.
         let withNullDefault = try Self.migrate(#"{"map": {}, "list": [{"k": "b"}]}"#, #"[{"op": "forEach", "path": "/list", "ops": [{"op": "set", "path": "/y", "value": {"$lookup": ["/map", {"$rel": "/k"}, null]}}]}]"#)
         #expect(try Codecs.compactJSON(withNullDefault) == #"{"map":{},"list":[{"k":"b","y":null}]}"#)
+    }
+
+    /// `keysIn` reads values by walking a pattern once (``MigrationEngine/values(matching:in:)``):
+    /// the same values, in the same order, as expanding the pattern to pointers and reading each.
+    @Test func valuesMatchingAPatternAreWhatItsPointersHold() throws {
+        let document = try Codecs.value(#"""
+            {"players": [{"name": "Ana", "tags": ["a", "b"]}, {"name": "Besa"}, "Zoë", 7, {"name": 3}],
+             "scores": {"Ana": 3, "Besa": {"name": "inner"}, "0": "zero"}, "list": [[1, 2], [], [{"name": "x"}]],
+             "": {"": "empty key"}, "n": null}
+            """#)
+        let patterns = [
+            "", "/*", "/*/*", "/*/*/*", "/players/*/name", "/players/*", "/players/0/tags/*", "/players/1", "/players/-",
+            "/players/01", "/players/9", "/scores/*", "/scores/0", "/scores/*/name", "/list/*/*", "/list/*/0/name", "/missing/*",
+            "/n/*", "/", "//", "/*/name", "/players/*/tags/1",
+        ]
+        var nonEmpty = 0
+        for text in patterns {
+            let pattern = try JSONPointer(parsing: text)
+            let walked = MigrationEngine.values(matching: pattern, in: document)
+            let expanded = MigrationEngine.expand(pattern, in: document).compactMap { document.value(at: $0.0) }
+            #expect(walked == expanded, "\(text)")
+            if !walked.isEmpty { nonEmpty += 1 }
+        }
+        #expect(nonEmpty >= 15, "\(nonEmpty)")
     }
 
     @Test func wildcardsMatchEveryElementAndKey() throws {

@@ -181,7 +181,7 @@ public struct MigrationEngine: Sendable {
                 }
                 if let keysIn {
                     guard let entries = current.dictionaryValue else { throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary") }
-                    let allowed = Self.expand(keysIn, in: value).compactMap { value.value(at: $0.0)?.stringValue }
+                    let allowed = Self.values(matching: keysIn, in: value).compactMap(\.stringValue)
                     // A dozen players are compared; a set is made only for many.
                     let large = allowed.count < 16 ? nil : Set(allowed)
                     let isAllowed = { (key: String) in large?.contains(key) ?? allowed.contains(key) }
@@ -377,6 +377,35 @@ public struct MigrationEngine: Sendable {
             results = next
         }
         return Matches(storage: .many(results))
+    }
+
+    /// The values an (optionally `*`-bearing) pointer matches in `value`, as ``expand(_:in:)``
+    /// and ``SaveValue/value(at:)`` find them, but by walking the value once, without a pointer
+    /// made for each (`assert`'s `keysIn` reads every player's name of every file so).
+    static func values(matching pattern: JSONPointer, in value: SaveValue) -> [SaveValue] {
+        var found: [SaveValue] = []
+        func walk(_ current: SaveValue, _ depth: Int) {
+            guard depth < pattern.tokens.count else { return found.append(current) }
+            let token = pattern.tokens[depth]
+            switch current {
+            case .dictionary(let entries):
+                if token == "*" {
+                    for child in entries.values { walk(child, depth + 1) }
+                } else if let child = entries[token] {
+                    walk(child, depth + 1)
+                }
+            case .array(let items):
+                if token == "*" {
+                    for child in items { walk(child, depth + 1) }
+                } else if let index = SaveValue.arrayIndex(token), index < items.count {
+                    walk(items[index], depth + 1)
+                }
+            default:
+                break
+            }
+        }
+        walk(value, 0)
+        return found
     }
 
     /// The targets of `set`: the pointer with its parent's wildcards expanded (the last token names the field to set).

@@ -337,10 +337,14 @@ public struct BundleImporter {
                 if file.size <= Lander.largestHandedOver && !file.sparse {
                     // Checked and migrated here, written there: the two halves weigh about the same.
                     let (contents, digest) = try readChecked(entry: entryPath, file: file, from: reader, buffer: buffer, bundle: bundle, into: lander.buffers)
-                    let migrated = try migrated(contents, file: file, digest: digest, entry: entryPath, bundle: bundle, report: &report)
-                    let landed = migrated ?? contents
-                    let handedOver = HandedOverContents(landed)
-                    try lander.enqueue(weighing: landed.count) { try $0.land(file, contents: handedOver.take(), keepsTime: migrated == nil) }
+                    if let migrated = try migrated(contents, file: file, digest: digest, entry: entryPath, bundle: bundle, report: &report) {
+                        // The migrated bytes land (the report keeps them too); the buffer read is free again.
+                        lander.buffers.reuse(contents)
+                        try lander.enqueue(weighing: migrated.count) { try $0.land(file, contents: migrated, keepsTime: false, reusable: false) }
+                    } else {
+                        let handedOver = HandedOverContents(contents)
+                        try lander.enqueue(weighing: contents.count) { try $0.land(file, contents: handedOver.take(), keepsTime: true, reusable: true) }
+                    }
                 } else {
                     try lander.drain()
                     try copy(entry: entryPath, file: file, from: reader, buffer: buffer, lander: lander, report: &report)
@@ -440,8 +444,9 @@ public struct BundleImporter {
 
     /// The second thread of ``extract(_:manifest:bundle:into:outcome:)``: runs what it is handed
     /// in order, one at a time, and after a failure nothing more. Its state belongs to its queue;
-    /// the extracting thread touches it only after ``drain()``. When nothing lands (a dry run),
-    /// the work runs on the extracting thread itself and the queue is never used.
+    /// the extracting thread touches it only after ``drain()`` (but ``buffers``, which locks). When
+    /// nothing lands (a dry run), the work runs on the extracting thread itself and the queue is
+    /// never used.
     ///
     /// Work is handed over in batches: one hand-over per entry cost two `futex` calls and a
     /// wake-up of each thread per file (22,000 `futex` calls for 10,000 files, against none in tar).
@@ -469,7 +474,8 @@ public struct BundleImporter {
         var landing: Landing
         /// Where files' bytes come from, and go back to once written.
         let buffers = ContentsBuffers()
-        /// Buffers written in the batch being landed: the landing thread's alone.
+        /// Buffers written in the batch being landed: the landing thread's alone (in a dry run,
+        /// the extracting thread's, and never filled).
         private var written: [[UInt8]] = []
 
         init(importer: BundleImporter, bundle: String, tree: StagingTree?, landing: Landing) {
@@ -514,14 +520,14 @@ public struct BundleImporter {
         }
 
         /// Writes a checked (and perhaps migrated) file and gives it its attributes.
-        func land(_ file: BundleManifest.File, contents: [UInt8], keepsTime: Bool) throws {
+        /// `reusable`: `contents` came from ``buffers``, and nothing else holds it.
+        func land(_ file: BundleManifest.File, contents: [UInt8], keepsTime: Bool, reusable: Bool) throws {
             guard let tree else {
                 _ = landing.mode(file)  // a dry run says what the import would drop
-                written.append(contents)
-                buffers.handBack(&written)  // on the extracting thread itself
+                if reusable { buffers.reuse(contents) }  // on the extracting thread itself
                 return
             }
-            defer { written.append(contents) }
+            defer { if reusable { written.append(contents) } }
             let mode = landing.mode(file)
             let creation = tree.creation(of: mode_t(mode))
             let descriptor = try tree.createFile(file.path, mode: creation.permissions)

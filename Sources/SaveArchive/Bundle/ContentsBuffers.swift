@@ -7,15 +7,20 @@ import Foundation
 ///
 /// The extracting thread takes buffers from a stash of its own, refilled from those handed
 /// back when it runs out; the landing thread hands back a batch's buffers at once. So the lock
-/// is taken once a batch on each side, not for every file.
+/// is taken once a batch on each side, not for every file. A buffer that the extracting thread
+/// is done with itself (a dry run lands on it; a migrated file lands other bytes) goes straight
+/// back to its stash.
 final class ContentsBuffers: @unchecked Sendable {
-    /// Larger buffers are left to malloc, and at most this many bytes are kept for use again.
-    static let largestKept = 64 << 10, keptBytes = 4 << 20
+    /// Larger buffers are left to malloc.
+    static let largestKept = 64 << 10
+    /// At most this many bytes wait in the stash, and as many among those handed back.
+    static let keptBytes = 2 << 20
     private let lock = NSLock()
     private var handedBack: [[UInt8]] = []
     private var handedBackBytes = 0
     /// The extracting thread's own.
     private var stash: [[UInt8]] = []
+    private var stashBytes = 0
 
     /// An empty buffer with room for `capacity` bytes (extracting thread).
     func take(capacity: Int) -> [UInt8] {
@@ -23,10 +28,11 @@ final class ContentsBuffers: @unchecked Sendable {
             if stash.isEmpty {
                 lock.withLock {
                     swap(&stash, &handedBack)
-                    handedBackBytes = 0
+                    (stashBytes, handedBackBytes) = (handedBackBytes, 0)
                 }
             }
             if var buffer = stash.popLast() {
+                stashBytes -= buffer.capacity
                 buffer.removeAll(keepingCapacity: true)
                 buffer.reserveCapacity(capacity)
                 return buffer
@@ -35,6 +41,13 @@ final class ContentsBuffers: @unchecked Sendable {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(capacity)
         return buffer
+    }
+
+    /// A buffer the extracting thread is done with, for use again.
+    func reuse(_ buffer: [UInt8]) {
+        guard buffer.capacity <= Self.largestKept, stashBytes + buffer.capacity <= Self.keptBytes else { return }
+        stashBytes += buffer.capacity
+        stash.append(buffer)
     }
 
     /// Buffers done with, for use again (landing thread); `buffers` is left empty.
@@ -48,6 +61,9 @@ final class ContentsBuffers: @unchecked Sendable {
         }
         buffers.removeAll(keepingCapacity: true)
     }
+
+    /// The bytes kept for use again, in the stash and handed back (for tests).
+    var keptByteCount: Int { stashBytes + lock.withLock { handedBackBytes } }
 }
 
 /// A file's bytes on their way to the landing thread, which takes them out to write them and

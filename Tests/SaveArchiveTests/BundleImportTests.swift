@@ -129,6 +129,24 @@ struct BundleImportTests {
         #expect(!workspace.listing().contains { $0.contains(".savetool-") })
     }
 
+    /// Two folders whose names differ only in Unicode normalisation are two folders on Linux:
+    /// each file lands in its own, byte for byte (the staging tree once took the second folder
+    /// for the first, which Swift's string comparison calls equal).
+    @Test func foldersThatDifferOnlyInNormalisationStayTwo() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("nfc-nfd-folders", in: workspace)
+        let destination = workspace.root.appendingPathComponent("restored")
+        try BundleImporter(createdBy: "test").restore(bundle, into: destination.path)
+        let nfc = "café".precomposedStringWithCanonicalMapping, nfd = "café".decomposedStringWithCanonicalMapping
+        let folders = try FileManager.default.contentsOfDirectory(atPath: destination.path)
+        #expect(Set(folders.map { Array($0.unicodeScalars) }) == Set([Array(nfc.unicodeScalars), Array(nfd.unicodeScalars)]))
+        for folder in folders {
+            let isNFC = Array(folder.unicodeScalars) == Array(nfc.unicodeScalars)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: destination.path + "/" + folder) == [isNFC ? "a.json" : "b.json"])
+        }
+    }
+
     static let refused: [String] = [
         "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
         "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",

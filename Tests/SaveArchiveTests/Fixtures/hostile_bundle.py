@@ -85,6 +85,14 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
         add(tar, "manifest.json", manifest([(nfc, GOOD), (nfd, b"other\n")]))
         add(tar, "files/" + nfc, GOOD)
         add(tar, "files/" + nfd, b"other\n")
+    elif case == "nfc-nfd-folders":
+        # Not hostile: two folders whose names differ only in normalisation (two folders on
+        # Linux), one file in each, the NFD one's listed first (byte order).
+        nfc, nfd = unicodedata.normalize("NFC", "café"), unicodedata.normalize("NFD", "café")
+        files = sorted([(nfc + "/a.json", GOOD), (nfd + "/b.json", b"other\n")], key=lambda f: f[0].encode())
+        add(tar, "manifest.json", manifest(files))
+        for path, data in files:
+            add(tar, "files/" + path, data)
     elif case == "bigger-than-declared":
         add(tar, "manifest.json", manifest(files))
         add(tar, "files/save.json", GOOD + b"and a lot more than the manifest says" * 100)

@@ -111,6 +111,11 @@ struct ManifestReaderTests {
         #expect(Self.refusal(Self.manifest([Self.file(escaped)])) == "caf\\xC3\\xA9.json: caf\\xC3\\xA9.json spells as escapes bytes that are UTF-8, expected each name in its one spelling (docs/bundles.md)")
         #expect(Self.refusal(Self.manifest([Self.file("a"), Self.hardLink("b", to: escaped)]))?.contains("spells as escapes bytes that are UTF-8") == true)
         #expect(Self.refusal(Self.manifest([Self.file("caf\u{EFE9}.json")])) == nil)
+        // Folders too: a format-2 manifest lists both spellings of a folder, and the second is refused.
+        let folders = Self.manifest([
+            Self.directory("cafe\u{301}"), Self.file("cafe\u{301}/b.json"), Self.directory("caf\u{E9}"), Self.file("caf\u{E9}/a.json"),
+        ])
+        #expect(Self.refusal(folders)?.hasSuffix("listed twice (or once more in another Unicode normalisation), expected each file once") == true)
     }
 
     /// A name in a message stays on one line and shows what it is: a bundle's entry cannot

@@ -80,7 +80,7 @@ final class TarReader {
             }
             let size = try number(header, 124, 12, at: headerOffset, field: "size")
             let typeflag = header[156]
-            if [UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "L"), UInt8(ascii: "K")].contains(typeflag) {
+            if Self.isExtension(typeflag) {
                 extensionBytes += min(max(size, 0), Self.maxExtensionSize + 1)
                 guard extensionBytes <= Self.maxExtensionSize else {
                     throw fault(at: headerOffset, "extended headers of more than \(Self.maxExtensionSize) bytes before one entry, expected at most that")
@@ -180,14 +180,28 @@ final class TarReader {
         // In two steps: a size near 2^63 and its padding would overflow as one sum.
         let (data, after) = (remaining, Int64(padding))
         (remaining, padding) = (0, 0)
-        for var left in [data, after] {
-            while left > 0 {
-                if position == block.count { try refill(for: what() ?? "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
-                let count = Int(min(left, Int64(block.count - position)))
-                position += count
-                offset += Int64(count)
-                left -= Int64(count)
-            }
+        // Two calls, not a loop over an array of the two: no allocation for every entry.
+        try skip(data, inside: what())
+        try skip(after, inside: what())
+    }
+
+    private func skip(_ count: Int64, inside what: @autoclosure () -> String?) throws(ArchiveError) {
+        var left = count
+        while left > 0 {
+            if position == block.count { try refill(for: what() ?? "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
+            let step = Int(min(left, Int64(block.count - position)))
+            position += step
+            offset += Int64(step)
+            left -= Int64(step)
+        }
+    }
+
+    /// A pax extended header (`x`, global `g`) or a GNU long name or link (`L`, `K`): what
+    /// describes the entry after it. A switch, not an array's `contains`, for every header.
+    private static func isExtension(_ typeflag: UInt8) -> Bool {
+        switch typeflag {
+        case UInt8(ascii: "x"), UInt8(ascii: "g"), UInt8(ascii: "L"), UInt8(ascii: "K"): true
+        default: false
         }
     }
 

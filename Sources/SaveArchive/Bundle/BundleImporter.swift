@@ -225,7 +225,7 @@ public struct BundleImporter {
         // and `hasPrefix` would not see the prefix (what lands is still what follows it).
         var entryPath = entryPath
         return entryPath.withUTF8 { bytes in
-            let prefix = Array("files/".utf8)
+            let prefix = "files/".utf8
             let landing = bytes.starts(with: prefix) ? UnsafeBufferPointer(rebasing: bytes[prefix.count...]) : bytes
             return unsafePathReason(bytes: landing)
         }

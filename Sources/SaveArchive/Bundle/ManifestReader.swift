@@ -380,7 +380,7 @@ struct ManifestChecks {
     mutating func check(_ file: BundleManifest.File, index: Int) throws {
         let path = file.path
         if !unordered {
-            if let previous, case let order = Self.compareBytes(previous, path), order >= 0 {
+            if let previous, case let order = PathBytes.compare(previous, path), order >= 0 {
                 if order == 0 { throw duplicate(path) }
                 throw Unordered()
             }
@@ -396,16 +396,8 @@ struct ManifestChecks {
         // By bytes: a "/" followed by a combining mark is one Character, but still a separator.
         // Most entries share the folder of the one before, whose parents were settled then:
         // that folder is compared in place, and a string made only for a new one.
-        var pathBytes = path
-        let newFolder = pathBytes.withUTF8 { bytes -> Bool? in
-            guard let lastSlash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
-            guard var settled = settledFolder else { return true }
-            return settled.withUTF8 { settled in
-                settled.count != lastSlash || (lastSlash > 0 && memcmp(settled.baseAddress!, bytes.baseAddress!, lastSlash) != 0)
-            }
-        }
-        guard let newFolder else { return }
-        if newFolder {
+        guard let sameFolder = PathBytes.folder(of: path, is: settledFolder) else { return }
+        if !sameFolder {
             let utf8 = path.utf8
             let folder = String(Substring(utf8[..<utf8.lastIndex(of: UInt8(ascii: "/"))!]))
             var parent = Substring(folder)
@@ -420,16 +412,6 @@ struct ManifestChecks {
         }
     }
 
-    /// The order of two paths by their UTF-8 bytes (export's order), as `memcmp` gives it.
-    private static func compareBytes(_ first: String, _ second: String) -> Int {
-        var (first, second) = (first, second)
-        return first.withUTF8 { a in
-            second.withUTF8 { b in
-                let common = memcmp(a.baseAddress ?? UnsafePointer(bitPattern: 1)!, b.baseAddress ?? UnsafePointer(bitPattern: 1)!, min(a.count, b.count))
-                return common != 0 ? Int(common) : a.count - b.count
-            }
-        }
-    }
 
     /// The second pass, over every entry again.
     mutating func checkAgain(_ file: BundleManifest.File, index: Int) throws {

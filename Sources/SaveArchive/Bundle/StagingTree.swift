@@ -98,16 +98,7 @@ final class StagingTree {
         guard let slash = relative.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (rootDescriptor, relative) }
         let name = String(relative[relative.utf8.index(after: slash)...])
         // Most files share the folder of the one before: compared as bytes, with no string made.
-        if let cached {
-            var (path, cachedPath) = (relative, cached.path)
-            let folderLength = relative.utf8.distance(from: relative.utf8.startIndex, to: slash)
-            let same = path.withUTF8 { path in
-                cachedPath.withUTF8 { folder in
-                    folder.count == folderLength && (folderLength == 0 || memcmp(folder.baseAddress!, path.baseAddress!, folderLength) == 0)
-                }
-            }
-            if same { return (cached.descriptor, name) }
-        }
+        if let cached, PathBytes.folder(of: relative, is: cached.path) == true { return (cached.descriptor, name) }
         let parentPath = String(relative[..<slash])
         var descriptor = rootDescriptor
         for component in parentPath.split(separator: "/").map(String.init) {

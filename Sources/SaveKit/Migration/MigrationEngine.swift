@@ -171,6 +171,11 @@ public struct MigrationEngine: Sendable {
         case .assert(let path, let expected, let type, let keysIn):
             let matches = Self.expand(path, in: value)
             if matches.isEmpty { throw fail(path, "no value, expected \(expected.map { "\($0)" } ?? type ?? "one")") }
+            // The keys allowed, read once for every target (an assert changes nothing); a dozen
+            // players are compared, and a set is made only for many.
+            let allowed = keysIn.map { Self.values(matching: $0, in: value).compactMap(\.stringValue) } ?? []
+            let large = allowed.count < 16 ? nil : Set(allowed)
+            let isAllowed = { (key: String) in large?.contains(key) ?? allowed.contains(key) }
             for (target, _) in matches {
                 guard let current = value.value(at: target) else { throw fail(target, "no value, expected one") }
                 if let expected, current != expected {
@@ -181,10 +186,6 @@ public struct MigrationEngine: Sendable {
                 }
                 if let keysIn {
                     guard let entries = current.dictionaryValue else { throw fail(target, "found \(current.typeNameWithArticle), expected a dictionary") }
-                    let allowed = Self.values(matching: keysIn, in: value).compactMap(\.stringValue)
-                    // A dozen players are compared; a set is made only for many.
-                    let large = allowed.count < 16 ? nil : Set(allowed)
-                    let isAllowed = { (key: String) in large?.contains(key) ?? allowed.contains(key) }
                     if let stray = entries.keys.first(where: { !isAllowed($0) }) {
                         throw fail(target.appending(stray), "\"\(stray)\" is not among the values at \(keysIn.displayText), expected only those keys")
                     }

@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The module rules, read off the sources: what each module may import, and that flag names
-/// live only in the command-line tool.
+/// The module rules, read off the sources: what each module may import, that flag names live
+/// only in the command-line tool, that libarchive is called from one folder and that no code
+/// asks whether a codec is one concrete type.
 @Suite("architecture")
 struct ArchitectureTests {
     /// The Swift files of one target, with their text.
@@ -63,5 +64,61 @@ struct ArchitectureTests {
             }
         }
         #expect(checked > 1000)
+    }
+
+    /// The targets under `Sources/` that hold Swift.
+    static func swiftTargets() throws -> [String] {
+        let root = Corpus.packageRoot.appendingPathComponent("Sources").path
+        return try FileManager.default.contentsOfDirectory(atPath: root).sorted().filter { target in
+            Files.regularFiles(under: root + "/" + target).contains { $0.hasSuffix(".swift") }
+        }
+    }
+
+    /// What sets a codec apart is asked through `SaveCodec` (its traits, its viewed archive), so
+    /// that a plugin or a new codec is treated as the built-in ones are: only a codec's own
+    /// folder may test for its type with `is` or `as?`.
+    @Test func concreteCodecTypesAreTestedOnlyInTheirOwnFolder() throws {
+        var sources: [(folder: String, path: String, text: String)] = []
+        for target in try Self.swiftTargets() {
+            for file in try Self.sources(target) {
+                let folder = (target + "/" + file.path).split(separator: "/").dropLast().joined(separator: "/")
+                sources.append((folder, target + "/" + file.path, file.text))
+            }
+        }
+        // Every type that conforms to `SaveCodec` where it is declared, with that file's folder.
+        var codecFolders: [String: String] = [:]
+        for source in sources {
+            for match in source.text.matches(of: /(?m)^\s*(?:public |package )?(?:final )?(?:struct|class) (\w+)[^{\n]*:[^{\n]*\bSaveCodec\b/) {
+                codecFolders[String(match.output.1)] = source.folder
+            }
+        }
+        #expect(Set(codecFolders.keys).isSuperset(of: ["JSONCodec", "BinaryPlistCodec", "XMLPlistCodec", "KeyedArchiveCodec", "ExternalCodec", "ArchiveCodec"]))
+        var checked = 0
+        for source in sources {
+            for (number, line) in source.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                guard !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") else { continue }
+                checked += 1
+                for match in line.matches(of: /\b(?:is|as[?!])\s+(\w+)/) {
+                    guard let folder = codecFolders[String(match.output.1)] else { continue }
+                    #expect(source.folder == folder || source.folder.hasPrefix(folder + "/"), "\(source.path):\(number + 1): \(line)")
+                }
+            }
+        }
+        #expect(checked > 10_000)
+    }
+
+    /// libarchive is reached through `SaveArchive/Archive` (reading and writing archives) and
+    /// `SaveArchive/Compression` (its compression filters), nowhere else.
+    @Test func libarchiveIsCalledFromTheArchiveFoldersOnly() throws {
+        var callers: [String] = []
+        for target in try Self.swiftTargets() {
+            for file in try Self.sources(target) where Self.imports(file.text).contains("CArchive") || file.text.contains("archive_read_") || file.text.contains("archive_write_") {
+                callers.append(target + "/" + file.path)
+            }
+        }
+        #expect(!callers.isEmpty)
+        for caller in callers {
+            #expect(caller.hasPrefix("SaveArchive/Archive/") || caller.hasPrefix("SaveArchive/Compression/"), "\(caller) calls libarchive")
+        }
     }
 }

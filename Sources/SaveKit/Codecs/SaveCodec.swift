@@ -31,6 +31,9 @@ public protocol SaveCodec: Sendable {
     var origin: CodecOrigin { get }
     /// What sets the codec apart, so that callers never test for a concrete codec type.
     var traits: CodecTraits { get }
+    /// The archive of objects a document was read from, when this codec shows a view of one
+    /// (``KeyedArchiveCodec``): what `inspect` summarises. `nil` (the default) otherwise.
+    var viewedArchive: KeyedArchive? { get }
     /// Whether the first bytes of a file (up to ``CodecRegistry/sniffLength``) look like this format.
     /// Only magic numbers and the like: a cheap, certain test, not a parse.
     func sniff(_ prefix: ArraySlice<UInt8>) -> Bool
@@ -62,6 +65,7 @@ public protocol SaveCodec: Sendable {
 extension SaveCodec {
     public var origin: CodecOrigin { .builtIn }
     public var traits: CodecTraits { [] }
+    public var viewedArchive: KeyedArchive? { nil }
 
     public func decode(_ bytes: [UInt8]) throws -> SaveValue {
         try decode(bytes, options: DecodingOptions())
@@ -84,6 +88,9 @@ public struct CodecTraits: OptionSet, Sendable {
     /// Its magic bytes are conclusive: a file that has them is of this codec, whatever its
     /// extension says (a binary plist named `.json`).
     public static let conclusiveMagic = CodecTraits(rawValue: 1 << 2)
+    /// Its documents are a view of the objects an archive holds (`NSKeyedArchiver`), kept in a
+    /// property list that another codec reads: `--from keyed` reads that plist and then the view.
+    public static let viewOfArchive = CodecTraits(rawValue: 1 << 3)
 }
 
 /// Where a codec was loaded from.

@@ -69,7 +69,7 @@ public struct DocumentSummary: Sendable {
                 if let found = try EmbeddedDocument.decodeReportingArchives(Array(bytes), registry: registry) {
                     embedded.append(Embedded(
                         pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value),
-                        byteCount: bytes.count, keyedArchive: (found.codec as? KeyedArchiveCodec)?.original?.summary))
+                        byteCount: bytes.count, keyedArchive: found.codec.viewedArchive?.summary))
                 }
             } catch {
                 embedded.append(Embedded(

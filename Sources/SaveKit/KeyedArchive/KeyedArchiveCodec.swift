@@ -19,6 +19,8 @@ public struct KeyedArchiveCodec: SaveCodec {
     public var capabilities: ValueCapabilities { container.capabilities.subtracting(.uid).union([.null, .date, .subsecondDate, .anyYearDate]) }
     /// The archive this codec writes back over, if it was read from one.
     public var original: KeyedArchive?
+    public var viewedArchive: KeyedArchive? { original }
+    public var traits: CodecTraits { .viewOfArchive }
     /// The property list codec the archive is written in: the one it was read with.
     public var container: any SaveCodec
     public var writing = KeyedArchive.WritingOptions()

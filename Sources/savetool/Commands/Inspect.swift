@@ -72,7 +72,7 @@ struct Inspect: ParsableCommand {
             "size:      \(document.bytes.count) bytes",
             "top level: \(describe(summary.topLevelType, summary.topLevelCount))",
         ]
-        if let archive = (document.codec as? KeyedArchiveCodec)?.original?.summary {
+        if let archive = document.codec.viewedArchive?.summary {
             lines.insert("archive:   \(archive) (read as the objects it holds; --raw-archive shows the table)", at: 2)
         }
         let width = min(summary.members.map(\.key.count).max() ?? 0, 32)
@@ -212,7 +212,7 @@ struct Inspect: ParsableCommand {
             "file": .string(file), "codec": .string(document.codec.id), "size": .int(UInt64(document.bytes.count)),
             "topLevel": topLevel, "valueCounts": counts, "depth": .int(UInt64(summary.depth)), "embedded": .array(embedded),
         ]
-        if let archive = (document.codec as? KeyedArchiveCodec)?.original?.summary {
+        if let archive = document.codec.viewedArchive?.summary {
             try? value.setValue(Self.json(archive), at: JSONPointer(tokens: ["keyedArchive"]))
         }
         return value

@@ -20,7 +20,7 @@ struct LoadedDocument {
             var codec = try (codecID ?? reading.from).map { id throws(CodecError) in try registry.requireCodec(id: id) }
                 ?? registry.detect(bytes: input.bytes, path: input.nameForExtension)
             var registry = registry
-            if codec is KeyedArchiveCodec {
+            if codec.traits.contains(.viewOfArchive) {
                 // `--from keyed`: read as the plist it is, so that an edit is written over its own table.
                 codec = registry.codec(sniffing: input.bytes) ?? XMLPlistCodec()
                 registry.seesThroughKeyedArchives = true

@@ -16,9 +16,11 @@ struct ManifestReaderTests {
         Array(("{\"format\": \"savetool.bundle/2\", \"source\": \"s\", \"files\": [\n" + entries.joined(separator: ",\n") + "\n]}\n").utf8)
     }
 
-    static func file(_ path: String, size: Int = 1) -> String { #"{"path": "\#(path)", "size": \#(size), "sha256": "\#(digest)"}"# }
-    static func directory(_ path: String) -> String { #"{"path": "\#(path)", "type": "directory"}"# }
-    static func hardLink(_ path: String, to target: String) -> String { #"{"path": "\#(path)", "type": "hardlink", "target": "\#(target)"}"# }
+    /// The members every entry has: what a restore gives a file or folder.
+    static let restored = #""mode": "0644", "modifiedAt": "2026-11-20T21:14:03Z""#
+    static func file(_ path: String, size: Int = 1) -> String { #"{"path": "\#(path)", "size": \#(size), "sha256": "\#(digest)", \#(restored)}"# }
+    static func directory(_ path: String) -> String { #"{"path": "\#(path)", "type": "directory", \#(restored)}"# }
+    static func hardLink(_ path: String, to target: String) -> String { #"{"path": "\#(path)", "type": "hardlink", "target": "\#(target)", \#(restored)}"# }
 
     /// Reads `bytes` from memory and from a spool that spills past 256 bytes.
     static func readBothWays(_ bytes: [UInt8]) throws -> [(summary: BundleSummary, files: [BundleManifest.File], held: Bool)] {
@@ -78,7 +80,7 @@ struct ManifestReaderTests {
             }
         }
         // `format` after `files`, behind an array: the first reading misses it, the second finds it.
-        var formatLast = Array(#"{"source": "s", "files": [{"path": "a", "type": "directory"}], "format": "savetool.bundle/2", "n": [1]}"#.utf8)
+        var formatLast = Array(#"{"source": "s", "files": [\#(Self.directory("a"))], "format": "savetool.bundle/2", "n": [1]}"#.utf8)
         #expect(try Self.readBothWays(formatLast).allSatisfy { $0.files.map(\.path) == ["a"] && $0.summary.format == "savetool.bundle/2" })
         // A fault in an entry is reported as it is, whether or not the guess was right.
         formatLast = Array(#"{"format": "savetool.bundle/2", "files": [{"path": "../a", "type": "directory"}], "n": [1]}"#.utf8)
@@ -147,7 +149,7 @@ struct ManifestReaderTests {
     @Test func nothingLiesInsideAFileOrALink() {
         // `a.x` comes between `a` and `a/b` in byte order.
         #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a.x"), Self.file("a/b")])) == "a/b: inside a, listed as a file, expected entries inside folders only")
-        let link = #"{"path": "a", "type": "symlink", "target": "d"}"#
+        let link = #"{"path": "a", "type": "symlink", "target": "d", \#(Self.restored)}"#
         #expect(Self.refusal(Self.manifest([link, Self.directory("d"), Self.file("a/b")]))
             == "a/b: inside a, a symbolic link, which an import never writes through, expected entries inside folders only")
         // Parents that are not listed (format 1, or a hand-made bundle) are fine.
@@ -156,6 +158,45 @@ struct ManifestReaderTests {
         #expect(Self.refusal(Self.manifest([Self.file("a"), Self.file("a/\u{301}b")])) == "a/\u{301}b: inside a, listed as a file, expected entries inside folders only")
         // Files in one folder, then in another below a file.
         #expect(Self.refusal(Self.manifest([Self.directory("d"), Self.file("d/x"), Self.file("d/y"), Self.file("e"), Self.file("e/z")])) == "e/z: inside e, listed as a file, expected entries inside folders only")
+    }
+
+    /// A mode or a time that is missing or cannot be read is refused with the path and what
+    /// it held, never guessed: a private save was restored as 0644, and dated 1970, without a
+    /// word. Each entry is read both ways: straight from its bytes, and decoded (a member that
+    /// is not a plain string, or an unknown one, sends an entry to the decoder).
+    @Test func aModeOrTimeThatCannotBeReadIsRefused() {
+        let digest = Self.digest
+        func entry(_ members: String) -> [String] {
+            [#"{"path": "a", "size": 1, "sha256": "\#(digest)", \#(members)}"#, #"{"path": "a", "size": 1, "sha256": "\#(digest)", "unknown": 1, \#(members)}"#]
+        }
+        let time = #""modifiedAt": "2026-11-20T21:14:03Z""#
+        let cases: [(members: String, refusal: String)] = [
+            (#""mode": "0600x", \#(time)"#, #"a has the mode "0600x", expected permission bits in octal, such as "0644" (at most 7777)"#),
+            (#""mode": "banana", \#(time)"#, #"a has the mode "banana""#),
+            (#""mode": "17777", \#(time)"#, #"a has the mode "17777""#),
+            (#""mode": "", \#(time)"#, #"a has the mode """#),
+            (#""mode": "-644", \#(time)"#, #"a has the mode "-644""#),
+            (time, #"a has no "mode", expected permission bits in octal, such as "0644" (at most 7777)"#),
+            (#""mode": 420, \#(time)"#, #"a has the mode 420, expected"#),
+            (#""mode": "0644", "modifiedAt": "yesterday""#, #"a has the modifiedAt "yesterday", expected an RFC 3339 time such as "2026-11-20T21:14:03Z" or @ and the seconds since 1970"#),
+            (#""mode": "0644", "modifiedAt": "2026-13-45T99:00:00Z""#, #"a has the modifiedAt "2026-13-45T99:00:00Z""#),
+            (#""mode": "0644", "modifiedAt": 12345"#, #"a has the modifiedAt 12345, expected"#),
+            (#""mode": "0644", "modifiedAt": "@1.x""#, #"a has the modifiedAt "@1.x""#),
+            (#""mode": "0644""#, #"a has no "modifiedAt", expected an RFC 3339 time such as "2026-11-20T21:14:03Z""#),
+        ]
+        for (members, refusal) in cases {
+            for text in entry(members) {
+                let message = Self.refusal(Self.manifest([text]))
+                #expect(message?.contains(refusal) == true, "\(text): \(message ?? "taken")")
+            }
+        }
+        // What export writes, and the modes and times it may write, are taken.
+        for (mode, expected) in [("0644", 0o644), ("644", 0o644), ("4755", 0o4755), ("07777", 0o7777), ("0", 0)] as [(String, UInt16)] {
+            for text in entry(#""mode": "\#(mode)", "modifiedAt": "@-0.5""#) {
+                let files = try? Self.readBothWays(Self.manifest([text])).map(\.files)
+                #expect(files?.allSatisfy { $0.map(\.mode) == [expected] && $0.map(\.modified) == [Timestamp(seconds: -1, nanoseconds: 500_000_000)] } == true, "\(text)")
+            }
+        }
     }
 
     @Test func aHardLinkLeadsToAFileListedBeforeIt() {
@@ -242,16 +283,26 @@ struct ManifestReaderTests {
     }
 
     /// A file time outside the years 1 to 9999 (tmpfs, XFS and Btrfs hold them; RFC 3339 cannot
-    /// spell them) is written as `@seconds.nanoseconds` and read back exactly, not as 1970.
+    /// spell them) is written as `@` and the seconds as a decimal number, and read back exactly,
+    /// not as 1970: `@-100000000000.5` is half a second before −100000000000, which `timespec`
+    /// holds as −100000000001 seconds and 5e8 nanoseconds.
     @Test func timesRFC3339CannotSpellComeBackExactly() throws {
         let times = [
-            Timestamp(seconds: -99_999_999_999, nanoseconds: 500_000_000), Timestamp(seconds: 253_402_300_800),
-            Timestamp(seconds: 999_999_999_999, nanoseconds: 123_456_789), Timestamp(seconds: -62_135_596_801, nanoseconds: 1),
-            Timestamp(seconds: 1_763_712_000, nanoseconds: 5),
+            Timestamp(seconds: -100_000_000_001, nanoseconds: 500_000_000), Timestamp(seconds: 253_402_300_800),
+            Timestamp(seconds: 999_999_999_999, nanoseconds: 123_456_789), Timestamp(seconds: -62_135_596_802, nanoseconds: 999_999_999),
+            Timestamp(seconds: -100_000_000_000), Timestamp(seconds: 1_763_712_000, nanoseconds: 5),
         ]
         #expect(times.map(\.description) == [
-            "@-99999999999.5", "@253402300800", "@999999999999.123456789", "@-62135596801.000000001", "2025-11-21T08:00:00.000000005Z",
+            "@-100000000000.5", "@253402300800", "@999999999999.123456789", "@-62135596801.000000001", "@-100000000000",
+            "2025-11-21T08:00:00.000000005Z",
         ])
+        // What a reader of decimal numbers makes of each `@` form is the time itself.
+        for time in times where time.description.hasPrefix("@") {
+            let decimal = Decimal(string: String(time.description.dropFirst()))!
+            #expect(decimal == Decimal(time.seconds) + Decimal(Int(time.nanoseconds)) / 1_000_000_000, "\(time.description)")
+        }
+        #expect(Timestamp(parsing: "@-0.25") == Timestamp(seconds: -1, nanoseconds: 750_000_000))
+        #expect(Timestamp(parsing: "@-0") == Timestamp(seconds: 0))
         var entries: [String] = []
         for (index, time) in times.enumerated() {
             #expect(Timestamp(parsing: time.description) == time, "\(time.description)")
@@ -261,7 +312,9 @@ struct ManifestReaderTests {
         for reading in try Self.readBothWays(Self.manifest(entries)) {
             #expect(reading.files.map(\.modified) == times)
         }
-        for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1"] { #expect(Timestamp(parsing: text) == nil, "\(text)") }
+        for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1", "@-", "@--1", "@+1", "@-.5", "@-9223372036854775808.5"] {
+            #expect(Timestamp(parsing: text) == nil, "\(text)")
+        }
     }
 
     /// Entries of export's plain shape are read straight from their bytes; anything else is

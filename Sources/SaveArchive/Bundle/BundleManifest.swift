@@ -306,8 +306,9 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     /// RFC 3339 in UTC, with the nanoseconds when there are any: `2026-11-20T21:14:03.123456789Z`.
     /// A time outside the years 1 to 9999, which RFC 3339 cannot spell (tmpfs, XFS and Btrfs
-    /// can hold one), is `@`, the whole seconds since 1970 and, after a dot, the nanoseconds, as
-    /// the file system keeps them: `@-99999999999.5` (`tv_sec` −99999999999, `tv_nsec` 5e8).
+    /// can hold one), is `@` and the seconds since 1970 as a decimal number, to the nanosecond:
+    /// `@-99999999999.5` is half a second before −99999999999 (`tv_sec` −100000000000, `tv_nsec`
+    /// 5e8, as the file system keeps it), so that any tool that reads a number reads the time.
     public var description: String {
         var bytes: [UInt8] = []
         append(to: &bytes)
@@ -318,8 +319,15 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
     func append(to bytes: inout [UInt8]) {
         guard RFC3339.isInRange(Date(timeIntervalSince1970: Double(seconds))) else {
             bytes.append(UInt8(ascii: "@"))
-            bytes.append(contentsOf: String(seconds).utf8)
-            RFC3339.appendFraction(nanoseconds: nanoseconds, to: &bytes)
+            if seconds < 0 && nanoseconds > 0 {
+                // −100000000000 and 5e8 ns is −99999999999.5: the whole part moves one toward 0.
+                bytes.append(UInt8(ascii: "-"))
+                bytes.append(contentsOf: String(-(seconds + 1)).utf8)
+                RFC3339.appendFraction(nanoseconds: 1_000_000_000 - nanoseconds, to: &bytes)
+            } else {
+                bytes.append(contentsOf: String(seconds).utf8)
+                RFC3339.appendFraction(nanoseconds: nanoseconds, to: &bytes)
+            }
             return
         }
         RFC3339.appendUnixTime(seconds: seconds, nanoseconds: nanoseconds, to: &bytes)
@@ -329,13 +337,26 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
     public init?(parsing text: String) {
         if text.hasPrefix("@") {
             let parts = text.dropFirst().split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let seconds = Int64(parts[0]) else { return nil }
+            let negative = parts[0].hasPrefix("-")
+            // The whole part's digits alone: its sign is the whole number's (`@-0.5` is below 0).
+            let digits = parts[0].dropFirst(negative ? 1 : 0)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }), let whole = Int64(digits) else { return nil }
             var nanoseconds: Int32 = 0
             if parts.count == 2 {
                 guard !parts[1].isEmpty, let fraction = RFC3339.nanoseconds(fraction: parts[1].utf8) else { return nil }
                 nanoseconds = fraction
             }
-            self.init(seconds: seconds, nanoseconds: nanoseconds)
+            guard negative else {
+                self.init(seconds: whole, nanoseconds: nanoseconds)
+                return
+            }
+            // −99999999999.5 is −100000000000 and 5e8 ns, as `timespec` holds it.
+            guard nanoseconds > 0 else {
+                self.init(seconds: -whole, nanoseconds: 0)
+                return
+            }
+            guard whole < Int64.max else { return nil }
+            self.init(seconds: -whole - 1, nanoseconds: 1_000_000_000 - nanoseconds)
             return
         }
         guard let (seconds, nanoseconds) = RFC3339.parseUnixTime(text) else { return nil }

@@ -22,6 +22,10 @@ struct ManifestEntryFields: Sendable {
     var mode: String?
     /// `modifiedAt`, read; `nil` when it is missing or not a time.
     var modified: Timestamp?
+    /// What `mode` held when it is there but is not a string, as JSON, for the error.
+    var unreadableMode: String?
+    /// What `modifiedAt` held when it is there but is not a time, as JSON, for the error.
+    var unreadableTime: String?
     var target: String?
     var uid: Int64?
     var gid: Int64?
@@ -41,8 +45,21 @@ struct ManifestEntryFields: Sendable {
         type = file["type"]?.stringValue
         size = integer("size")
         sha256 = file["sha256"]?.stringValue
-        mode = file["mode"]?.stringValue
-        modified = file["modifiedAt"]?.stringValue.flatMap(Timestamp.init(parsing:))
+        func json(_ value: SaveValue) -> String {
+            var options = EncodingOptions()
+            options.pretty = false
+            var json = (try? JSONCodec().encode(value, options: options)) ?? []
+            while json.last == UInt8(ascii: "\n") { json.removeLast() }
+            return String(decoding: json.prefix(80), as: UTF8.self)
+        }
+        if let value = file["mode"] {
+            mode = value.stringValue
+            if mode == nil { unreadableMode = json(value) }
+        }
+        if let time = file["modifiedAt"] {
+            modified = time.stringValue.flatMap(Timestamp.init(parsing:))
+            if modified == nil { unreadableTime = json(time) }
+        }
         target = file["target"]?.stringValue
         (uid, gid) = (integer("uid"), integer("gid"))
         codec = file["codec"]?.stringValue
@@ -175,6 +192,7 @@ struct ManifestEntryFields: Sendable {
                     } else {
                         modified = RFC3339.parseUnixTime(bytes: run).map { Timestamp(seconds: $0.seconds, nanoseconds: $0.nanoseconds) }
                     }
+                    if modified == nil { unreadableTime = "\"" + String(decoding: run, as: UTF8.self) + "\"" }
                 default:
                     guard let value = text() else { return nil }
                     switch key {

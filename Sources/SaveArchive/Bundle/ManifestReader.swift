@@ -257,17 +257,26 @@ enum ManifestReader {
             }
             (size, sha256) = (declared, digest)
         }
-        let mode = file.mode.flatMap { UInt16($0, radix: 8) } ?? (type == .directory ? 0o755 : 0o644)
-        let modified = file.modified ?? Timestamp(seconds: 0)
-        var entry = BundleManifest.File(
-            path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
-            target: file.target, codec: file.codec)
         if type == .symlink || type == .hardlink {
-            guard let target = entry.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
+            guard let target = file.target, !target.isEmpty else { throw bad("\(path) is a \(typeName) without a \"target\", expected one") }
             if type == .symlink, let problem = BundleImporter.symbolicLinkProblem(path, target) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
             }
         }
+        // A mode or a time that cannot be read is refused rather than guessed: a private save
+        // given 0644, or a time of 1970, would be restored without a word.
+        guard let mode = file.mode.flatMap(Self.permissionBits) else {
+            let found = file.mode.map { "the mode \"\(ExactFileName.printable($0))\"" } ?? file.unreadableMode.map { "the mode \(ExactFileName.printable($0))" }
+            throw bad("\(path) has \(found ?? "no \"mode\""), expected permission bits in octal, such as \"0644\" (at most 7777)")
+        }
+        guard let modified = file.modified else {
+            throw bad(
+                file.unreadableTime.map { "\(path) has the modifiedAt \(ExactFileName.printable($0)), expected an RFC 3339 time such as \"2026-11-20T21:14:03Z\" or @ and the seconds since 1970" }
+                    ?? "\(path) has no \"modifiedAt\", expected an RFC 3339 time such as \"2026-11-20T21:14:03Z\"")
+        }
+        var entry = BundleManifest.File(
+            path: path, type: type, size: size, sha256: sha256, mode: formatTwo ? mode & 0o7777 : mode & 0o777, modified: modified,
+            target: file.target, codec: file.codec)
         if let uid = file.uid, let gid = file.gid, uid >= 0, gid >= 0, uid <= UInt32.max, gid <= UInt32.max {
             entry.owner = (UInt32(uid), UInt32(gid))
         }
@@ -278,6 +287,21 @@ enum ManifestReader {
         entry.sparse = file.sparse
         (entry.kind, entry.version) = (file.kind, file.version.map(Int.init))
         return entry
+    }
+}
+
+extension ManifestReader {
+    /// `0644`, `4755` or `644`: permission bits with setuid, setgid and sticky, in octal, as
+    /// export writes them; `nil` for anything else.
+    static func permissionBits(_ text: String) -> UInt16? {
+        var value: UInt16 = 0
+        var digits = 0
+        for byte in text.utf8 {
+            guard byte &- UInt8(ascii: "0") < 8, digits < 6 else { return nil }
+            value = value << 3 | UInt16(byte &- UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 && value <= 0o7777 ? value : nil
     }
 }
 

@@ -216,6 +216,37 @@ struct ImportCommandTests {
         #expect(landed.status == 0, "\(landed.errors)")
     }
 
+    /// An import stages beside its destination: where this user may not write there, the import
+    /// is refused with exit 73 (the output cannot be created, as `convert` and `export` answer),
+    /// naming the folder, and its dry run is refused the same way rather than say "verified".
+    @Test func aPlaceTheImportCannotWriteInIsRefusedByTheDryRunToo() throws {
+        guard getuid() == 0 else {
+            Issue.record("this test runs the import as nobody through setpriv: it needs root, as CI has")
+            return
+        }
+        let (directory, bundle, _) = try Self.bundleAndFolder()
+        defer { chmod(directory.path + "/locked", 0o755); try? FileManager.default.removeItem(at: directory) }
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(directory.path, 0o755)
+        chmod(bundle, 0o644)
+        let locked = directory.appendingPathComponent("locked")
+        let existing = locked.appendingPathComponent("dest")
+        try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true)
+        try Data("mine\n".utf8).write(to: existing.appendingPathComponent("f"))
+        chown(existing.path, 65534, 65534)
+        chown(existing.path + "/f", 65534, 65534)
+        chmod(locked.path, 0o555)
+        for destination in [existing.path, locked.path + "/new/deeper"] {
+            for dryRun in [true, false] {
+                let imported = try FidelityTests.run([savetool, "import", bundle, "--into", destination] + (dryRun ? ["--dry-run"] : []), asRoot: false)
+                #expect(imported.status == 73, "\(destination) \(dryRun): \(imported.status) \(imported.errors)")
+                #expect(imported.errors == "savetool: \(locked.path): permission denied, expected a folder this user may write in: the import of \(destination) stages its files beside it\n")
+            }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: locked.path) == ["dest"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: existing.path) == ["f"])
+    }
+
     /// What the destination held is saved in a bundle first; when it holds what no bundle holds
     /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
     /// whole beside it, and the dry run says so first.

@@ -112,6 +112,13 @@ public struct BundleImporter {
                 bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
         var outcome = Outcome(summary: manifest.summary, previousContents: nil)
+        // The import stages beside the destination and keeps the old contents there: a place it
+        // may not write in is refused before anything is read (and a dry run is refused too,
+        // rather than say "verified" for an import that cannot happen).
+        try Self.requireWritable(FileIO.parentDirectory(of: destination), for: destination)
+        if originalsDirectory != FileIO.parentDirectory(of: destination), lstat(destination, &found) == 0 {
+            try Self.requireWritable(originalsDirectory, for: destination)
+        }
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
             // What would stop the real import keeping the old contents stops the dry run too.
@@ -130,7 +137,7 @@ public struct BundleImporter {
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
         } catch {
-            throw BundleImportError.io(path: destination, reason: "\(error)")
+            throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: destination), "cannot make the folder the import stages in: \(error)")
         }
         defer { if !swapped { FileIO.removeTree(staging) } }
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
@@ -693,6 +700,20 @@ public struct BundleImporter {
     }
 
     /// Makes the missing folders above `destination`, outermost first; returns the ones it made.
+    /// Throws, naming the folder, unless this process may create and remove entries in
+    /// `folder` or, where it does not exist yet, in the nearest folder above it that does.
+    private static func requireWritable(_ folder: String, for destination: String) throws {
+        var existing = folder
+        var info = stat()
+        while lstat(existing, &info) != 0 && errno == ENOENT && existing != "/" && !existing.isEmpty {
+            existing = FileIO.parentDirectory(of: existing)
+        }
+        guard faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) != 0 else { return }
+        throw SaveError(
+            .cannotCreate, file: existing,
+            "\(FileError.reason(errno)), expected a folder this user may write in: the import of \(destination) stages its files beside it")
+    }
+
     private static func makeParents(of destination: String) throws -> [String] {
         var missing: [String] = []
         var parent = FileIO.parentDirectory(of: destination)
@@ -708,7 +729,7 @@ public struct BundleImporter {
             } else if errno != EEXIST {
                 let reason = FileError.reason(errno)
                 for directory in made.reversed() { rmdir(directory) }
-                throw BundleImportError.io(path: directory, reason: "cannot create the folder to restore into: \(reason)")
+                throw SaveError(.cannotCreate, file: directory, "cannot create the folder to restore into: \(reason)")
             }
         }
         return made

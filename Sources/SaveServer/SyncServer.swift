@@ -13,7 +13,7 @@ import SaveSync
 public struct SyncServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// 0 picks a free port (the tests do); the port taken is handed to `onRunning`.
-    public var port = 8080
+    public var port = 8787
     public var storage: any SaveStorage
     /// `nil`: no tokens, and the server must listen on a loopback address only.
     public var tokens: TokenList?

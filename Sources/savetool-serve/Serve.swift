@@ -33,7 +33,7 @@ struct Serve: ParsableCommand {
             Examples:
               savetool serve --store /var/lib/savetool/sync --tokens tokens.json --host 0.0.0.0
               savetool serve --store sync --tokens tokens.json --tls-cert cert.pem --tls-key key.pem
-              savetool serve --store s3://saves/sync --port 8080 --backup-repo s3://saves/daily
+              savetool serve --store s3://saves/sync --listen 127.0.0.1:8787 --backup-repo s3://saves/daily
               savetool serve token add --tokens tokens.json --spaces 'blocks/*' --access write
             """,
         version: "0.1.0",
@@ -62,7 +62,7 @@ struct Serve: ParsableCommand {
                 SIGTERM or SIGINT stops it after the requests in flight.
 
                 Examples:
-                  savetool serve run --store /var/lib/savetool/sync --port 8080
+                  savetool serve run --store /var/lib/savetool/sync --port 8787
                   savetool serve run --store s3://saves/sync --tokens tokens.json --host 0.0.0.0
                   savetool serve run --store sync --tokens tokens.json --tls-cert cert.pem --tls-key key.pem
                 """)
@@ -72,11 +72,32 @@ struct Serve: ParsableCommand {
         @Option(help: ArgumentHelp("Where versions are kept: a directory, or s3://bucket/prefix (credentials and endpoint from AWS_* variables).", valueName: "dir|s3://…"), transform: PathArgument.named)
         var store: String
 
-        @Option(help: ArgumentHelp("The address to listen on.", valueName: "address"))
-        var host = "127.0.0.1"
+        @Option(help: ArgumentHelp("The address and port to listen on, in one ([::1]:8787 for IPv6); or give --host and --port.", valueName: "host:port"))
+        var listen: String?
 
-        @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on; 0 picks a free one (printed).", valueName: "port"))
-        var port = 8080
+        @Option(help: ArgumentHelp("The address to listen on (127.0.0.1 unless given).", valueName: "address"))
+        var host: String?
+
+        @Option(parsing: .unconditional, help: ArgumentHelp("The port to listen on, 8787 unless given; 0 picks a free one (printed).", valueName: "port"))
+        var port: Int?
+
+        /// Where to listen: `--listen`, or `--host` and `--port`, or 127.0.0.1:8787.
+        var address: (host: String, port: Int) {
+            get throws {
+                guard let listen else { return (host ?? "127.0.0.1", port ?? 8787) }
+                guard host == nil, port == nil else { throw ValidationError("--listen with --host or --port, expected one or the other") }
+                // The last colon ends the host: an IPv6 address is written in brackets.
+                guard let colon = listen.lastIndex(of: ":"), let number = Int(listen[listen.index(after: colon)...]), (0...65535).contains(number) else {
+                    throw ValidationError("--listen \(listen), expected host:port, such as 127.0.0.1:8787 or [::1]:8787")
+                }
+                var host = String(listen[..<colon])
+                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+                guard !host.isEmpty, !host.contains(":") || listen.hasPrefix("[") else {
+                    throw ValidationError("--listen \(listen), expected host:port, such as 127.0.0.1:8787 or [::1]:8787")
+                }
+                return (host, number)
+            }
+        }
 
         @Option(help: ArgumentHelp("The tokens file (see `savetool serve token add`).", valueName: "file"), transform: PathArgument.named)
         var tokens: String?
@@ -106,7 +127,8 @@ struct Serve: ParsableCommand {
         var keepVersions = 100
 
         func validate() throws {
-            guard (0...65535).contains(port) else { throw ValidationError("--port \(port), expected 0 to 65535") }
+            if let port, !(0...65535).contains(port) { throw ValidationError("--port \(port), expected 0 to 65535") }
+            _ = try address
             guard maxBody > 0, timeout > 0, maxConnections > 0, keepBackups > 0, keepVersions >= 0 else {
                 throw ValidationError("--max-body, --timeout, --max-connections and --keep-backups must be above 0, --keep-versions at least 0")
             }
@@ -140,6 +162,7 @@ struct Serve: ParsableCommand {
                 }
                 var configuration = SyncServerConfiguration(
                     storage: storage, tokens: try tokens.map { try TokenList(file: $0) }, kinds: try global.kinds(), registry: global.registry())
+                let (host, port) = try address
                 (configuration.host, configuration.port, configuration.maxBody) = (host, port, maxBody)
                 configuration.tokensFile = tokens
                 // A body that stalls gets its 408 before the connection is given up as idle.
@@ -166,10 +189,12 @@ struct Serve: ParsableCommand {
             let done = DispatchSemaphore(value: 0)
             Task {
                 do {
-                    let open = tokens == nil, host = host
+                    let open = tokens == nil, host = configuration.host
                     let app = try SyncServer.buildApplication(configuration) { port in
                         if open { Console.error("savetool: no --tokens: anyone on this machine may read and push; listening on \(host) only") }
-                        Console.output("savetool serve: listening on \(configuration.tls == nil ? "http" : "https")://\(configuration.host):\(port)\n")
+                        // An IPv6 address is written in brackets in a URL.
+                        let shown = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
+                        Console.output("savetool serve: listening on \(configuration.tls == nil ? "http" : "https")://\(shown):\(port)\n")
                     }
                     try await app.runService()
                 } catch {

@@ -42,7 +42,7 @@ struct Sync: ParsableCommand {
               savetool sync kape --server https://saves.example.com --space kape/player-42 --token-file ~/.savetool-token
               savetool sync kape --server https://qa:8443 --cacert qa.pem --space kape/p-42
               savetool sync kape --server https://saves.example.com --space kape/player-42 --take-server   # after a conflict: the server's copy
-              savetool sync com.example.blocks.plist --server http://127.0.0.1:8080 --space blocks/player-42 --slot Library/Preferences/com.example.blocks.plist
+              savetool sync com.example.blocks.plist --server http://127.0.0.1:8787 --space blocks/player-42 --slot Library/Preferences/com.example.blocks.plist
             """
     )
 

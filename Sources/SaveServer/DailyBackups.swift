@@ -75,7 +75,7 @@ public final class DailyBackups: Sendable {
                     // name holds a `%`, so nothing else lands there).
                     let flat = folder + "/" + space + "/%slots/" + slot.replacingOccurrences(of: "/", with: "%2F")
                     do { try stage(at: flat) } catch {
-                        throw SaveError(.io, file: flat, "cannot stage the head of \(space)/slots/\(slot): \((error as? FileError)?.description ?? error.localizedDescription)")
+                        throw SaveError(.io, file: flat, "cannot stage the head of \(space)/slots/\(slot): \(FileError.reason(of: error))")
                     }
                 }
                 heads += 1

@@ -112,7 +112,7 @@ public struct LocalFolderStorage: SaveStorage {
         let path = try self.path(of: name)
         guard access(path, F_OK) == 0 else { throw SaveError(.notFound, file: path, "no such object in \(directory)") }
         do { try FileManager.default.copyItem(atPath: path, toPath: file) } catch {
-            throw SaveError(.cannotCreate, file: file, error.localizedDescription)
+            throw SaveError(.cannotCreate, file: file, FileError.reason(of: error))
         }
     }
 

@@ -306,7 +306,7 @@ public final class SyncClient: Sendable {
             var found = stat()
             if lstat(place, &found) != 0 {
                 do { try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: false) } catch {
-                    throw SaveError(.cannotCreate, file: place, "cannot be created: \(error.localizedDescription)")
+                    throw SaveError(.cannotCreate, file: place, "cannot be created: \(FileError.reason(of: error))")
                 }
             } else if found.st_mode & S_IFMT != S_IFDIR {
                 throw SaveError(.cannotCreate, file: place, "\(FileIO.describeType(found.st_mode)), expected a folder for the slot \(slot)")

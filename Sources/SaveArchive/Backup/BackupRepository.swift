@@ -89,7 +89,7 @@ public struct BackupRepository: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw SaveError(.cannotCreate, file: directory, "cannot create the backup repository: \(error.localizedDescription)")
+            throw SaveError(.cannotCreate, file: directory, "cannot create the backup repository: \(FileError.reason(of: error)), expected a place where this user may make its folder")
         }
         FileIO.syncDirectory(FileIO.parentDirectory(of: directory))
         return true
@@ -113,7 +113,7 @@ public struct BackupRepository: Sendable {
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw SaveError(.notFound, file: directory, "cannot list the backup repository: \(error.localizedDescription)")
+            throw SaveError(.notFound, file: directory, "cannot list the backup repository: \(FileError.reason(of: error))")
         }
         return entries.compactMap { file -> Backup? in
             guard !file.hasPrefix("."), let format = ArchiveFormat(path: file) else { return nil }

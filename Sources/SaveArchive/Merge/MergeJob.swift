@@ -173,7 +173,7 @@ public struct MergeJob: Sendable {
                 let target = local + "/" + path
                 if present {
                     do { try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: target), withIntermediateDirectories: true) } catch {
-                        throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: target), "cannot be created: \(error.localizedDescription)\(kept)")
+                        throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: target), "cannot be created: \(FileError.reason(of: error))\(kept)")
                     }
                     // The merged file keeps the mode of the one it replaces (a private save stays private).
                     var replaced = stat()

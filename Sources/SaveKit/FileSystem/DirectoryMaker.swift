@@ -39,7 +39,7 @@ public final class DirectoryMaker: @unchecked Sendable {
                 do {
                     try FileManager.default.createDirectory(atPath: FileIO.parentDirectory(of: root), withIntermediateDirectories: true)
                 } catch {
-                    throw .cannotCreate(path: root, reason: Self.reason(error))
+                    throw .cannotCreate(path: root, reason: FileError.reason(of: error))
                 }
                 guard mkdir(root, rootMode) == 0 || errno == EEXIST else { throw .cannotCreate(path: root, reason: FileError.reason(errno)) }
             }
@@ -64,14 +64,5 @@ public final class DirectoryMaker: @unchecked Sendable {
             made.insert(place)
         }
         made.insert(full)
-    }
-
-    /// Foundation's error for a folder it could not make, as a reason people read.
-    private static func reason(_ error: any Error) -> String {
-        for candidate in [(error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError, error as NSError].compactMap({ $0 })
-        where candidate.domain == NSPOSIXErrorDomain {
-            return FileError.reason(Int32(truncatingIfNeeded: candidate.code))
-        }
-        return error.localizedDescription
     }
 }

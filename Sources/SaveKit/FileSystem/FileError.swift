@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// Why a file could not be read or written. Each case maps to one exit code of the CLI.
 public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -36,6 +37,30 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
         case .tooLarge(_, let limit):
             "more than \(limit >> 30) GiB and still going, expected a save document (a pipe, a device or standard input is read up to \(limit >> 30) GiB)"
         }
+    }
+
+    /// Foundation's error for a file or folder it could not make or read, as a reason people
+    /// read (`permission denied`), not Foundation's sentence ("The operation could not be
+    /// completed. You don't have permission.").
+    public static func reason(of error: any Error) -> String {
+        if let error = error as? FileError { return error.description }
+        let error = error as NSError
+        // On Linux the underlying error is a Swift error in the dictionary, which `as? NSError` misses.
+        let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+        for candidate in [underlying, error].compactMap({ $0 }) where candidate.domain == NSPOSIXErrorDomain {
+            return reason(Int32(truncatingIfNeeded: candidate.code))
+        }
+        if error.domain == NSCocoaErrorDomain {
+            switch CocoaError.Code(rawValue: error.code) {
+            case .fileWriteNoPermission, .fileReadNoPermission: return reason(EACCES)
+            case .fileNoSuchFile, .fileReadNoSuchFile: return reason(ENOENT)
+            case .fileWriteOutOfSpace: return reason(ENOSPC)
+            case .fileWriteVolumeReadOnly: return reason(EROFS)
+            case .fileWriteFileExists: return reason(EEXIST)
+            default: break
+            }
+        }
+        return error.localizedDescription
     }
 
     /// A short explanation of an `errno` value, for messages.

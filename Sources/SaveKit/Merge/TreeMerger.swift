@@ -204,7 +204,7 @@ public struct TreeMerger: Sendable {
     private static func write(_ bytes: [UInt8], to path: String, mode: mode_t, directories: DirectoryMaker) throws {
         let parent = FileIO.parentDirectory(of: path)
         do { try directories.make(parent) } catch {
-            throw SaveError(.cannotCreate, file: parent, "cannot be created: \(error.localizedDescription)")
+            throw SaveError(.cannotCreate, file: parent, "cannot be created: \(FileError.reason(of: error))")
         }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SaveError(.cannotCreate, file: path, FileError.reason(errno)) }

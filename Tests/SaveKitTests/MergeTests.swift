@@ -315,6 +315,19 @@ struct MergeTests {
         #expect(result.decisions.first { $0.path.description == "/coins" }?.why.hasSuffix("settled by an answer") == true)
     }
 
+    /// A mistyped answers file is refused at the place, saying what it found there.
+    @Test func aBadAnswersFileSaysWhatItFound() throws {
+        let cases: [(document: String, at: [String], message: String)] = [
+            (#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/coins", "take": "sideways"}]}"#, ["answers", "0", "take"], #""sideways", expected "local", "remote" or "base""#),
+            (#"{"format": "savetool.merge-answers/1", "answers": [{"path": "/coins", "take": 2}]}"#, ["answers", "0", "take"], #"an integer, expected "local", "remote" or "base""#),
+            (#"{"format": "savetool.merge/1", "answers": []}"#, ["format"], #""savetool.merge/1", expected "savetool.merge-answers/1""#),
+            (#"{"answers": []}"#, ["format"], #"missing, expected "savetool.merge-answers/1""#),
+        ]
+        for (document, at, message) in cases {
+            #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: at), message: message)) { try MergeAnswers(parsing: Codecs.value(document)) }
+        }
+    }
+
     /// Two groups sharing a member would both be named by it: refused when the rules load.
     @Test func aValueInTwoGroupsIsRefused() throws {
         #expect(throws: FormatDefinitionError(at: JSONPointer(tokens: ["rules", "1", "group", "0"]), message: "/p/level, a member of the group of /rules/0 already, expected each value in one group at most")) {

@@ -36,7 +36,15 @@ public struct MergeAnswers: Sendable {
     /// Parses an answers document; errors name the place in it.
     public init(parsing document: SaveValue) throws(FormatDefinitionError) {
         func fail(_ path: [String], _ message: String) -> FormatDefinitionError { FormatDefinitionError(at: JSONPointer(tokens: path), message: message) }
-        guard document["format"]?.stringValue == "savetool.merge-answers/1" else { throw fail(["format"], "expected \"savetool.merge-answers/1\"") }
+        /// What a member held, for "<found>, expected …": a string as it is, anything else by its type.
+        func found(_ value: SaveValue?) -> String {
+            guard let value else { return "missing" }
+            guard let text = value.stringValue else { return value.typeNameWithArticle }
+            return "\"\(ExactFileName.printable(String(text.prefix(60))))\""
+        }
+        guard document["format"]?.stringValue == "savetool.merge-answers/1" else {
+            throw fail(["format"], "\(found(document["format"])), expected \"savetool.merge-answers/1\"")
+        }
         guard let list = document["answers"]?.arrayValue else { throw fail(["answers"], "missing, expected an array of answers") }
         var answers: [Answer] = []
         for (index, item) in list.enumerated() {
@@ -51,7 +59,7 @@ public struct MergeAnswers: Sendable {
             let resolution: ConflictResolution
             switch (entry["take"], entry["value"]) {
             case (let take?, nil):
-                guard let side = take.stringValue.flatMap(MergeSide.init(rawValue:)) else { throw fail(at + ["take"], "expected \"local\", \"remote\" or \"base\"") }
+                guard let side = take.stringValue.flatMap(MergeSide.init(rawValue:)) else { throw fail(at + ["take"], "\(found(take)), expected \"local\", \"remote\" or \"base\"") }
                 resolution = .take(side)
             case (nil, let value?): resolution = .value(value)
             default: throw fail(at, "expected one of \"take\" and \"value\"")

@@ -165,7 +165,12 @@ struct Migrate: ParsableCommand {
     private static func tell(_ outcome: BatchMigration.Outcome, check: Bool, global: GlobalOptions) {
         let result = outcome.result
         if let problem = result.problem, !global.quiet {
-            Console.error("savetool: \(outcome.file.path): \(result.status.rawValue): \(problem)")
+            // cli.md's shape, `<file>:<where>: …`, where the decoder said where.
+            if let decoding = result.decodingError, let place = decoding.location {
+                Console.error("savetool: \(outcome.file.path):\(place): \(result.status.rawValue): \(decoding.problem)")
+            } else {
+                Console.error("savetool: \(outcome.file.path): \(result.status.rawValue): \(problem)")
+            }
         }
         // --check is a lint: each file it fails for is named, as a linter names each line.
         if check, result.status == .migrated, !global.json {

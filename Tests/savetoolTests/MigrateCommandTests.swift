@@ -425,6 +425,14 @@ struct MigrateCommandTests {
         try Data(#"{"v": 1, "inner": "{\"v\":1,\"w\":\"x\"}"}"#.utf8).write(to: save)
         let invalid = try CLI.run("--formats", formats.path, "migrate", save.path, "--dry-run")
         #expect(invalid.status == 1 && invalid.errors.contains("not a valid i.kind version 2: /inner/w: "), "\(invalid.errors)")
+        // `validate` says of an embedded save whether it is valid, as it says of the file.
+        try Data(#"{"v": 1, "inner": "{\"v\":2,\"w\":\"x\"}"}"#.utf8).write(to: save)
+        let validated = try CLI.run("--formats", formats.path, "validate", save.path)
+        #expect(validated.status == 65, "\(validated.errors)")
+        #expect(validated.outputText.hasPrefix("\(save.path)/inner: i.kind version 2 of 2, not valid: 1 problem\n"), "\(validated.outputText)")
+        #expect(validated.errors.hasPrefix("savetool: \(save.path):/inner/w: "), "\(validated.errors)")
+        try Data(#"{"v": 1, "inner": "{\"v\":2,\"w\":5}"}"#.utf8).write(to: save)
+        #expect(try CLI.run("--formats", formats.path, "validate", save.path).outputText.hasPrefix("\(save.path)/inner: i.kind version 2 of 2, valid\n"))
     }
 
     /// A kind without a version field tells versions by fingerprints alone: one of a version

@@ -64,12 +64,14 @@ struct Validate: ParsableCommand {
             var embeddedSaves: [SaveValue] = []
             for embedded in migrator.embeddedDocuments(in: document.value, of: found, registry: registry) {
                 guard let innerKind = embedded.kind, case .version(let innerVersion) = embedded.recognition else { continue }
-                let valid = !violations.contains { $0.at.tokens.starts(with: embedded.pointer.tokens) }
+                let problems = violations.count { $0.at.tokens.starts(with: embedded.pointer.tokens) }
                 embeddedSaves.append([
-                    "path": .string(embedded.pointer.description), "kind": .string(innerKind.name), "version": .int(UInt64(innerVersion)), "valid": .bool(valid),
+                    "path": .string(embedded.pointer.description), "kind": .string(innerKind.name), "version": .int(UInt64(innerVersion)), "valid": .bool(problems == 0),
                 ])
-                if valid && !global.json && !global.quiet {
-                    Console.outputLines(["\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), valid"])
+                if !global.json && !global.quiet {
+                    // Valid or not, as the holder's line says it; the places go to standard error.
+                    let verdict = problems == 0 ? "valid" : "not valid: \(problems) problem\(problems == 1 ? "" : "s")"
+                    Console.outputLines(["\(file)\(embedded.pointer.displayText): \(innerKind.describe(.version(innerVersion))), \(verdict)"])
                 }
             }
             if global.json {

@@ -33,8 +33,27 @@ struct ExportCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("d.tar.gz").path))
     }
 
-    /// A zip holds no hard links: each name of a file is stored as a copy, and the bundle
+    /// A zip holds no hard links: each name of a file is stored as a copy, with a warning naming
+    /// it (docs/bundles.md promises one for every difference a restore keeps), and the bundle
     /// restores (libarchive wrote an empty file for the second name, which import refused).
+    @Test func aHardLinkInAZipIsACopyWithAWarning() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("saves")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data("shared\n".utf8).write(to: source.appendingPathComponent("a.json"))
+        #expect(link(source.path + "/a.json", source.path + "/b.json") == 0)
+        let zip = directory.path + "/saves.zip"
+        let exported = try CLI.run("export", source.path, "-o", zip)
+        #expect(exported.status == 0, "\(exported.errors)")
+        #expect(exported.errors == "savetool: warning: b.json: a hard link to a.json, kept as a copy (a zip holds no hard links; a .tar.gz or .tar.zst bundle keeps them)\n")
+        let tar = try CLI.run("export", source.path, "-o", directory.path + "/saves.tar.gz")
+        #expect(tar.status == 0 && tar.errors.isEmpty, "\(tar.errors)")
+        let restored = directory.appendingPathComponent("restored")
+        #expect(try CLI.run("import", zip, "--into", restored.path, "-q").status == 0)
+        #expect(try String(contentsOf: restored.appendingPathComponent("b.json"), encoding: .utf8) == "shared\n")
+    }
+
     /// A bundle is never readable by more people than what it holds was: a private file or
     /// folder gives a bundle only its owner reads, in one pass (tar) and two (zip), for export,
     /// backups and the copies kept before a merge in place.

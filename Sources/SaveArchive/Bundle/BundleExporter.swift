@@ -218,13 +218,18 @@ public struct BundleExporter: Sendable {
         /// Makes a later path of a file with several links a hard link to the first, whose
         /// data alone is stored.
         func linkToFirstPath(_ file: inout BundleManifest.File, _ info: stat) {
-            guard file.type == .file, info.st_nlink > 1 else { return }
+            guard let target = earlierPath(of: file, info) else { return }
+            (file.type, file.target, file.size, file.sha256, file.codec, file.sparse) = (.hardlink, target, 0, "", nil, false)
+        }
+
+        /// The path described before that shares this file's data (a hard link), if any; the
+        /// first path of each file with several is remembered.
+        func earlierPath(of file: BundleManifest.File, _ info: stat) -> String? {
+            guard file.type == .file, info.st_nlink > 1 else { return nil }
             let key = InodeKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-            if let target = firstLinks[key] {
-                (file.type, file.target, file.size, file.sha256, file.codec, file.sparse) = (.hardlink, target, 0, "", nil, false)
-            } else {
-                firstLinks[key] = file.path
-            }
+            if let target = firstLinks[key] { return target }
+            firstLinks[key] = file.path
+            return nil
         }
 
         /// Adds an entry to the manifest and the totals, and with `keeping`, to the entries a
@@ -268,7 +273,11 @@ public struct BundleExporter: Sendable {
                 var file = file
                 // A zip holds no hard links (libarchive writes an empty file for one, which import
                 // then refuses): in a zip, each name of a file is a copy of it.
-                if case .tar = format { described.linkToFirstPath(&file, info) }
+                if case .tar = format {
+                    described.linkToFirstPath(&file, info)
+                } else if let first = described.earlierPath(of: file, info) {
+                    warn("\(ExactFileName.printable(file.path)): a hard link to \(ExactFileName.printable(first)), kept as a copy (a zip holds no hard links; a .tar.gz or .tar.zst bundle keeps them)")
+                }
                 if file.type == .file { try described.identities.append(contentsOf: FileIdentity(info).record) }
                 try described.add(file)
                 try observe(file)

@@ -116,19 +116,20 @@ struct EditingCommandTests {
     }
 
     /// An edit keeps a JSON file's layout: one line (a final newline or not) stays one line, so
-    /// that a one-field edit is a one-line diff; a file over several lines stays pretty.
+    /// that a one-field edit is a one-line diff; a file over several lines stays pretty; a file
+    /// without a final newline gets none (git would show that line changed too).
     @Test func editsKeepAJSONFilesLayout() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (original, edited) in [
-            ("{\"a\":1,\"b\":false}\n", "{\"a\":1,\"b\":true}\n"), ("{\"a\":1,\"b\":false}", "{\"a\":1,\"b\":true}\n"),
+            ("{\"a\":1,\"b\":false}\n", "{\"a\":1,\"b\":true}\n"), ("{\"a\":1,\"b\":false}", "{\"a\":1,\"b\":true}"),
             ("{\n  \"a\": 1,\n  \"b\": false\n}\n", "{\n  \"a\": 1,\n  \"b\": true\n}\n"),
             // A byte order mark and CR LF line ends (a file from Windows) stay.
             ("\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": false\r\n}\r\n", "\u{FEFF}{\r\n \"a\": 1,\r\n \"b\": true\r\n}\r\n"),
-            ("\u{FEFF}{\"a\":1,\"b\":false}", "\u{FEFF}{\"a\":1,\"b\":true}\n"),
+            ("\u{FEFF}{\"a\":1,\"b\":false}", "\u{FEFF}{\"a\":1,\"b\":true}"),
             // Tabs and four spaces (Python's json.dump(indent=4)) stay, at every level.
             ("{\n\t\"a\": [\n\t\t1\n\t],\n\t\"b\": false\n}\n", "{\n\t\"a\": [\n\t\t1\n\t],\n\t\"b\": true\n}\n"),
-            ("{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": false\n}", "{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": true\n}\n"),
+            ("{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": false\n}", "{\n    \"a\": {\n        \"c\": \"x  y\"\n    },\n    \"b\": true\n}"),
         ] {
             let save = directory.appendingPathComponent("s.json")
             try Data(original.utf8).write(to: save)
@@ -164,7 +165,7 @@ struct EditingCommandTests {
         #expect(try Data(contentsOf: save) == Data(#"{"a":1,"b":{"c":[true]}}"#.utf8))
         #expect(attributes[.modificationDate] as? Date == old && attributes[.systemFileNumber] as? Int == inode)
         #expect(try CLI.run("set", save.path, "/a", "2").status == 0)
-        #expect(try Data(contentsOf: save) == Data("{\"a\":2,\"b\":{\"c\":[true]}}\n".utf8))
+        #expect(try Data(contentsOf: save) == Data("{\"a\":2,\"b\":{\"c\":[true]}}".utf8))
 
         // Through an embedded save whose JSON is laid out otherwise than savetool writes it.
         let plist = directory.appendingPathComponent("p.plist")

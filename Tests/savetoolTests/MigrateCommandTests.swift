@@ -162,7 +162,7 @@ struct MigrateCommandTests {
         #expect(try CLI.run("formats", "--formats", formats).outputText.contains(/sudoku\.game +Sudoku  \[versions 1–2\]  \(.*formats\/sudoku\.game\)/))
         let migrated = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")
-        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"board":[[5,3,0]],"elapsed":61,"version":2}"# + "\n")
+        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"board":[[5,3,0]],"elapsed":61,"version":2}"#)  // no final newline, as before
         #expect(try CLI.run("migrate", save.path, "--in-place").status == 0)  // without --formats: not a known kind, skipped
     }
 

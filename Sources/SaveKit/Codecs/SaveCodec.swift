@@ -170,19 +170,23 @@ public struct EncodingOptions: Sendable {
     public var byteOrderMark = false
     /// JSON only, when pretty: one level of indentation, where not two spaces (a tab, four spaces).
     public var indentUnit: [UInt8]?
+    /// JSON only: the text ends with a line end, as most editors end a file; `false` rewrites a
+    /// file that had none without one, so that a one-field edit stays a one-line diff.
+    public var finalNewline = true
 
     public init() {}
 
     /// The options that rewrite `original`, a document of `codec`, in its own layout: a codec
     /// whose layout follows its input (JSON) writes a file that spans one line (`jq -c`, most
     /// APIs; a final newline does not count) compactly, and any other prettily; and keeps a
-    /// byte order mark and CR LF line ends where the original had them.
+    /// byte order mark, CR LF line ends and the lack of a final newline where the original had them.
     public static func keepingLayout(of original: [UInt8], codec: any SaveCodec) -> EncodingOptions {
         var options = EncodingOptions()
         if codec.traits.contains(.layoutFollowsInput) {
             let end = original.lastIndex { $0 != 0x0A && $0 != 0x0D && $0 != 0x20 && $0 != 0x09 } ?? 0
             options.pretty = original[..<end].contains(0x0A)
             options.byteOrderMark = original.starts(with: [0xEF, 0xBB, 0xBF])
+            options.finalNewline = original.isEmpty || original.last == 0x0A
             if let firstLineEnd = original.firstIndex(of: 0x0A) {
                 options.crlfLineEnds = firstLineEnd > original.startIndex && original[firstLineEnd - 1] == 0x0D
                 // The second line is the first one indented by one level (`{` or `[` opens the first).

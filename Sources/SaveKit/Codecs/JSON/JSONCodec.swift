@@ -36,9 +36,10 @@ public struct JSONCodec: SaveCodec {
     }
 
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
-        let text = try Conversion.bytes(
+        var text = try Conversion.bytes(
             of: value, writer: { JSONWriter(output: $0, pretty: options.pretty, plain: options.plainJSON) }, capabilities: capabilities,
             codecID: id, options: options, report: &report)
+        if !options.finalNewline, text.last == 0x0A { text.removeLast() }
         let unit = options.pretty ? options.indentUnit : nil
         guard options.crlfLineEnds || options.byteOrderMark || unit != nil else { return text }
         var bytes: [UInt8] = options.byteOrderMark ? [0xEF, 0xBB, 0xBF] : []

@@ -172,10 +172,19 @@ struct Serve: ParsableCommand {
                 configuration.keepVersions = keepVersions > 0 ? keepVersions : nil
                 if let tlsCert, let tlsKey { configuration.tls = ServerTLS(certificateChain: tlsCert, privateKey: tlsKey) }
                 if let backupRepo {
-                    configuration.backups = S3Location.isRemote(backupRepo)
-                        ? .remote(RemoteRepository(
-                            storage: S3Storage(try S3Location(parsing: backupRepo), environment: try AWSEnvironment.current()), createdBy: "savetool serve"))
-                        : .folder(BackupRepository(directory: backupRepo))
+                    if S3Location.isRemote(backupRepo) {
+                        let storage = S3Storage(try S3Location(parsing: backupRepo), environment: try AWSEnvironment.current())
+                        // As for --store: a missing bucket or refused credentials stop the start,
+                        // rather than leave a server whose daily backups all fail.
+                        do {
+                            _ = try storage.list(prefix: ".savetool-start-check")
+                        } catch let error as SaveError where error.category == .busy || error.category == .io {
+                            global.warn("\(error); the daily backups are tried again until it answers")
+                        }
+                        configuration.backups = .remote(RemoteRepository(storage: storage, createdBy: "savetool serve"))
+                    } else {
+                        configuration.backups = .folder(BackupRepository(directory: backupRepo))
+                    }
                     configuration.keepBackups = keepBackups
                 }
                 let quiet = global.quiet

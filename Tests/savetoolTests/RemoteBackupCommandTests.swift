@@ -172,9 +172,12 @@ struct RemoteBackupCommandTests {
         }
     }
 
-    /// What a cut run leaves (an unmarked bundle under today's name) blocks nothing: the next run
-    /// removes it first. A day's backup replaced after a change verifies. A lock held by another
-    /// run makes the next one exit 75.
+    /// What a cut run leaves (a bundle it announced, never marked) blocks nothing: the next run
+    /// removes it first, and `prune` says so (its dry run too, deleting nothing). An unmarked
+    /// object that no run announced (copied in by hand, or anything else named like a backup)
+    /// is never deleted: left as it is with a warning, or kept under another name when a backup
+    /// of its day goes up. A day's backup replaced after a change verifies. A lock held by
+    /// another run makes the next one exit 75.
     @Test func aCutRunBlocksNothingAndALockIsRespected() throws {
         let server = try MotoServer.shared()
         let bucket = try server.makeBucket()
@@ -185,10 +188,38 @@ struct RemoteBackupCommandTests {
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
         try Data(#"{"round": 1}"#.utf8).write(to: source.appendingPathComponent("save.json"))
         try server.put(bucket: bucket, key: "qa/kape-2026-11-22.tar.gz", text: "half a bundle")
+        try server.put(bucket: bucket, key: "qa/.uploading-kape-2026-11-22.tar.gz", text: #"{"format": "savetool.backup-upload/1"}"#)
+        try server.put(bucket: bucket, key: "qa/photos-2026-01-01.tar.gz", text: "someone else's archive")
+        try server.put(bucket: bucket, key: "qa/kape-2026-11-20.tar.gz", text: "a bundle copied in by hand")
         #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText == "no backups in \(repo)\n", "an unmarked bundle does not count")
+        let dryRun = try Self.run(server, "backup", "prune", "--repo", repo, "--dry-run")
+        #expect(dryRun.status == 0 && dryRun.outputText == """
+            would remove what a cut run left: \(repo)/kape-2026-11-22.tar.gz
+            would remove what a cut run left: \(repo)/.uploading-kape-2026-11-22.tar.gz
+
+            """, "\(dryRun.outputText)")
+        #expect(dryRun.errors.contains("\(repo)/photos-2026-01-01.tar.gz: named like a backup but not marked complete by a backup run, so not counted; left as it is"), "\(dryRun.errors)")
+        #expect(try server.keys(bucket: bucket).sorted() == [
+            "qa/.uploading-kape-2026-11-22.tar.gz", "qa/kape-2026-11-20.tar.gz", "qa/kape-2026-11-22.tar.gz", "qa/photos-2026-01-01.tar.gz",
+        ])
         let created = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-22")
         #expect(created.status == 0, "\(created.errors)")
-        #expect(created.outputText.hasPrefix("removed what a cut run left: \(repo)/kape-2026-11-22.tar.gz\ncreated: \(repo)/kape-2026-11-22.tar.gz"), "\(created.outputText)")
+        #expect(created.outputText.hasPrefix("""
+            removed what a cut run left: \(repo)/kape-2026-11-22.tar.gz
+            removed what a cut run left: \(repo)/.uploading-kape-2026-11-22.tar.gz
+            created: \(repo)/kape-2026-11-22.tar.gz
+            """), "\(created.outputText)")
+        #expect(created.errors.contains("\(repo)/kape-2026-11-20.tar.gz: named like a backup but not marked complete"), "\(created.errors)")
+        // Neither announced object survives; what nobody announced does, and so does nothing else.
+        #expect(try server.keys(bucket: bucket).filter { !$0.contains(".savetool-lock") }.sorted() == [
+            "qa/kape-2026-11-20.tar.gz", "qa/kape-2026-11-22.tar.gz", "qa/kape-2026-11-22.tar.gz.complete", "qa/photos-2026-01-01.tar.gz",
+        ])
+        // An unannounced object under the name of the day being backed up is kept aside, not lost.
+        let hand = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-20")
+        #expect(hand.status == 0 && hand.errors.contains("\(repo)/kape-2026-11-20.tar.gz: named like this day's backup but never marked complete by a backup run; kept as \(repo)/kape-2026-11-20.tar.gz.unmarked-"), "\(hand.errors)")
+        let aside = try #require(try server.keys(bucket: bucket).first { $0.hasPrefix("qa/kape-2026-11-20.tar.gz.unmarked-") })
+        #expect(try server.text(bucket: bucket, key: aside) == "a bundle copied in by hand")
+        #expect(try server.text(bucket: bucket, key: "qa/photos-2026-01-01.tar.gz") == "someone else's archive")
         try Data(#"{"round": 2}"#.utf8).write(to: source.appendingPathComponent("save.json"))
         let replaced = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-22")
         #expect(replaced.outputText.hasPrefix("replaced: \(repo)/kape-2026-11-22.tar.gz"), "\(replaced.outputText)\(replaced.errors)")
@@ -196,6 +227,17 @@ struct RemoteBackupCommandTests {
         let restored = root.appendingPathComponent("restored").path
         #expect(try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", restored).status == 0)
         #expect(try String(contentsOfFile: restored + "/save.json", encoding: .utf8) == #"{"round": 2}"#)
+        // A bundle exported under a backup's name records its folder as a backup does: another
+        // folder's backup under that name is refused, as in a folder repository.
+        let other = root.appendingPathComponent("other/kape")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try Data(#"{"x": 1}"#.utf8).write(to: other.appendingPathComponent("a.json"))
+        #expect(try Self.run(server, "export", other.path, "-o", "\(repo)/kape-2026-11-27.tar.gz", "-q").status == 0)
+        let mixed = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-28")
+        #expect(mixed.status == 64 && mixed.errors.contains(other.resolvingSymlinksInPath().path), "\(mixed.errors)")
+        // An import keeps what it replaces in a folder: an s3:// there is refused, not read as a path.
+        let s3Keep = try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", root.appendingPathComponent("r").path, "--backup-repo", "\(repo)/kept")
+        #expect(s3Keep.status == 64 && s3Keep.errors.contains("--backup-repo \(repo)/kept: the contents an import replaces are kept in a folder, expected a folder"), "\(s3Keep.errors)")
         let now = ISO8601DateFormatter().string(from: Date())
         try server.put(bucket: bucket, key: "qa/.savetool-lock", text: #"{"host": "other", "pid": 1, "since": "\#(now)", "nonce": "x"}"#)
         let busy = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-23")
@@ -239,7 +281,13 @@ struct RemoteBackupCommandTests {
         #expect(verified.status == 0, "every listed backup verifies: \(verified.errors)")
         let next = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-30", "--keep", "100")
         #expect(next.status == 0, "the killed runs' lock does not block the next: \(next.errors)")
+        #expect(!next.errors.contains("left as it is"), "a killed run's leftovers are known as its own: \(next.errors)")
         #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
+        // Nothing a killed run left is there after the next: each bundle has its marker, and no
+        // announcement, pending replacement or marker without its bundle is left.
+        let keys = try server.keys(bucket: bucket).filter { !$0.contains(".savetool-lock") }
+        let bundles = keys.filter { $0.hasSuffix(".tar.gz") }
+        #expect(Set(keys) == Set(bundles + bundles.map { $0 + ".complete" }), "\(keys.sorted())")
     }
 
     /// A bundle goes up as it is made: with no file allowed past 2 MiB (`ulimit -f`), a backup and

@@ -14,8 +14,11 @@ import Darwin
 ///
 /// - A backup counts only once its **marker** is written, last, exclusively:
 ///   `<name>-YYYY-MM-DD.tar.gz.complete`, a small JSON naming the bundle, its size, its SHA-256
-///   and its file count. `list` shows marked backups only; a transfer cut in the middle leaves
-///   an unmarked object that the next run (holding the lock) deletes.
+///   and its file count. `list` shows marked backups only. A run says first what it is about to
+///   upload (`.uploading-<name>-YYYY-MM-DD.tar.gz`), so a transfer cut in the middle leaves an
+///   unmarked object that the next run (holding the lock) knows as its own and deletes; an
+///   unmarked object that no run announced (a bundle copied in by hand, anything else named like
+///   a backup) is never deleted.
 /// - Retention deletes the marker first, then the bundle: a backup is never listed as good
 ///   while it is being deleted.
 /// - The **lock** is an object per run, `.savetool-lock-<nonce>`, renewed while the run lasts;
@@ -45,6 +48,9 @@ public struct RemoteRepository: Sendable {
     static let markerSuffix = ".complete"
     /// A replacement on its way up: `.pending-<name>-YYYY-MM-DD.tar.gz`.
     static let pendingPrefix = ".pending-"
+    /// A new backup on its way up, announced before its upload starts:
+    /// `.uploading-<name>-YYYY-MM-DD.tar.gz`, deleted once its marker is written.
+    static let uploadingPrefix = ".uploading-"
 
     /// A marked backup.
     public struct Backup: Sendable, Equatable {
@@ -124,6 +130,13 @@ public struct RemoteRepository: Sendable {
         object.hasPrefix(pendingPrefix) && parse(String(object.dropFirst(pendingPrefix.count))) != nil
     }
 
+    /// The backup an announcement (`.uploading-` and a backup's name) is of, if `object` is one.
+    static func announced(by object: String) -> String? {
+        guard object.hasPrefix(uploadingPrefix) else { return nil }
+        let backup = String(object.dropFirst(uploadingPrefix.count))
+        return parse(backup) != nil ? backup : nil
+    }
+
     /// `<name>-YYYY-MM-DD.<archive extension>`, as a local repository names its backups.
     static func parse(_ object: String) -> (name: String, day: BackupRepository.Day, format: ArchiveFormat)? {
         guard !object.hasPrefix("."), let format = ArchiveFormat(path: object) else { return nil }
@@ -141,6 +154,13 @@ public struct RemoteRepository: Sendable {
         public var strayObjectsRemoved: [String]
     }
 
+    public struct PruneReport: Sendable {
+        /// The backups retention deleted (or, in a dry run, would delete), newest first.
+        public var deleted: [Backup]
+        /// What cut runs left, removed by this run (or, in a dry run, that it would remove).
+        public var strayObjectsRemoved: [String]
+    }
+
     public func create(
         source: String, name: String? = nil, day: BackupRepository.Day, today: BackupRepository.Day, keep: Int,
         format: ArchiveFormat = .tar(.gzip), createdAt: Date = Date()
@@ -154,9 +174,17 @@ public struct RemoteRepository: Sendable {
         try withLock { lock in
             // What a cut run left (it holds no lock now: this run does) goes first, so that it
             // can block nothing.
-            let strays = try removeUnmarked()
+            let strays = try removeUnmarked(dryRun: false)
             let existing = try backups(named: name)
             let previous = existing.first { $0.object == object }
+            // An unmarked object under the day's name that no run announced is not this
+            // repository's to delete: it is kept under another name, and the backup goes up.
+            if previous == nil, try storage.list(prefix: object).contains(where: { $0.name == object }) {
+                let kept = object + ".unmarked-" + BundleManifest.timestamp(Date()).filter { $0.isNumber }
+                try storage.copy(object, to: kept)
+                try storage.delete(object)
+                warn("\(storage.location)/\(object): named like this day's backup but never marked complete by a backup run; kept as \(storage.location)/\(kept)")
+            }
             // The local engine runs on a scratch folder that holds its lock file and, on a second
             // run of the day, that day's backup brought down, so that an unchanged folder (and a
             // second source under the same name) is told as it is at home. The new bundle itself
@@ -204,6 +232,8 @@ public struct RemoteRepository: Sendable {
             // backup stop counting and get overwritten by a copy on the server, so a failed
             // upload leaves the old backup marked and whole.
             let target = previous == nil ? object : Self.pendingPrefix + object
+            let announcement = Self.uploadingPrefix + object
+            if previous == nil { try announce(object, as: announcement) }
             var uploaded: Uploaded?
             let local: BackupEngine.CreateReport
             do {
@@ -229,6 +259,9 @@ public struct RemoteRepository: Sendable {
                 }
                 try writeMarker(uploaded, as: object, files: local.files, sourcePath: sourcePath)
             }
+            // Once marked (or not needed), the announcement has said what it had to; one left
+            // by a failure here is removed by the next run.
+            if previous == nil { try? storage.delete(announcement) }
             report.strayObjectsRemoved = strays
             do {
                 try lock.checkHeld()
@@ -242,16 +275,17 @@ public struct RemoteRepository: Sendable {
         return created!
     }
 
-    /// Retention alone (`backup prune`).
-    public func prune(name: String? = nil, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [Backup] {
+    /// Retention alone (`backup prune`), after what cut runs left; a dry run deletes nothing and
+    /// says what it would.
+    public func prune(name: String? = nil, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> PruneReport {
         precondition(keep >= 1, "keep at least one day")
-        var deleted: [Backup] = []
+        var report = PruneReport(deleted: [], strayObjectsRemoved: [])
         try withLock { lock in
-            if !dryRun { _ = try removeUnmarked() }
+            report.strayObjectsRemoved = try removeUnmarked(dryRun: dryRun)
             try lock.checkHeld()
-            deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: dryRun)
+            report.deleted = try applyRetention(name: name, keep: keep, today: today, dryRun: dryRun)
         }
-        return deleted
+        return report
     }
 
     /// Downloads a backup, checks it against its marker's SHA-256, then every file's checksum.
@@ -279,7 +313,10 @@ public struct RemoteRepository: Sendable {
         } catch let error as SaveError where error.category == .conflict {
             throw SaveError(.cannotCreate, file: storage.location + "/" + object, "exists already, expected a new name for the bundle")
         }
-        try writeMarker(uploaded, as: object, files: described.summary.fileCount)
+        // The folder it is of, as a backup's marker says it: a bundle exported into a backup
+        // repository under a backup's name is held to "one name, one source" too.
+        let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
+        try writeMarker(uploaded, as: object, files: described.summary.fileCount, sourcePath: sourcePath)
         if let manifest {
             var bytes: [UInt8] = []
             try described.manifest.forEachChunk { bytes.append(contentsOf: $0) }
@@ -318,6 +355,15 @@ public struct RemoteRepository: Sendable {
             size += Int64(bytes.count)
             try upload.write(bytes)
         }
+    }
+
+    /// Says, before its upload starts, that `object` is a backup on its way up, so that what a
+    /// cut run leaves is known as this repository's own.
+    private func announce(_ object: String, as announcement: String) throws {
+        let fields: OrderedDictionary<String, SaveValue> = [
+            "format": "savetool.backup-upload/1", "backup": .string(object), "createdBy": .string(createdBy),
+        ]
+        try storage.write(try JSONCodec().encode(.dictionary(fields)), to: announcement, ifAbsent: false)
     }
 
     private func writeMarker(_ uploaded: Uploaded, as object: String, files: Int, sourcePath: String? = nil) throws {
@@ -377,25 +423,39 @@ public struct RemoteRepository: Sendable {
         return deleted.sorted { ($0.day, $0.object) > ($1.day, $1.object) }
     }
 
-    /// Bundles without a marker (cut transfers), and markers without a bundle: never counted,
-    /// deleted by a run that holds the lock. Objects not named like backups are never touched.
-    private func removeUnmarked() throws -> [String] {
+    /// What cut runs of this repository left, removed by a run that holds the lock (with
+    /// `dryRun`, only named): a bundle announced but never marked, with its announcement; a
+    /// pending replacement; a marker savetool wrote whose bundle is gone; multipart uploads of
+    /// backups given up long ago. An unmarked object named like a backup that no run announced
+    /// (a bundle copied in by hand, a cut run of a savetool before announcements, anything else),
+    /// and a marker savetool did not write, are never counted and never deleted: each is named
+    /// in a warning. Objects not named like backups are never touched.
+    private func removeUnmarked(dryRun: Bool) throws -> [String] {
         let names = Set(try storage.list().map(\.name))
         var removed: [String] = []
+        func remove(_ object: String) throws {
+            if !dryRun { try storage.delete(object) }
+            removed.append(object)
+        }
         for object in names.sorted() {
             if Self.isPending(object) {
-                try storage.delete(object)
-                removed.append(object)
-            } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix) {
-                try storage.delete(object)
-                removed.append(object)
-            } else if object.hasSuffix(Self.markerSuffix), Self.parse(String(object.dropLast(Self.markerSuffix.count))) != nil,
-                !names.contains(String(object.dropLast(Self.markerSuffix.count)))
-            {
-                try storage.delete(object)
-                removed.append(object)
+                try remove(object)
+            } else if let backup = Self.announced(by: object) {
+                if names.contains(backup) && !names.contains(backup + Self.markerSuffix) { try remove(backup) }
+                try remove(object)
+            } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix), !names.contains(Self.uploadingPrefix + object) {
+                warn("\(storage.location)/\(object): named like a backup but not marked complete by a backup run, so not counted; left as it is")
+            } else if object.hasSuffix(Self.markerSuffix) {
+                let backup = String(object.dropLast(Self.markerSuffix.count))
+                guard Self.parse(backup) != nil, !names.contains(backup) else { continue }
+                if (try? readMarker(of: backup)) != nil {
+                    try remove(object)
+                } else {
+                    warn("\(storage.location)/\(object): named like a backup's marker but not one savetool wrote, and its backup is not there; left as it is")
+                }
             }
         }
+        guard !dryRun else { return removed }
         // Multipart uploads of backups whose runs were killed: older than the lock's stale time,
         // which a live run's upload is not without its lock renewed. (An export's upload under
         // another name is not this repository's to give up.)

@@ -79,6 +79,9 @@ struct Import: ParsableCommand {
     var maxRatio: Double = BundleImporter.Limits().maxCompressionRatio
 
     func validate() throws {
+        if let backupRepo, S3Location.isRemote(backupRepo) {
+            throw ValidationError("--backup-repo \(backupRepo): the contents an import replaces are kept in a folder, expected a folder (back them up to S3 with backup create first)")
+        }
         let limits = [("--max-bytes", "\(maxBytes)", maxBytes >= 1), ("--max-entries", "\(maxEntries)", maxEntries >= 1), ("--max-ratio", "\(maxRatio)", maxRatio > 0)]
         if let (flag, value, _) = limits.first(where: { !$0.2 }) { throw ValidationError("\(flag) \(value), expected a number above 0") }
     }

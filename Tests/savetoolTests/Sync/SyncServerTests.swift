@@ -445,6 +445,10 @@ struct SyncServerTests {
         let noBucket = try Processes.run([CLI.executable, "serve", "--store", "s3://no-such-bucket-anywhere/sync"], environment: moto.variables)
         #expect(noBucket.status == 66, "\(noBucket.errors)")
         #expect(noBucket.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket), expected an existing bucket the credentials may use\n")
+        // So does a backup repository's: a server whose daily backups would all fail does not start.
+        let noBackupBucket = try Processes.run([CLI.executable, "serve", "--store", store, "--port", "0", "--backup-repo", "s3://no-such-bucket-anywhere/daily"], environment: moto.variables)
+        #expect(noBackupBucket.status == 66 && !noBackupBucket.outputText.contains("listening"), "\(noBackupBucket.errors)")
+        #expect(noBackupBucket.errors == "savetool: s3://no-such-bucket-anywhere: no such bucket (NoSuchBucket), expected an existing bucket the credentials may use\n")
         var wrongSecret = moto.variables
         wrongSecret["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
         let refused = try Processes.run([CLI.executable, "serve", "--store", "s3://\(try moto.makeBucket())/sync"], environment: wrongSecret)

@@ -34,12 +34,15 @@ struct BackupPrune: ParsableCommand {
         try Failure.reporting {
             if let remote = try options.remote(warningThrough: global) {
                 try remote.checkExists()
-                let deleted = try remote.prune(keep: keep, today: .today(), dryRun: dryRun).map { remote.storage.location + "/" + $0.object }
+                let report = try remote.prune(keep: keep, today: .today(), dryRun: dryRun)
+                let place = remote.storage.location + "/"
+                let deleted = report.deleted.map { place + $0.object }, strays = report.strayObjectsRemoved.map { place + $0 }
                 if global.json {
-                    try Console.outputJSON(.array(deleted.map { .string($0) }))
+                    try Console.outputJSON(.array((strays + deleted).map { .string($0) }))
                 } else if !global.quiet {
-                    let verb = dryRun ? "would delete" : "deleted"
-                    Console.outputLines(deleted.isEmpty ? ["nothing to delete"] : deleted.map { "\(verb): \($0)" })
+                    let (verb, removal) = dryRun ? ("would delete", "would remove what a cut run left") : ("deleted", "removed what a cut run left")
+                    let lines = strays.map { "\(removal): \($0)" } + deleted.map { "\(verb): \($0)" }
+                    Console.outputLines(lines.isEmpty ? ["nothing to delete"] : lines)
                 }
                 return
             }

@@ -170,6 +170,12 @@ struct RemoteBackupCommandTests {
             #expect(again.errors.contains("\(repo)/kape-\(day).tar.gz: ") && again.errors.contains("the day's backup is written again"), "\(again.errors)")
             #expect(try Self.run(server, "backup", "verify", "--repo", repo, "kape-\(day).tar.gz").status == 0)
         }
+        // A bundle damaged inside, its size as its marker says: brought down to compare, found
+        // unreadable and written again, without a warning that it is "left as it is".
+        let inside = try Self.run(server, "backup", "create", CLI.sample("kape"), "--repo", repo, "--date", "2026-11-03", "--keep", "30")
+        #expect(inside.status == 0 && inside.outputText.hasPrefix("replaced: \(repo)/kape-2026-11-03.tar.gz"), "\(inside.outputText)\(inside.errors)")
+        #expect(!inside.errors.contains("left as it is"), "\(inside.errors)")
+        #expect(try Self.run(server, "backup", "verify", "--repo", repo, "kape-2026-11-03.tar.gz").status == 0)
     }
 
     /// What a cut run leaves (a bundle it announced, never marked) blocks nothing: the next run

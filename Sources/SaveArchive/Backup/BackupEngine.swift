@@ -169,6 +169,10 @@ public struct BackupEngine: Sendable {
 
     /// Deletes the backups retention no longer keeps (with the lock held by the caller).
     private func applyRetention(name: String?, keep: Int, today: BackupRepository.Day, dryRun: Bool) throws -> [BackupRepository.Backup] {
+        // Keeping every day leaves nothing to judge: an S3 repository runs the engine on a
+        // scratch copy of the day's backup and keeps its own retention, and a warning about
+        // that copy would name a backup the run then replaces.
+        guard keep < .max else { return [] }
         let backups = try repository.backups(named: name)
         var deleted: [BackupRepository.Backup] = []
         let names = name.map { [$0] } ?? Array(Set(backups.map(\.name))).sorted()

@@ -90,8 +90,9 @@ public final class SyncClient: Sendable {
         public var parked: String?
         /// For a file left out: why.
         public var reason: String?
-        /// For a conflict: it is between what the file changed since its last push (which the
-        /// server took while the app saved again) and the server's copy, found here.
+        /// For a conflict or a merge: it is between what the file changed since its last push
+        /// (which the server took while the app saved again) and the server's copy, found here
+        /// (a merge made here is not in the server's history: the push after it is).
         public var sincePush = false
         /// For a merge: its result is this file as it is, so nothing was written here.
         public var unchangedHere = false
@@ -377,6 +378,7 @@ public final class SyncClient: Sendable {
         if outcome.action == .upToDate || outcome.action == .pushed {
             outcome.action = .merged
             outcome.decisions = result.decisions.count
+            outcome.sincePush = true
         }
         return outcome
     }

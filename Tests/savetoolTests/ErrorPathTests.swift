@@ -79,7 +79,7 @@ struct ErrorPathTests {
         Case(name: "inspect of an endless device", arguments: ["inspect", "/dev/zero", "--from", "json"],
              status: 65, message: "^savetool: /dev/zero: more than 1 GiB and still going, expected a save document"),
         Case(name: "backup prune --keep -1", arguments: ["backup", "prune", "--repo", "backups", "--keep", "-1"],
-             status: 64, message: "^savetool: --keep -1 would delete every backup, expected 1 or more"),
+             status: 64, message: "^savetool: --keep -1, expected a number of days of 1 or more"),
         Case(name: "import --max-entries -5", arguments: ["import", "missing.tar.gz", "--into", "restored", "--max-entries", "-5"],
              status: 64, message: "^savetool: --max-entries -5, expected a number above 0"),
         Case(name: "get --entry of a folder in a bundle", arguments: ["get", "kape.tar.gz", "--entry", "files/Documents", "/round"],

@@ -205,6 +205,7 @@ struct Sync: ParsableCommand {
                 ("version", .integer(Int64(outcome.version))),
             ]
             if outcome.decisions > 0 { fields.append(("decisions", .integer(Int64(outcome.decisions)))) }
+            if outcome.sincePush { fields.append(("sincePush", .bool(true))) }
             if !outcome.conflicts.isEmpty { fields.append(("conflicts", .array(outcome.conflicts))) }
             if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
             if let reason = outcome.reason { fields.append(("reason", .string(reason))) }
@@ -219,6 +220,10 @@ struct Sync: ParsableCommand {
         case .upToDate: line = "\(outcome.file): up to date (version \(outcome.version))"
         case .created: line = "\(outcome.file): pushed as the slot's first version\(Self.migrated(outcome))"
         case .pushed: line = "\(outcome.file): pushed, version \(outcome.version)\(Self.migrated(outcome))"
+        case .merged where outcome.sincePush:
+            // The app saved again while the file synced: merged here, then pushed on top.
+            let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s")"
+            line = "\(outcome.file): saved again while it synced; its new changes merged here with the server's copy (\(decisions)) and pushed, version \(outcome.version)"
         case .merged:
             let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"): the server's history has them"
             line = outcome.unchangedHere

@@ -387,6 +387,29 @@ struct SyncSeedTests {
         }
     }
 
+    /// A push left in flight (the server answered 503), then the app saved again elsewhere in
+    /// the file: the push sent again is taken, the new save is merged with it here and pushed in
+    /// its turn, and the line says so (not "merged with other devices' changes": no other
+    /// device was involved, and the server's history has no merge of it).
+    @Test func aSaveMadeWhileAPushWasInFlightIsMergedHereAndSaidSo() throws {
+        let (root, server, proxy, phone, _) = try Self.pushAboutToBeHeld("sync-inflight-merge")
+        defer { try? FileManager.default.removeItem(at: root) }
+        defer { kill(-proxy.processIdentifier, SIGKILL) }
+        defer { withExtendedLifetime(server) {} }
+        try phone.sync()
+        try phone.set(Self.kingdoms, "/player_name", #""Drita P1""#)
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent("FAIL").path, contents: nil)
+        try phone.sync(expecting: 75)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("FAIL"))
+        try phone.set(Self.kingdoms, "/gold", "4321")
+        let merged = try CLI.run("sync", phone.root.path, "--server", phone.server, "--space", "games/player-42", "--device", "phone")
+        #expect(merged.status == 0, "\(merged.outputText) \(merged.errors)")
+        #expect(merged.outputText.contains("\(phone.file(Self.kingdoms)): saved again while it synced; its new changes merged here with the server's copy ("), "\(merged.outputText)")
+        #expect(!merged.outputText.contains("other devices"), "\(merged.outputText)")
+        #expect(try phone.get(Self.kingdoms, "/player_name") == #""Drita P1""#)
+        #expect(try phone.get(Self.kingdoms, "/gold") == "4321")
+    }
+
     /// A push left in flight (the server answered 503), then the app saved again, then the
     /// other device changed the same place: the push sent again is parked, the file as it is now
     /// is pushed in its turn, and --take-server settles it, all in one run.

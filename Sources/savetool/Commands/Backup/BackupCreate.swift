@@ -42,7 +42,7 @@ struct BackupCreate: ParsableCommand {
     var compression: ArchiveFormat.Compression = .gzip
 
     func validate() throws {
-        guard keep >= 1 else { throw ValidationError("--keep \(keep) would delete every backup, expected 1 or more") }
+        guard keep >= 1 else { throw ValidationError("--keep \(keep), expected a number of days of 1 or more") }
         // The name starts each backup's file name in the repository.
         if let name, !BackupRepository.isBackupName(name) {
             throw ValidationError("--name \(name), expected a file name: not empty, no /, not starting with .")

@@ -27,7 +27,7 @@ struct BackupPrune: ParsableCommand {
     var dryRun = false
 
     func validate() throws {
-        guard keep >= 1 else { throw ValidationError("--keep \(keep) would delete every backup, expected 1 or more") }
+        guard keep >= 1 else { throw ValidationError("--keep \(keep), expected a number of days of 1 or more") }
     }
 
     func run() throws {

@@ -91,8 +91,10 @@ struct Serve: ParsableCommand {
                     throw ValidationError("--listen \(listen), expected host:port, such as 127.0.0.1:8787 or [::1]:8787")
                 }
                 var host = String(listen[..<colon])
-                if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-                guard !host.isEmpty, !host.contains(":") || listen.hasPrefix("[") else {
+                // Brackets around an IPv6 address, both or neither; without them no colon.
+                let bracketed = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2
+                if bracketed { host = String(host.dropFirst().dropLast()) }
+                guard !host.isEmpty, bracketed || (!host.contains(":") && !host.contains("[") && !host.contains("]")) else {
                     throw ValidationError("--listen \(listen), expected host:port, such as 127.0.0.1:8787 or [::1]:8787")
                 }
                 return (host, number)

@@ -303,6 +303,10 @@ struct ManifestReaderTests {
         }
         #expect(Timestamp(parsing: "@-0.25") == Timestamp(seconds: -1, nanoseconds: 750_000_000))
         #expect(Timestamp(parsing: "@-0") == Timestamp(seconds: 0))
+        // The extremes `timespec` holds come back too.
+        for time in [Timestamp(seconds: .min), Timestamp(seconds: .min, nanoseconds: 1), Timestamp(seconds: .max, nanoseconds: 999_999_999)] {
+            #expect(Timestamp(parsing: time.description) == time, "\(time.description)")
+        }
         var entries: [String] = []
         for (index, time) in times.enumerated() {
             #expect(Timestamp(parsing: time.description) == time, "\(time.description)")
@@ -312,7 +316,7 @@ struct ManifestReaderTests {
         for reading in try Self.readBothWays(Self.manifest(entries)) {
             #expect(reading.files.map(\.modified) == times)
         }
-        for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1", "@-", "@--1", "@+1", "@-.5", "@-9223372036854775808.5"] {
+        for text in ["@", "@x", "@1.", "@1.1234567890", "@1.-5", "@ 1", "@-", "@--1", "@+1", "@-.5", "@-9223372036854775808.5", "@-9223372036854775809", "@9223372036854775808"] {
             #expect(Timestamp(parsing: text) == nil, "\(text)")
         }
     }

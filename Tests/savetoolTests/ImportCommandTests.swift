@@ -247,6 +247,28 @@ struct ImportCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: existing.path) == ["f"])
     }
 
+    /// Verifying restores nothing: a repository this user may only read (another user's, or one
+    /// made read-only against ransomware) lists and verifies, though an import could not
+    /// stage beside it.
+    @Test func aRepositoryThatCanOnlyBeReadVerifies() throws {
+        guard getuid() == 0 else {
+            Issue.record("this test runs savetool as nobody through setpriv: it needs root, as CI has")
+            return
+        }
+        let (directory, _, _) = try Self.bundleAndFolder()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let repository = directory.appendingPathComponent("repo").path
+        #expect(try CLI.run("backup", "create", CLI.sample("kape"), "--repo", repository, "--date", "2026-11-27", "-q").status == 0)
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(repository, 0o555)
+        defer { chmod(repository, 0o755) }
+        for command in [["list"], ["verify"]] {
+            let result = try FidelityTests.run([savetool, "backup"] + command + ["--repo", repository], asRoot: false)
+            #expect(result.status == 0, "\(command): \(result.outputText) \(result.errors)")
+            #expect(!result.outputText.contains("FAILS"), "\(result.outputText)")
+        }
+    }
+
     /// What the destination held is saved in a bundle first; when it holds what no bundle holds
     /// (a FIFO, a link leading out of it), nothing of it is removed: the old contents are kept
     /// whole beside it, and the dry run says so first.

@@ -243,7 +243,7 @@ struct RemoteBackupCommandTests {
         #expect(mixed.status == 64 && mixed.errors.contains(other.resolvingSymlinksInPath().path), "\(mixed.errors)")
         // An import keeps what it replaces in a folder: an s3:// there is refused, not read as a path.
         let s3Keep = try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", root.appendingPathComponent("r").path, "--backup-repo", "\(repo)/kept")
-        #expect(s3Keep.status == 64 && s3Keep.errors.contains("--backup-repo \(repo)/kept: the contents an import replaces are kept in a folder, expected a folder"), "\(s3Keep.errors)")
+        #expect(s3Keep.status == 64 && s3Keep.errors.contains("--backup-repo \(repo)/kept: an s3:// location, expected a folder, where the import keeps what it replaces"), "\(s3Keep.errors)")
         let now = ISO8601DateFormatter().string(from: Date())
         try server.put(bucket: bucket, key: "qa/.savetool-lock", text: #"{"host": "other", "pid": 1, "since": "\#(now)", "nonce": "x"}"#)
         let busy = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-23")
@@ -290,10 +290,14 @@ struct RemoteBackupCommandTests {
         #expect(!next.errors.contains("left as it is"), "a killed run's leftovers are known as its own: \(next.errors)")
         #expect(try Self.run(server, "backup", "verify", "--repo", repo).status == 0)
         // Nothing a killed run left is there after the next: each bundle has its marker, and no
-        // announcement, pending replacement or marker without its bundle is left.
+        // pending replacement or marker without its bundle is left. An announcement stays only
+        // where its bundle never went up (kept a day: a stalled run may still finish it).
         let keys = try server.keys(bucket: bucket).filter { !$0.contains(".savetool-lock") }
-        let bundles = keys.filter { $0.hasSuffix(".tar.gz") }
-        #expect(Set(keys) == Set(bundles + bundles.map { $0 + ".complete" }), "\(keys.sorted())")
+        let announcements = keys.filter { $0.hasPrefix("qa/.uploading-") }
+        let others = keys.filter { !$0.hasPrefix("qa/.uploading-") }
+        let bundles = others.filter { $0.hasSuffix(".tar.gz") }
+        #expect(Set(others) == Set(bundles + bundles.map { $0 + ".complete" }), "\(keys.sorted())")
+        #expect(announcements.allSatisfy { !keys.contains("qa/" + $0.dropFirst("qa/.uploading-".count)) }, "\(keys.sorted())")
     }
 
     /// A bundle goes up as it is made: with no file allowed past 2 MiB (`ulimit -f`), a backup and

@@ -215,7 +215,7 @@ public struct BackupEngine: Sendable {
         importer.limits.maxCompressionRatio = .infinity  // our own backups: verify, do not second-guess the ratio
         importer.limits.maxTotalBytes = .max
         importer.limits.maxEntries = 10_000_000
-        return try importer.restore(backup, into: repository.directory + "/.verify-unused", dryRun: true).summary
+        return try importer.restore(backup, into: repository.directory + "/.verify-unused", dryRun: true, checkingPlace: false).summary
     }
 
     /// A stored backup's entries, read one at a time and compared with the folder's as the folder is described.

@@ -174,17 +174,9 @@ public struct RemoteRepository: Sendable {
         try withLock { lock in
             // What a cut run left (it holds no lock now: this run does) goes first, so that it
             // can block nothing.
-            let strays = try removeUnmarked(dryRun: false)
+            let strays = try removeUnmarked(dryRun: false, sayingNothingOf: object)
             let existing = try backups(named: name)
             let previous = existing.first { $0.object == object }
-            // An unmarked object under the day's name that no run announced is not this
-            // repository's to delete: it is kept under another name, and the backup goes up.
-            if previous == nil, try storage.list(prefix: object).contains(where: { $0.name == object }) {
-                let kept = object + ".unmarked-" + BundleManifest.timestamp(Date()).filter { $0.isNumber }
-                try storage.copy(object, to: kept)
-                try storage.delete(object)
-                warn("\(storage.location)/\(object): named like this day's backup but never marked complete by a backup run; kept as \(storage.location)/\(kept)")
-            }
             // The local engine runs on a scratch folder that holds its lock file and, on a second
             // run of the day, that day's backup brought down, so that an unchanged folder (and a
             // second source under the same name) is told as it is at home. The new bundle itself
@@ -232,6 +224,14 @@ public struct RemoteRepository: Sendable {
             // backup stop counting and get overwritten by a copy on the server, so a failed
             // upload leaves the old backup marked and whole.
             let target = previous == nil ? object : Self.pendingPrefix + object
+            // An unmarked object under the day's name that no run announced is not this
+            // repository's to delete: it is kept under another name, and the backup goes up.
+            if previous == nil, try storage.list(prefix: object).contains(where: { $0.name == object }) {
+                let kept = object + ".unmarked-" + BundleManifest.timestamp(Date()).filter { $0.isNumber }
+                try storage.copy(object, to: kept)
+                try storage.delete(object)
+                warn("\(storage.location)/\(object): named like this day's backup but never marked complete by a backup run; kept as \(storage.location)/\(kept)")
+            }
             let announcement = Self.uploadingPrefix + object
             if previous == nil { try announce(object, as: announcement) }
             var uploaded: Uploaded?
@@ -253,6 +253,9 @@ public struct RemoteRepository: Sendable {
                 }
                 try lock.checkHeld()
                 if previous != nil {
+                    // From here until its new marker, the day's bundle is unmarked: announced,
+                    // so that a run cut here leaves what the next run knows as its own.
+                    try announce(object, as: announcement)
                     try storage.delete(object + Self.markerSuffix)
                     try storage.copy(target, to: object)
                     try storage.delete(target)
@@ -261,7 +264,7 @@ public struct RemoteRepository: Sendable {
             }
             // Once marked (or not needed), the announcement has said what it had to; one left
             // by a failure here is removed by the next run.
-            if previous == nil { try? storage.delete(announcement) }
+            if previous == nil || local.outcome != .unchanged { try? storage.delete(announcement) }
             report.strayObjectsRemoved = strays
             do {
                 try lock.checkHeld()
@@ -313,9 +316,10 @@ public struct RemoteRepository: Sendable {
         } catch let error as SaveError where error.category == .conflict {
             throw SaveError(.cannotCreate, file: storage.location + "/" + object, "exists already, expected a new name for the bundle")
         }
-        // The folder it is of, as a backup's marker says it: a bundle exported into a backup
-        // repository under a backup's name is held to "one name, one source" too.
-        let sourcePath = URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
+        // Under a backup's name, the folder it is of, as a backup's marker says it: such a bundle
+        // counts as that folder's backup, held to "one name, one source" too. (Any other name
+        // keeps the machine's paths out of the marker.)
+        let sourcePath = Self.parse(object) == nil ? nil : URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
         try writeMarker(uploaded, as: object, files: described.summary.fileCount, sourcePath: sourcePath)
         if let manifest {
             var bytes: [UInt8] = []
@@ -430,8 +434,15 @@ public struct RemoteRepository: Sendable {
     /// (a bundle copied in by hand, a cut run of a savetool before announcements, anything else),
     /// and a marker savetool did not write, are never counted and never deleted: each is named
     /// in a warning. Objects not named like backups are never touched.
-    private func removeUnmarked(dryRun: Bool) throws -> [String] {
-        let names = Set(try storage.list().map(\.name))
+    /// A bundle's announcement outlives the bundle's absence this long: a run stalled in its
+    /// upload (a laptop asleep) and taken over may still finish it, and what it then leaves
+    /// unmarked is known as a cut run's by its announcement.
+    static let announcementKeptWithoutBundle: TimeInterval = 24 * 60 * 60
+
+    private func removeUnmarked(dryRun: Bool, sayingNothingOf quiet: String? = nil) throws -> [String] {
+        let listed = try storage.list()
+        let names = Set(listed.map(\.name))
+        let modified = Dictionary(listed.map { ($0.name, $0.modified) }, uniquingKeysWith: { first, _ in first })
         var removed: [String] = []
         func remove(_ object: String) throws {
             if !dryRun { try storage.delete(object) }
@@ -441,9 +452,14 @@ public struct RemoteRepository: Sendable {
             if Self.isPending(object) {
                 try remove(object)
             } else if let backup = Self.announced(by: object) {
-                if names.contains(backup) && !names.contains(backup + Self.markerSuffix) { try remove(backup) }
-                try remove(object)
+                if names.contains(backup) {
+                    if !names.contains(backup + Self.markerSuffix) { try remove(backup) }
+                    try remove(object)
+                } else if let written = modified[object] ?? nil, Date().timeIntervalSince(written) > Self.announcementKeptWithoutBundle {
+                    try remove(object)  // an upload that never finished, long given up
+                }
             } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix), !names.contains(Self.uploadingPrefix + object) {
+                guard object != quiet else { continue }  // the caller says what becomes of it
                 warn("\(storage.location)/\(object): named like a backup but not marked complete by a backup run, so not counted; left as it is")
             } else if object.hasSuffix(Self.markerSuffix) {
                 let backup = String(object.dropLast(Self.markerSuffix.count))

@@ -78,22 +78,43 @@ public struct BundleImporter {
     /// Told of the work done, after every entry.
     public var progress: @Sendable (WorkProgress) -> Void = { _ in }
 
-    /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination` with it.
+    /// Throws, before anything is read, what would stop an import into `destination` (or its
+    /// dry run) where the bundle is not to blame: not a folder, a place this user may not write
+    /// in beside it (the staging folder goes there) or where its old contents are kept, those
+    /// kept inside it. Returns the destination made absolute and the folder the old contents go to.
     @discardableResult
-    public func restore(_ bundle: String, into destination: String, dryRun: Bool = false) throws -> Outcome {
+    public func checkPlace(for destination: String, writable: Bool = true) throws -> (destination: String, originals: String) {
         try FileIO.requireNonEmpty(destination, expected: "the folder to restore into")
         // Absolute, so that `--into .` has a parent to stage in and to save the old contents in;
         // a link to a folder is followed, as tar extracts into where it leads: the folder is
         // replaced, and the link stays.
         let destination = try FileIO.destination(of: URL(fileURLWithPath: destination).standardizedFileURL.path, links: .follow)
         var found = stat()
-        if lstat(destination, &found) == 0, found.st_mode & S_IFMT != S_IFDIR {
+        let exists = lstat(destination, &found) == 0
+        if exists, found.st_mode & S_IFMT != S_IFDIR {
             throw SaveError(.cannotCreate, file: destination, "\(FileIO.describeType(found.st_mode)), expected a folder to restore into, or a path where nothing is yet")
         }
-        let originalsDirectory = URL(fileURLWithPath: backupDirectory ?? FileIO.parentDirectory(of: destination)).standardizedFileURL.path
+        let parent = FileIO.parentDirectory(of: destination)
+        let originalsDirectory = URL(fileURLWithPath: backupDirectory ?? parent).standardizedFileURL.path
         guard originalsDirectory != destination && !originalsDirectory.hasPrefix(destination + "/") else {
             throw SaveError(.usage, file: originalsDirectory, "inside the destination \(destination), expected a place the import does not replace for its previous contents")
         }
+        guard writable else { return (destination, originalsDirectory) }
+        try Self.requireWritable(parent, "the import of \(destination) stages its files beside it")
+        if exists, originalsDirectory != parent {
+            try Self.requireWritable(originalsDirectory, "the import of \(destination) keeps what the folder held there")
+        }
+        return (destination, originalsDirectory)
+    }
+
+    /// Verifies `bundle` entirely and, unless `dryRun`, replaces the contents of `destination`
+    /// with it. `checkingPlace: false` verifies a bundle without a place to restore it to
+    /// (`backup verify` of a repository this user may only read).
+    @discardableResult
+    public func restore(_ bundle: String, into destination: String, dryRun: Bool = false, checkingPlace: Bool = true) throws -> Outcome {
+        // A place the import may not write in is refused before anything is read (and a dry run
+        // is refused too, rather than say "verified" for an import that cannot happen).
+        let (destination, originalsDirectory) = try checkPlace(for: destination, writable: checkingPlace)
         Self.removeAbandonedStaging(beside: destination)
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
@@ -112,13 +133,6 @@ public struct BundleImporter {
                 bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
         var outcome = Outcome(summary: manifest.summary, previousContents: nil)
-        // The import stages beside the destination and keeps the old contents there: a place it
-        // may not write in is refused before anything is read (and a dry run is refused too,
-        // rather than say "verified" for an import that cannot happen).
-        try Self.requireWritable(FileIO.parentDirectory(of: destination), for: destination)
-        if originalsDirectory != FileIO.parentDirectory(of: destination), lstat(destination, &found) == 0 {
-            try Self.requireWritable(originalsDirectory, for: destination)
-        }
         if dryRun {
             try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
             // What would stop the real import keeping the old contents stops the dry run too.
@@ -137,7 +151,9 @@ public struct BundleImporter {
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
         } catch {
-            throw SaveError(.cannotCreate, file: FileIO.parentDirectory(of: destination), "cannot make the folder the import stages in: \(error)")
+            throw SaveError(
+                .cannotCreate, file: FileIO.parentDirectory(of: destination),
+                "\(FileError.reason(of: error)), expected a folder where the import can make the one it stages in")
         }
         defer { if !swapped { FileIO.removeTree(staging) } }
         try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
@@ -701,8 +717,9 @@ public struct BundleImporter {
 
     /// Makes the missing folders above `destination`, outermost first; returns the ones it made.
     /// Throws, naming the folder, unless this process may create and remove entries in
-    /// `folder` or, where it does not exist yet, in the nearest folder above it that does.
-    private static func requireWritable(_ folder: String, for destination: String) throws {
+    /// `folder` or, where it does not exist yet, in the nearest folder above it that does;
+    /// `why` says what the import does there.
+    private static func requireWritable(_ folder: String, _ why: String) throws {
         var existing = folder
         var info = stat()
         while lstat(existing, &info) != 0 && errno == ENOENT && existing != "/" && !existing.isEmpty {
@@ -711,7 +728,7 @@ public struct BundleImporter {
         guard faccessat(AT_FDCWD, existing, W_OK | X_OK, AT_EACCESS) != 0 else { return }
         throw SaveError(
             .cannotCreate, file: existing,
-            "\(FileError.reason(errno)), expected a folder this user may write in: the import of \(destination) stages its files beside it")
+            "\(FileError.reason(errno)), expected a folder this user may write in: \(why)")
     }
 
     private static func makeParents(of destination: String) throws -> [String] {

@@ -340,23 +340,23 @@ public struct Timestamp: Sendable, Equatable, Hashable, CustomStringConvertible 
             let negative = parts[0].hasPrefix("-")
             // The whole part's digits alone: its sign is the whole number's (`@-0.5` is below 0).
             let digits = parts[0].dropFirst(negative ? 1 : 0)
-            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }), let whole = Int64(digits) else { return nil }
+            // As a magnitude: −9223372036854775808 is a time `timespec` holds, its magnitude no Int64.
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }), let whole = UInt64(digits) else { return nil }
             var nanoseconds: Int32 = 0
             if parts.count == 2 {
                 guard !parts[1].isEmpty, let fraction = RFC3339.nanoseconds(fraction: parts[1].utf8) else { return nil }
                 nanoseconds = fraction
             }
             guard negative else {
-                self.init(seconds: whole, nanoseconds: nanoseconds)
+                guard let seconds = Int64(exactly: whole) else { return nil }
+                self.init(seconds: seconds, nanoseconds: nanoseconds)
                 return
             }
-            // −99999999999.5 is −100000000000 and 5e8 ns, as `timespec` holds it.
-            guard nanoseconds > 0 else {
-                self.init(seconds: -whole, nanoseconds: 0)
-                return
-            }
-            guard whole < Int64.max else { return nil }
-            self.init(seconds: -whole - 1, nanoseconds: 1_000_000_000 - nanoseconds)
+            // −99999999999.5 is −100000000000 and 5e8 ns, as `timespec` holds it: the whole part
+            // one further from 0 when there is a fraction.
+            let magnitude = nanoseconds > 0 ? whole + 1 : whole
+            guard whole < UInt64.max, magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            self.init(seconds: magnitude == UInt64(Int64.max) + 1 ? .min : -Int64(magnitude), nanoseconds: nanoseconds > 0 ? 1_000_000_000 - nanoseconds : 0)
             return
         }
         guard let (seconds, nanoseconds) = RFC3339.parseUnixTime(text) else { return nil }

@@ -192,7 +192,7 @@ struct ManifestEntryFields: Sendable {
                     } else {
                         modified = RFC3339.parseUnixTime(bytes: run).map { Timestamp(seconds: $0.seconds, nanoseconds: $0.nanoseconds) }
                     }
-                    if modified == nil { unreadableTime = "\"" + String(decoding: run, as: UTF8.self) + "\"" }
+                    if modified == nil { unreadableTime = "\"" + String(decoding: run.prefix(78), as: UTF8.self) + "\"" }
                 default:
                     guard let value = text() else { return nil }
                     switch key {

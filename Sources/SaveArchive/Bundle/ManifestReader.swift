@@ -266,7 +266,7 @@ enum ManifestReader {
         // A mode or a time that cannot be read is refused rather than guessed: a private save
         // given 0644, or a time of 1970, would be restored without a word.
         guard let mode = file.mode.flatMap(Self.permissionBits) else {
-            let found = file.mode.map { "the mode \"\(ExactFileName.printable($0))\"" } ?? file.unreadableMode.map { "the mode \(ExactFileName.printable($0))" }
+            let found = file.mode.map { "the mode \"\(ExactFileName.printable(String($0.prefix(78))))\"" } ?? file.unreadableMode.map { "the mode \(ExactFileName.printable($0))" }
             throw bad("\(path) has \(found ?? "no \"mode\""), expected permission bits in octal, such as \"0644\" (at most 7777)")
         }
         guard let modified = file.modified else {

@@ -43,7 +43,12 @@ public enum FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// read (`permission denied`), not Foundation's sentence ("The operation could not be
     /// completed. You don't have permission.").
     public static func reason(of error: any Error) -> String {
-        if let error = error as? FileError { return error.description }
+        if let error = error as? FileError {
+            switch error {
+            case .unreadable(_, let reason), .cannotCreate(_, let reason), .ioFailure(_, _, let reason): return reason
+            case .tooLarge: return error.description
+            }
+        }
         let error = error as NSError
         // On Linux the underlying error is a Swift error in the dictionary, which `as? NSError` misses.
         let underlying = (error.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }

@@ -45,7 +45,7 @@ public struct MergeAnswers: Sendable {
         guard document["format"]?.stringValue == "savetool.merge-answers/1" else {
             throw fail(["format"], "\(found(document["format"])), expected \"savetool.merge-answers/1\"")
         }
-        guard let list = document["answers"]?.arrayValue else { throw fail(["answers"], "missing, expected an array of answers") }
+        guard let list = document["answers"]?.arrayValue else { throw fail(["answers"], "\(found(document["answers"])), expected an array of answers") }
         var answers: [Answer] = []
         for (index, item) in list.enumerated() {
             let at = ["answers", String(index)]
@@ -53,7 +53,7 @@ public struct MergeAnswers: Sendable {
             for key in entry.keys where !["file", "path", "take", "value"].contains(key) {
                 throw fail(at + [key], "an unknown key, expected one of file, path, take, value")
             }
-            guard let text = entry["path"]?.stringValue else { throw fail(at + ["path"], "missing, expected the JSON Pointer of the conflict") }
+            guard let text = entry["path"]?.stringValue else { throw fail(at + ["path"], "\(found(entry["path"])), expected the JSON Pointer of the conflict") }
             let path: JSONPointer
             do { path = try JSONPointer(parsing: text) } catch { throw fail(at + ["path"], "\(error)") }
             let resolution: ConflictResolution

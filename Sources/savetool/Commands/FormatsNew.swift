@@ -66,7 +66,7 @@ extension Formats {
                 // The formats folder is made as needed (`--directory MyFormats` the first time);
                 // the kind's own folder must be new.
                 do { try FileManager.default.createDirectory(atPath: folder.deletingLastPathComponent().path, withIntermediateDirectories: true) } catch {
-                    throw SaveError(.cannotCreate, file: folder.deletingLastPathComponent().path, "cannot be created: \(error.localizedDescription)")
+                    throw SaveError(.cannotCreate, file: folder.deletingLastPathComponent().path, "cannot be created: \(FileError.reason(of: error))")
                 }
                 guard mkdir(folder.path, 0o755) == 0 else {
                     throw SaveError(.cannotCreate, file: folder.path, errno == EEXIST ? "already exists, expected a new folder (nothing is overwritten)" : FileError.reason(errno))

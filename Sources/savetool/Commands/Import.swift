@@ -80,7 +80,7 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if let backupRepo, S3Location.isRemote(backupRepo) {
-            throw ValidationError("--backup-repo \(backupRepo): the contents an import replaces are kept in a folder, expected a folder (back them up to S3 with backup create first)")
+            throw ValidationError("--backup-repo \(backupRepo): an s3:// location, expected a folder, where the import keeps what it replaces (back a folder up to S3 with backup create)")
         }
         let limits = [("--max-bytes", "\(maxBytes)", maxBytes >= 1), ("--max-entries", "\(maxEntries)", maxEntries >= 1), ("--max-ratio", "\(maxRatio)", maxRatio > 0)]
         if let (flag, value, _) = limits.first(where: { !$0.2 }) { throw ValidationError("\(flag) \(value), expected a number above 0") }
@@ -103,6 +103,9 @@ struct Import: ParsableCommand {
                 defer { bar.finish() }
                 // s3://bucket/prefix/<name>-<date>.tar.gz: a marked backup, downloaded first and
                 // then imported exactly as a file on disk is, with every check.
+                // What would stop the import where the bundle is not to blame, before a byte
+                // of it is downloaded or read.
+                try importer.checkPlace(for: into)
                 var local = bundle
                 var scratch: String?
                 defer { if let scratch { try? FileManager.default.removeItem(atPath: scratch) } }

@@ -223,7 +223,7 @@ struct Sync: ParsableCommand {
         case .merged where outcome.sincePush:
             // The app saved again while the file synced: merged here, then pushed on top.
             let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s")"
-            line = "\(outcome.file): saved again while it synced; its new changes merged here with the server's copy (\(decisions)) and pushed, version \(outcome.version)"
+            line = "\(outcome.file): saved again while it synced; its new changes merged here with the server's copy (\(decisions)), now version \(outcome.version) there"
         case .merged:
             let decisions = "\(outcome.decisions) decision\(outcome.decisions == 1 ? "" : "s"): the server's history has them"
             line = outcome.unchangedHere

@@ -419,7 +419,7 @@ struct SyncServerTests {
         // `--listen host:port` is the same address in one (cli.md's form).
         let takenToo = try CLI.run("serve", "--store", store, "--listen", "127.0.0.1:\(port)")
         #expect(takenToo.status == 75 && takenToo.errors.contains("savetool: 127.0.0.1:\(port): in use by another process, expected a free port"), "\(takenToo.errors)")
-        for (listen, extra) in [("127.0.0.1", [String]()), ("::1:8787", []), (":8787", []), ("127.0.0.1:70000", []), ("127.0.0.1:0", ["--port", "0"])] {
+        for (listen, extra) in [("127.0.0.1", [String]()), ("::1:8787", []), ("[::1:8787", []), ("[]:8787", []), (":8787", []), ("127.0.0.1:70000", []), ("127.0.0.1:0", ["--port", "0"])] {
             let refused = try Processes.run([CLI.executable, "serve", "--store", store, "--listen", listen] + extra)
             #expect(refused.status == 64, "\(listen): \(refused.errors)")
             #expect(refused.errors.hasPrefix(extra.isEmpty ? "savetool: --listen \(listen), expected host:port, such as 127.0.0.1:8787 or [::1]:8787" : "savetool: --listen with --host or --port"), "\(refused.errors)")

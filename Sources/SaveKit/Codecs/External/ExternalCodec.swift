@@ -235,7 +235,7 @@ public struct ExternalCodec: SaveCodec {
         do {
             try process.run()
         } catch {
-            throw .plugin(id: id, message: "cannot start \(executable): \(error.localizedDescription)")
+            throw .plugin(id: id, message: "cannot start \(executable): \(FileError.reason(of: error))")
         }
         let collected = Collected()
         let readers = DispatchGroup()

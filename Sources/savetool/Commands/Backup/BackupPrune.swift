@@ -38,7 +38,10 @@ struct BackupPrune: ParsableCommand {
                 let place = remote.storage.location + "/"
                 let deleted = report.deleted.map { place + $0.object }, strays = report.strayObjectsRemoved.map { place + $0 }
                 if global.json {
-                    try Console.outputJSON(.array((strays + deleted).map { .string($0) }))
+                    // The backups deleted, as a folder repository's prune gives them; what cut
+                    // runs left is said on standard error.
+                    try Console.outputJSON(.array(deleted.map { .string($0) }))
+                    for stray in strays where !global.quiet { Console.error("savetool: \(dryRun ? "would remove" : "removed") what a cut run left: \(stray)") }
                 } else if !global.quiet {
                     let (verb, removal) = dryRun ? ("would delete", "would remove what a cut run left") : ("deleted", "removed what a cut run left")
                     let lines = strays.map { "\(removal): \($0)" } + deleted.map { "\(verb): \($0)" }

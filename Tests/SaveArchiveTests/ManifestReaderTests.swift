@@ -176,6 +176,9 @@ struct ManifestReaderTests {
             (#""mode": "17777", \#(time)"#, #"a has the mode "17777""#),
             (#""mode": "", \#(time)"#, #"a has the mode """#),
             (#""mode": "-644", \#(time)"#, #"a has the mode "-644""#),
+            // 0o200644 is 0o644 in 16 bits: no digits wrap into a mode that looks right.
+            (#""mode": "200644", \#(time)"#, #"a has the mode "200644""#),
+            (#""mode": "0000644", \#(time)"#, #"a has the mode "0000644""#),
             (time, #"a has no "mode", expected permission bits in octal, such as "0644" (at most 7777)"#),
             (#""mode": 420, \#(time)"#, #"a has the mode 420, expected"#),
             (#""mode": "0644", "modifiedAt": "yesterday""#, #"a has the modifiedAt "yesterday", expected an RFC 3339 time such as "2026-11-20T21:14:03Z" or @ and the seconds since 1970"#),

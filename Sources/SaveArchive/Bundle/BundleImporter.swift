@@ -715,7 +715,6 @@ public struct BundleImporter {
         }
     }
 
-    /// Makes the missing folders above `destination`, outermost first; returns the ones it made.
     /// Throws, naming the folder, unless this process may create and remove entries in
     /// `folder` or, where it does not exist yet, in the nearest folder above it that does;
     /// `why` says what the import does there.
@@ -731,6 +730,7 @@ public struct BundleImporter {
             "\(FileError.reason(errno)), expected a folder this user may write in: \(why)")
     }
 
+    /// Makes the missing folders above `destination`, outermost first; returns the ones it made.
     private static func makeParents(of destination: String) throws -> [String] {
         var missing: [String] = []
         var parent = FileIO.parentDirectory(of: destination)

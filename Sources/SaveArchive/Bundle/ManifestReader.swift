@@ -294,14 +294,15 @@ extension ManifestReader {
     /// `0644`, `4755` or `644`: permission bits with setuid, setgid and sticky, in octal, as
     /// export writes them; `nil` for anything else.
     static func permissionBits(_ text: String) -> UInt16? {
-        var value: UInt16 = 0
+        // Six digits at most (`004755`), summed in 32 bits: none of them can wrap past 0o7777.
+        var value: UInt32 = 0
         var digits = 0
         for byte in text.utf8 {
             guard byte &- UInt8(ascii: "0") < 8, digits < 6 else { return nil }
-            value = value << 3 | UInt16(byte &- UInt8(ascii: "0"))
+            value = value << 3 | UInt32(byte &- UInt8(ascii: "0"))
             digits += 1
         }
-        return digits > 0 && value <= 0o7777 ? value : nil
+        return digits > 0 && value <= 0o7777 ? UInt16(value) : nil
     }
 }
 

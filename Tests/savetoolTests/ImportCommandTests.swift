@@ -166,6 +166,20 @@ struct ImportCommandTests {
 
     /// A fresh directory holding the kape sample exported as `kape.tar.gz`, and an empty folder
     /// `D` to import it into.
+    /// For a test that runs savetool as `nobody` through setpriv (root only, as CI runs it):
+    /// ``bundleAndFolder()``, the bundle readable by anyone, and a copy of savetool `nobody` may
+    /// run. `nil`, with the reason recorded as an issue, when the tests do not run as root.
+    static func forNobody() throws -> (directory: URL, bundle: String, folder: URL, savetool: String)? {
+        guard getuid() == 0 else {
+            Issue.record("this test runs savetool as nobody through setpriv: it needs root, as CI has")
+            return nil
+        }
+        let (directory, bundle, folder) = try bundleAndFolder()
+        let (savetool, _) = try FidelityTests.tools(in: directory)
+        chmod(bundle, 0o644)
+        return (directory, bundle, folder, savetool)
+    }
+
     static func bundleAndFolder() throws -> (directory: URL, bundle: String, folder: URL) {
         let directory = try Processes.temporaryDirectory()
         let bundle = directory.appendingPathComponent("kape.tar.gz").path
@@ -193,15 +207,9 @@ struct ImportCommandTests {
     /// nothing. The import is refused (its dry run too) rather than replacing it unkept; a
     /// folder of that mode is still staged.
     @Test func aFolderThatCannotBeListedIsNeverReplacedUnkept() throws {
-        guard getuid() == 0 else {
-            Issue.record("this test runs the import as nobody through setpriv: it needs root, as CI has")
-            return
-        }
-        let (directory, bundle, folder) = try Self.bundleAndFolder()
+        guard let (directory, bundle, folder, savetool) = try Self.forNobody() else { return }
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (savetool, _) = try FidelityTests.tools(in: directory)
         chmod(directory.path, 0o777)
-        chmod(bundle, 0o644)
         try Data("secret\n".utf8).write(to: folder.appendingPathComponent("x"))
         chown(folder.path, 65534, 65534)
         chmod(folder.path, 0o300)
@@ -220,15 +228,9 @@ struct ImportCommandTests {
     /// is refused with exit 73 (the output cannot be created, as `convert` and `export` answer),
     /// naming the folder, and its dry run is refused the same way rather than say "verified".
     @Test func aPlaceTheImportCannotWriteInIsRefusedByTheDryRunToo() throws {
-        guard getuid() == 0 else {
-            Issue.record("this test runs the import as nobody through setpriv: it needs root, as CI has")
-            return
-        }
-        let (directory, bundle, _) = try Self.bundleAndFolder()
+        guard let (directory, bundle, _, savetool) = try Self.forNobody() else { return }
         defer { chmod(directory.path + "/locked", 0o755); try? FileManager.default.removeItem(at: directory) }
-        let (savetool, _) = try FidelityTests.tools(in: directory)
         chmod(directory.path, 0o755)
-        chmod(bundle, 0o644)
         let locked = directory.appendingPathComponent("locked")
         let existing = locked.appendingPathComponent("dest")
         try FileManager.default.createDirectory(at: existing, withIntermediateDirectories: true)
@@ -251,15 +253,11 @@ struct ImportCommandTests {
     /// made read-only against ransomware) lists and verifies, though an import could not
     /// stage beside it.
     @Test func aRepositoryThatCanOnlyBeReadVerifies() throws {
-        guard getuid() == 0 else {
-            Issue.record("this test runs savetool as nobody through setpriv: it needs root, as CI has")
-            return
-        }
-        let (directory, _, _) = try Self.bundleAndFolder()
+        guard let (directory, _, _, savetool) = try Self.forNobody() else { return }
         defer { try? FileManager.default.removeItem(at: directory) }
         let repository = directory.appendingPathComponent("repo").path
         #expect(try CLI.run("backup", "create", CLI.sample("kape"), "--repo", repository, "--date", "2026-11-27", "-q").status == 0)
-        let (savetool, _) = try FidelityTests.tools(in: directory)
+        _ = try Processes.run(["chmod", "-R", "a+rX", repository])
         chmod(repository, 0o555)
         defer { chmod(repository, 0o755) }
         for command in [["list"], ["verify"]] {

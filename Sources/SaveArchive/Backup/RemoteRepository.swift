@@ -440,22 +440,22 @@ public struct RemoteRepository: Sendable {
     static let announcementKeptWithoutBundle: TimeInterval = 24 * 60 * 60
 
     private func removeUnmarked(dryRun: Bool, sayingNothingOf quiet: String? = nil) throws -> [String] {
-        let listed = try storage.list()
+        let listed = try storage.list().sorted { $0.name < $1.name }
         let names = Set(listed.map(\.name))
-        let modified = Dictionary(listed.map { ($0.name, $0.modified) }, uniquingKeysWith: { first, _ in first })
         var removed: [String] = []
         func remove(_ object: String) throws {
             if !dryRun { try storage.delete(object) }
             removed.append(object)
         }
-        for object in names.sorted() {
+        for stored in listed {
+            let object = stored.name
             if Self.isPending(object) {
                 try remove(object)
             } else if let backup = Self.announced(by: object) {
                 if names.contains(backup) {
                     if !names.contains(backup + Self.markerSuffix) { try remove(backup) }
                     try remove(object)
-                } else if let written = modified[object] ?? nil, Date().timeIntervalSince(written) > Self.announcementKeptWithoutBundle {
+                } else if let written = stored.modified, Date().timeIntervalSince(written) > Self.announcementKeptWithoutBundle {
                     try remove(object)  // an upload that never finished, long given up
                 }
             } else if Self.parse(object) != nil, !names.contains(object + Self.markerSuffix), !names.contains(Self.uploadingPrefix + object) {

@@ -45,20 +45,13 @@ struct ManifestEntryFields: Sendable {
         type = file["type"]?.stringValue
         size = integer("size")
         sha256 = file["sha256"]?.stringValue
-        func json(_ value: SaveValue) -> String {
-            var options = EncodingOptions()
-            options.pretty = false
-            var json = (try? JSONCodec().encode(value, options: options)) ?? []
-            while json.last == UInt8(ascii: "\n") { json.removeLast() }
-            return String(decoding: json.prefix(80), as: UTF8.self)
-        }
         if let value = file["mode"] {
             mode = value.stringValue
-            if mode == nil { unreadableMode = json(value) }
+            if mode == nil { unreadableMode = String(value.compactText.prefix(80)) }
         }
         if let time = file["modifiedAt"] {
             modified = time.stringValue.flatMap(Timestamp.init(parsing:))
-            if modified == nil { unreadableTime = json(time) }
+            if modified == nil { unreadableTime = String(time.compactText.prefix(80)) }
         }
         target = file["target"]?.stringValue
         (uid, gid) = (integer("uid"), integer("gid"))

@@ -29,13 +29,16 @@ def compare(a, b):
 
 def merge(path, b, l, r, three_way=True):
     """The rules of blocks.gamesave: three ways, most specific path first."""
-    if l == r:
+    counter = path == "/coins" or (path.startswith("/statistics/") and path != "/statistics/bestCombo")
+    # A change both sides made alike is one change, but for a counter (both earnings happened),
+    # so a dictionary changed alike is looked into for its counters.
+    if l == r and (l == b or not (counter or isinstance(l, dict))):
         return l
     if b == l:
         return r
     if b == r:
         return l
-    if path == "/coins" or (path.startswith("/statistics/") and path != "/statistics/bestCombo"):
+    if counter:
         if isinstance(b, (int, float)):
             return b + (l - b) + (r - b)
         if path == "/coins":

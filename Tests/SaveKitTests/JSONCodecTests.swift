@@ -30,6 +30,9 @@ struct JSONCodecTests {
             "wrapsAMarker": ["$dict": .date(Date(timeIntervalSinceReferenceDate: 0))],
             "wrapsData": ["$dict": ["$data": .data(Data())]],
             "farFuture": .date(Date(timeIntervalSinceReferenceDate: 1e15)),
+            // A "$dict" key with others after it is an ordinary key, whose value may itself be wrapped
+            // (this read back as "a $dict marker holding "x"", exit 65, before).
+            "firstOfTwo": ["$dict": ["$dict": "x"], "b": 1], "firstOfTwoDated": ["$dict": ["$date": "y"], "c": 2],
         ]
         let text = try Codecs.compactJSON(value)
         #expect(text.contains(#""when":{"$date":"2025-11-27T08:00:00.25Z"}"#))

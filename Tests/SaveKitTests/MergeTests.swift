@@ -303,6 +303,33 @@ struct MergeTests {
         #expect(result.decisions.map(\.path.description).contains("/gameSave/coins"))
     }
 
+    /// A merged copy is the local copy's text with the merged changes in it: a file that git
+    /// merges through `savetool merge` shows only those lines changed, whoever wrote its layout
+    /// (here `JSONEncoder`'s `" : "` and Python's spacing inside an embedded save).
+    @Test func aMergedCopyChangesOnlyWhatTheMergeChanged() throws {
+        let base = "{\n  \"saveVersion\" : 2,\n  \"player\" : {\"level\": 1, \"xp\": 0},\n  \"coins\" : 40,\n  \"unlockedThemes\" : [\"classic\"],\n  \"lastSaved\" : \"x\"\n}\n"
+        let local = base.replacingOccurrences(of: "\"coins\" : 40", with: "\"coins\" : 45")
+        let remote = base.replacingOccurrences(of: "[\"classic\"]", with: "[\"classic\", \"lava\"]").replacingOccurrences(of: "\"coins\" : 40", with: "\"coins\" : 50")
+        let result = try Self.merger(kind: "blocks.gamesave").merge(base: Self.copy(base, "base"), local: Self.copy(local, "local"), remote: Self.copy(remote, "remote"))
+        #expect(result.conflicts.isEmpty)
+        #expect(String(decoding: result.output, as: UTF8.self)
+            == base.replacingOccurrences(of: "\"coins\" : 40", with: "\"coins\" : 55").replacingOccurrences(of: "[\"classic\"]", with: "[\"classic\", \"lava\"]"))
+
+        // Inside a binary plist: the embedded JSON keeps Python's ", " and ": ".
+        let blocks = Array(try Data(contentsOf: Corpus.packageRoot.appendingPathComponent("samples/blocks-2026/Library/Preferences/com.example.blocks.plist")))
+        var holder = try Codecs.binary.decode(blocks)
+        let python = #"{"saveVersion": 2, "player": {"level": 3, "xp": 10}, "coins": 40, "unlockedThemes": ["classic"], "lastSaved": "2026-11-20T22:41:07Z"}"#
+        func copy(_ json: String, _ name: String) throws -> SaveMerger.Copy {
+            try holder.setValue(.data(Data(json.utf8)), at: JSONPointer(parsing: "/gameSave"))
+            return SaveMerger.Copy(bytes: try Codecs.binary.encode(holder), path: "Library/Preferences/com.example.blocks.plist", name: name)
+        }
+        let embedded = try Self.merger().merge(
+            base: try copy(python, "base"), local: try copy(python.replacingOccurrences(of: "\"coins\": 40", with: "\"coins\": 45"), "local"),
+            remote: try copy(python.replacingOccurrences(of: "\"xp\": 10", with: "\"xp\": 20"), "remote"))
+        guard case .data(let held)? = try Codecs.binary.decode(embedded.output)["gameSave"] else { Issue.record("gameSave is still data"); return }
+        #expect(String(decoding: held, as: UTF8.self) == python.replacingOccurrences(of: "\"coins\": 40", with: "\"coins\": 45").replacingOccurrences(of: "\"xp\": 10", with: "\"xp\": 20"))
+    }
+
     @Test func answersAndPreferencesSettleConflicts() throws {
         let local = #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": 120, "unlockedThemes": [], "lastSaved": "x"}"#
         let remote = #"{"saveVersion": 2, "player": {"level": 1, "xp": 0}, "coins": 90, "unlockedThemes": [], "lastSaved": "x"}"#

@@ -59,6 +59,28 @@ struct ValueModelTests {
         }
     }
 
+    /// An edit inside an embedded JSON document keeps that document's layout: its spacing, and
+    /// its line end after it or its lack of one, as the app wrote it.
+    @Test func anEmbeddedDocumentKeepsItsLayoutAcrossAnEdit() throws {
+        let registry = CodecRegistry.builtIn
+        for (held, pointer, value, expected) in [
+            ("[1, 2]\n", "/blob/0", nil, "[2]\n"), ("{\"a\": 1}\n", "/blob/a", nil, "{}\n"), ("{}", "/blob/a", 2, "{\"a\":2}"),
+            ("{\"coins\": 40, \"themes\": [\"a\"]}", "/blob/coins", 45, "{\"coins\": 45, \"themes\": [\"a\"]}"),
+            ("{\n  \"a\": 1\n}\n", "/blob/b", 2, "{\n  \"a\": 1,\n  \"b\": 2\n}\n"),
+        ] as [(String, String, SaveValue?, String)] {
+            for holder in [SaveValue.string(held), .data(Data(held.utf8))] {
+                var document: SaveValue = ["blob": holder, "z": 1]
+                if let value {
+                    try document.setValue(value, at: JSONPointer(parsing: pointer), seeingThrough: registry)
+                } else {
+                    try document.removeValue(at: JSONPointer(parsing: pointer), seeingThrough: registry)
+                }
+                #expect(EmbeddedDocument.bytes(of: document["blob"]!) == Array(expected.utf8), "\(held) \(pointer)")
+                #expect(document["blob"]?.typeName == holder.typeName)
+            }
+        }
+    }
+
     @Test func structuralDiff() throws {
         let old = try Codecs.value(#"{"a": 1, "b": [1, 2, 3], "c": "x", "d": 1}"#)
         let new = try Codecs.value(#"{"d": 1.0, "b": [1, 5], "a": 1, "e": null}"#)

@@ -81,7 +81,7 @@ struct MigrateCommandTests {
         #expect(result.errors.contains("Documents/current_tournament.json: future: kape.tournament version 7, newer than the 3 savetool knows; left as it is"))
         #expect(!result.errors.contains("c.json"))
         #expect(try String(contentsOf: saves.appendingPathComponent("a.json"), encoding: .utf8) == stray)
-        #expect(try String(contentsOf: saves.appendingPathComponent("b.json"), encoding: .utf8).contains(#""schemaVersion":3"#))
+        #expect(try String(contentsOf: saves.appendingPathComponent("b.json"), encoding: .utf8).contains(#""schemaVersion": 3"#))
     }
 
     @Test func aKindAddedThroughFormatsNeedsNoRebuild() throws {
@@ -162,8 +162,25 @@ struct MigrateCommandTests {
         #expect(try CLI.run("formats", "--formats", formats).outputText.contains(/sudoku\.game +Sudoku  \[versions 1–2\]  \(.*formats\/sudoku\.game\)/))
         let migrated = try CLI.run("--formats", formats, "migrate", save.path, "--in-place", "--no-backup")
         #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")
-        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"board":[[5,3,0]],"elapsed":61,"version":2}"#)  // no final newline, as before
+        // Written over its text: the rename where the old key stood, its spacing and no final newline, as before.
+        #expect(try String(contentsOf: save, encoding: .utf8) == #"{"board": [[5, 3, 0]], "elapsed": 61, "version": 2}"#)
         #expect(try CLI.run("migrate", save.path, "--in-place").status == 0)  // without --formats: not a known kind, skipped
+    }
+
+    /// A file migrated in place is its old text with what the migration changed in it: the
+    /// players written by Python (`ensure_ascii`, an inline list) keep their bytes, and git
+    /// shows the renamed and added keys only.
+    @Test func aFileMigratedInPlaceChangesOnlyWhatTheMigrationChanged() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let save = directory.appendingPathComponent("Documents/current_tournament.json")
+        try FileManager.default.createDirectory(at: save.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let players = "    \"players\": [\n        {\"name\": \"Zo\\u00eb\", \"score\": 7},\n        {\"name\": \"Drita\", \"score\": 4}\n    ],\n"
+        try Data(("{\n" + players + "    \"roundIndex\": 5,\n    \"currentPlayerIndex\": 0,\n    \"deckId\": \"spicy\"\n}\n").utf8).write(to: save)
+        let migrated = try CLI.run("migrate", directory.path, "--in-place", "--no-backup")
+        #expect(migrated.outputText == "1 migrated, 0 unchanged, 0 skipped, 0 failed\n", "\(migrated.errors)")
+        #expect(try String(contentsOf: save, encoding: .utf8) == "{\n" + players
+            + "    \"round\": 5,\n    \"activePlayerIndex\": 0,\n    \"deckId\": \"spicy\",\n    \"status\": \"playing\",\n    \"schemaVersion\": 3\n}\n")
     }
 
     @Test func anEmbeddedSaveIsMigratedInsideItsPlist() throws {

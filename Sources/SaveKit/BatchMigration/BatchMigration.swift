@@ -101,6 +101,8 @@ public struct BatchMigration: Sendable {
         paths: [String], pipeline: SavePipeline, destination: Destination,
         jobs: Int = ProcessInfo.processInfo.activeProcessorCount, notify: @escaping @Sendable (Notice) -> Void = { _ in }
     ) {
+        var pipeline = pipeline
+        if case .inPlace = destination { pipeline.keepsUnchangedText = true }
         self.pipeline = pipeline
         self.destination = destination
         self.jobs = max(1, jobs)

@@ -45,6 +45,14 @@ public protocol SaveCodec: Sendable {
     /// were converted or dropped (the CLI prints `report.warnings` on stderr). The default
     /// implementation runs ``ValueLowering`` and then ``encode(_:options:)``.
     func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8]
+    /// `value` written over `original`, a document of this codec that reads as `originalValue`,
+    /// with the bytes of what did not change left as they were (a one-field edit stays a
+    /// one-line diff); `nil` when the whole document is to be written instead (the default:
+    /// the codec writes whole documents only). `options` give the layout of anything written anew. Call ``encode(_:over:holding:decoding:options:report:)``
+    /// instead, which reads the result back before it trusts it.
+    func rewrite(
+        _ original: [UInt8], holding originalValue: SaveValue, as value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report
+    ) throws -> [UInt8]?
 
     // Streaming. A codec that can read or write without a whole document in memory says so
     // here, and ``Conversion`` streams through it, whichever codec is on the other side.
@@ -73,6 +81,50 @@ extension SaveCodec {
 
     public func encode(_ value: SaveValue) throws -> [UInt8] {
         try encode(value, options: EncodingOptions())
+    }
+
+    public func rewrite(
+        _ original: [UInt8], holding originalValue: SaveValue, as value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report
+    ) throws -> [UInt8]? { nil }
+
+    /// `value` written over `original`, a document of this codec that reads as `originalValue`
+    /// (an edited file, a merged copy): what did not change keeps its bytes where the codec can
+    /// say so (``rewrite(_:holding:as:options:report:)``) and the result reads back as `value`;
+    /// otherwise the whole document as ``encode(_:options:report:)`` writes it, in `original`'s
+    /// layout (`options`, by default ``EncodingOptions/keepingLayout(of:codec:)``).
+    public func encode(
+        _ value: SaveValue, over original: [UInt8], holding originalValue: SaveValue, decoding: DecodingOptions = DecodingOptions(),
+        options: EncodingOptions? = nil, report: inout ValueLowering.Report
+    ) throws -> [UInt8] {
+        let options = options ?? .keepingLayout(of: original, codec: self)
+        if let rewritten = rewritten(value, over: original, holding: originalValue, decoding: decoding, options: options, report: &report) { return rewritten }
+        return try encode(value, options: options, report: &report)
+    }
+
+    /// As ``encode(_:over:holding:decoding:options:report:)``, but a whole document is written as
+    /// ``encode(_:options:)`` writes it: the value handed to the encoder as it is.
+    public func encode(
+        _ value: SaveValue, over original: [UInt8], holding originalValue: SaveValue, decoding: DecodingOptions = DecodingOptions(),
+        options: EncodingOptions? = nil
+    ) throws -> [UInt8] {
+        let options = options ?? .keepingLayout(of: original, codec: self)
+        var report = ValueLowering.Report()
+        if let rewritten = rewritten(value, over: original, holding: originalValue, decoding: decoding, options: options, report: &report) { return rewritten }
+        return try encode(value, options: options)
+    }
+
+    private func rewritten(
+        _ value: SaveValue, over original: [UInt8], holding originalValue: SaveValue, decoding: DecodingOptions, options: EncodingOptions,
+        report: inout ValueLowering.Report
+    ) -> [UInt8]? {
+        var rewriteReport = ValueLowering.Report()
+        // Read back because a rewrite splices text: a value whose spelling depends on its
+        // neighbours (a lone marker key that must be wrapped) is caught here, and written whole.
+        guard let rewritten = try? rewrite(original, holding: originalValue, as: value, options: options, report: &rewriteReport),
+            (try? decode(rewritten, options: decoding)) == value
+        else { return nil }
+        report.add(rewriteReport)
+        return rewritten
     }
 }
 

@@ -21,6 +21,15 @@ public enum ValueLowering {
 
         public var isEmpty: Bool { droppedNulls == 0 && truncatedDates == 0 && retypedValues == 0 && retypedForCodec == 0 }
 
+        /// Counts what `other` counted too (the pieces of one document written apart).
+        public mutating func add(_ other: Report) {
+            droppedNulls += other.droppedNulls
+            truncatedDates += other.truncatedDates
+            retypedValues += other.retypedValues
+            retypedForCodec += other.retypedForCodec
+            if codecID.isEmpty { codecID = other.codecID }
+        }
+
         /// One sentence per kind of change, for stderr, each with the hint of the choice that
         /// made it, if a choice did (a front end names its option).
         public var warnings: [(text: String, hint: ErrorHint?)] {

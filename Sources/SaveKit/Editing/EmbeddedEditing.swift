@@ -67,16 +67,16 @@ extension SaveValue {
                 codec: "json", at: JSONPointer(tokens: prefix.tokens + path), found: found,
                 expected: "a plain JSON value (the app reads this embedded JSON with its own decoder, which knows no typed-JSON markers)")
         }
-        // Embedded JSON is usually what JSONEncoder wrote: compact. A plist keeps its layout.
-        let options = EmbeddedDocument.encoding(pretty: !codec.traits.contains(.layoutFollowsInput), for: codec)
-        let bytes: [UInt8]
-        do { bytes = try codec.encode(edited, options: options) } catch let error as CodecError { throw error.prefixed(by: prefix) }
+        // Written over its old bytes: what the edit did not touch keeps its layout.
         let holder = try requireValue(at: prefix)
-        if case .string = holder {
-            try setValue(.string(String(decoding: bytes.last == 0x0A ? bytes.dropLast() : bytes[...], as: UTF8.self)), at: prefix)
-        } else {
-            try setValue(.data(Data(bytes.last == 0x0A && codec.id == "json" ? bytes.dropLast() : bytes[...])), at: prefix)
+        let original = EmbeddedDocument.bytes(of: holder) ?? []  // always bytes: the path went in through them
+        let replacement: SaveValue
+        do {
+            replacement = try EmbeddedDocument.replacement(for: edited, over: original, holding: inner, codec: codec, asText: { if case .string = holder { true } else { false } }())
+        } catch let error as CodecError {
+            throw error.prefixed(by: prefix)
         }
+        try setValue(replacement, at: prefix)
     }
 
     /// The first embedded document on the path with tokens left after it.

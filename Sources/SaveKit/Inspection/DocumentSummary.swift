@@ -105,13 +105,17 @@ public enum EmbeddedDocument {
         return options
     }
 
-    /// How an embedded document is written back in `codec`, pretty or not as it was: JSON as
-    /// plain JSON (no markers; what it cannot hold is refused before), anything else as it is.
-    public static func encoding(pretty: Bool, for codec: any SaveCodec) -> EncodingOptions {
-        var options = EncodingOptions()
-        options.pretty = pretty
+    /// `value` written back over `original`, the embedded document's old bytes that read as
+    /// `originalValue`, as its holder holds it (data, or text): only what changed is written
+    /// again where the codec can say so, and the rest in the old bytes' layout (JSON on one line
+    /// stays on one line, with or without a line end after it, as it was), JSON as plain JSON.
+    public static func replacement(
+        for value: SaveValue, over original: [UInt8], holding originalValue: SaveValue, codec: any SaveCodec, asText: Bool
+    ) throws -> SaveValue {
+        var options = EncodingOptions.keepingLayout(of: original, codec: codec)
         options.plainJSON = codec.id == JSONCodec().id
-        return options
+        let bytes = try codec.encode(value, over: original, holding: originalValue, decoding: decoding, options: options)
+        return asText ? .string(String(decoding: bytes, as: UTF8.self)) : .data(Data(bytes))
     }
 
     /// What is wrong with a document of `codec` that does not read: its decoder's place and words.

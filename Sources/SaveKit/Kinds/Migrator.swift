@@ -179,12 +179,9 @@ public struct Migrator: Sendable {
             guard let innerKind = embedded.kind else { continue }
             switch migrateDocument(inner, kind: innerKind, recognition: embedded.recognition, to: nil) {
             case .migrated(let innerKind, let from, _, let steps, let migrated):
-                let options = EmbeddedDocument.encoding(pretty: embedded.bytes.contains(0x0A), for: embedded.codec)
-                guard let encoded = try? embedded.codec.encode(migrated, options: options) else {
+                guard let replacement = try? EmbeddedDocument.replacement(for: migrated, over: embedded.bytes, holding: inner, codec: embedded.codec, asText: embedded.heldAsText) else {
                     return .failed(kind: innerKind, from: from, error: MigrationError(step: "embedded", operation: "encode", path: pointer, message: "cannot encode as \(embedded.codec.id)"))
                 }
-                let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
-                let replacement: SaveValue = embedded.heldAsText ? .string(String(decoding: trimmed, as: UTF8.self)) : .data(Data(trimmed))
                 try? updated.setValue(replacement, at: pointer)
                 embeddedSteps += steps.map { "\(pointer.displayText): \(innerKind) \($0)" }
             case .unchanged, .unrecognized:

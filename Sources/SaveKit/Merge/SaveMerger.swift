@@ -119,7 +119,8 @@ public struct SaveMerger: Sendable {
         // leaving a save that no merge can ever write.
         options.subsecondDatePolicy = .truncate
         do {
-            let output = try localCodec.encode(merged, options: options)
+            // Over the local copy's text: a merge that changed three fields changes three lines.
+            let output = try localCodec.encode(merged, over: local.bytes, holding: localValue, options: options)
             return Result(output: output, kind: kind.name, decisions: decisions, changesLocal: output != local.bytes)
         } catch {
             throw SaveError(.badData, file: local.name, "the merged save cannot be written as \(localCodec.id): \(error)", cause: error)
@@ -147,10 +148,9 @@ public struct SaveMerger: Sendable {
                 }
                 var replacement = local.value(at: pointer)!
                 if merged != innerLocal {
-                    let options = EmbeddedDocument.encoding(pretty: found.bytes.contains(0x0A), for: found.codec)
-                    guard let encoded = try? found.codec.encode(merged, options: options) else { continue }
-                    let trimmed = options.pretty ? encoded : Array(encoded.dropLast(encoded.last == 0x0A ? 1 : 0))
-                    replacement = found.heldAsText ? .string(String(decoding: trimmed, as: UTF8.self)) : .data(Data(trimmed))
+                    guard let written = try? EmbeddedDocument.replacement(for: merged, over: found.bytes, holding: innerLocal, codec: found.codec, asText: found.heldAsText)
+                    else { continue }
+                    replacement = written
                 }
                 // The holder's merge then sees one value here on every side.
                 try? local.setValue(replacement, at: pointer)

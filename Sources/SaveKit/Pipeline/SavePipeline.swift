@@ -18,6 +18,10 @@ public struct SavePipeline: Sendable {
     /// The version to migrate to; each file's kind's current version when `nil`.
     public let target: Int?
     public var decoding = DecodingOptions()
+    /// A migrated document is written over its old text where its codec can say what changed
+    /// (JSON): the rest keeps its bytes, so a file migrated in place is a small diff. It costs
+    /// a read-back of each migrated file; ``BatchMigration`` turns it on for files migrated in place.
+    public var keepsUnchangedText = false
 
     /// Checks the request before any file is read: an unknown kind, or a target version past
     /// every version there is, is a usage error.
@@ -97,7 +101,9 @@ public struct SavePipeline: Sendable {
         case .migrated(_, let from, let to, let steps, let migrated):
             (result.from, result.to, result.steps) = (from, to, steps)
             do {
-                let output = try codec.encode(migrated, options: .keepingLayout(of: bytes, codec: codec))
+                let output = keepsUnchangedText
+                    ? try codec.encode(migrated, over: bytes, holding: value, decoding: decoding)
+                    : try codec.encode(migrated, options: .keepingLayout(of: bytes, codec: codec))
                 result.status = .migrated
                 result.output = output
                 result.sha256After = Checksum.sha256(output)

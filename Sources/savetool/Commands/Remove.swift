@@ -39,8 +39,9 @@ struct Remove: ParsableCommand {
             if path.tokens.isEmpty { throw SaveError(.usage, file: file, PointerError.cannotRemoveRoot.description) }
             try FileIO.withEditLock(file) {
                 var document = try LoadedDocument.loadForEditing(file, command: "remove", registry: registry, reading: reading)
+                let before = document.value
                 try document.value.removeValue(at: path, seeingThrough: registry)
-                try DocumentOutput.replace(document, global: global)
+                try DocumentOutput.replace(document, holding: before, decoding: reading.decoding, global: global)
             }
             if global.json { try Console.outputJSON(["file": .string(file), "pointer": .string(path.description), "removed": true]) }
         }

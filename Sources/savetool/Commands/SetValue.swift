@@ -68,7 +68,7 @@ struct SetValue: ParsableCommand {
                 // A value set to what it already is leaves the file as it is: its bytes, its
                 // time, and any link or hard link to it (a build or a sync sees no change).
                 guard document.value != before else { return }
-                try DocumentOutput.replace(document, global: global)
+                try DocumentOutput.replace(document, holding: before, decoding: reading.decoding, global: global)
             }
             if global.json { try Console.outputJSON(["file": .string(file), "pointer": .string(path.description), "value": newValue]) }
         }
@@ -77,9 +77,10 @@ struct SetValue: ParsableCommand {
 
 /// Writing an edited document back over its file.
 enum DocumentOutput {
-    static func replace(_ document: LoadedDocument, global: GlobalOptions) throws {
+    /// `document.value` written over the file that held `before`: what did not change keeps its bytes.
+    static func replace(_ document: LoadedDocument, holding before: SaveValue, decoding: DecodingOptions, global: GlobalOptions) throws {
         var report = ValueLowering.Report()
-        let bytes = try document.codec.encode(document.value, options: .keepingLayout(of: document.bytes, codec: document.codec), report: &report)
+        let bytes = try document.codec.encode(document.value, over: document.bytes, holding: before, decoding: decoding, report: &report)
         for warning in report.warnings { global.warn("\(document.path): \(Failure.warning(warning))") }
         try FileIO.writeAtomically(bytes, to: document.path, links: .follow)
     }

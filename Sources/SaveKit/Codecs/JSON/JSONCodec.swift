@@ -35,6 +35,16 @@ public struct JSONCodec: SaveCodec {
         return try encode(value, options: options, report: &report)
     }
 
+    public func rewrite(
+        _ original: [UInt8], holding originalValue: SaveValue, as value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report
+    ) throws -> [UInt8]? {
+        // A text that this writer writes as it is (its own output, Python's `indent=2`): written
+        // whole, the new value changes only what changed too, for less than a rewrite costs
+        // with its read-back.
+        if let same = try? encode(originalValue, options: options), same == original { return nil }
+        return try JSONTextRewriter.rewrite(original, from: originalValue, to: value, codec: self, layout: options, report: &report)
+    }
+
     public func encode(_ value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report) throws -> [UInt8] {
         var text = try Conversion.bytes(
             of: value, writer: { JSONWriter(output: $0, pretty: options.pretty, plain: options.plainJSON) }, capabilities: capabilities,

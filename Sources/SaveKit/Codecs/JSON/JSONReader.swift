@@ -106,7 +106,6 @@ struct JSONReader {
             position += 1
             return .dictionary([:])
         }
-        var unwrappedMarkerValue = false
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
@@ -120,11 +119,11 @@ struct JSONReader {
             }
             position += 1
             skipWhitespace()
-            // The value of a lone "$dict" key is a dictionary to keep as written, markers and all.
+            // The value of a lone "$dict" key is a dictionary to keep as written, markers and all;
+            // a "$dict" key with others after it is an ordinary key, its value read as any other.
             let value: SaveValue
-            if readMarkers, keys.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{") {
+            if readMarkers, keys.isEmpty, key == "$dict", position < bytes.count, bytes[position] == UInt8(ascii: "{"), endsTheObject(valueAt: position) {
                 value = try parseObject(depth: depth + 1, readMarkers: false)
-                unwrappedMarkerValue = true
             } else {
                 value = try parseValue(depth: depth)
             }
@@ -143,13 +142,34 @@ struct JSONReader {
             if bytes[position] == UInt8(ascii: "}") { position += 1; break }
             throw Failure(offset: position, found: describeHere(), expected: "',' or '}' after a value in an object")
         }
-        var entries = OrderedDictionary<String, SaveValue>(uncheckedUniqueKeys: keys, values: values)
+        let entries = OrderedDictionary<String, SaveValue>(uncheckedUniqueKeys: keys, values: values)
         guard readMarkers else { return .dictionary(entries) }
-        if unwrappedMarkerValue && entries.count > 1, let kept = entries["$dict"]?.dictionaryValue {
-            // Not a "$dict" marker after all: read its value's own markers like any other's.
-            entries["$dict"] = try typedValue(kept, offset: position)
-        }
         return try typedValue(entries, offset: position)
+    }
+
+    /// Whether the value at `start` is the object's last: only a `}` after it. Scanned, not
+    /// read (a malformed value says yes, and its reading then says what is wrong), so that a
+    /// first "$dict" key is known for a wrapper or a key before its value is read either way.
+    private func endsTheObject(valueAt start: Int) -> Bool {
+        var index = start
+        var depth = 0
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if inString {
+                if byte == UInt8(ascii: "\\") { index += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
+                depth += 1
+            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
+                depth -= 1
+                if depth == 0 { break }
+            }
+        }
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D { index += 1 }
+        return index >= bytes.count || bytes[index] == UInt8(ascii: "}")
     }
 
     private func duplicate(_ key: String, at offset: Int) -> Failure {

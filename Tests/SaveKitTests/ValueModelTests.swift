@@ -28,6 +28,18 @@ struct ValueModelTests {
         #expect(SaveValue(dictionaryLiteral: ("a", 1), ("b", 2)) != SaveValue(dictionaryLiteral: ("b", 2), ("a", 1)))
         // NFC "é" and NFD "e\u{301}" are canonically equivalent but not the same bytes.
         #expect(SaveValue.string("\u{E9}") != .string("e\u{301}"))
+        // Keys too; and strings compared as memory are equal where their bytes are, small or
+        // large, native or bridged from Foundation, and not where one byte differs.
+        #expect(SaveValue(dictionaryLiteral: ("caf\u{E9}", 1)) != SaveValue(dictionaryLiteral: ("cafe\u{301}", 1)))
+        let long = String(repeating: "Zoë 玩家 ", count: 40)
+        for (a, b) in [("", ""), ("a", "a"), (long, String(decoding: Array(long.utf8), as: UTF8.self)), (long, NSString(string: long) as String), ("short", String(decoding: Array("short".utf8), as: UTF8.self))] {
+            #expect(SaveValue.string(a) == .string(b))
+            #expect(SaveValue(dictionaryLiteral: (a, 1)) == SaveValue(dictionaryLiteral: (b, 1)))
+        }
+        for (a, b) in [("a", ""), ("ab", "aa"), (long, long + " "), (long, String(long.dropLast()) + "x"), ("\u{E9}", "\u{C9}")] {
+            #expect(SaveValue.string(a) != .string(b))
+            #expect(SaveValue(dictionaryLiteral: (a, 1)) != SaveValue(dictionaryLiteral: (b, 1)))
+        }
     }
 
     @Test func pointerEditing() throws {

@@ -70,7 +70,7 @@ struct JSONTextRewriter {
             break
         }
         if span == root { return false }
-        edits.append((span, try encode(new, multiline: writesOverLines(replacing: span, with: new, inLines: inLines), lead: lineLead(at: span.lowerBound))))
+        edits.append((span, try encode(new, multiline: writesOverLines(replacing: span, with: new, inLines: inLines), indentedAs: span.lowerBound)))
         return true
     }
 
@@ -150,12 +150,12 @@ struct JSONTextRewriter {
     /// A new member spaced as `neighbour`: the key, the neighbour's colon, the value (the text at
     /// `reusing`, else written over lines where the members are, indented as the neighbour's line).
     private mutating func member(_ key: String, _ value: SaveValue, spacedAs neighbour: Member, inLines: Bool, reusing old: Range<Int>?) throws -> [UInt8] {
-        var bytes = try encode(.string(key), multiline: false, lead: [])
+        var bytes = try encode(.string(key), multiline: false, indentedAs: nil)
         bytes.append(contentsOf: text[neighbour.keyEnd..<neighbour.value.lowerBound])
         if let old {
             bytes.append(contentsOf: text[old])
         } else {
-            bytes.append(contentsOf: try encode(value, multiline: inLines && value.isNonEmptyContainer, lead: lineLead(at: neighbour.start)))
+            bytes.append(contentsOf: try encode(value, multiline: inLines && value.isNonEmptyContainer, indentedAs: neighbour.start))
         }
         return bytes
     }
@@ -183,7 +183,7 @@ struct JSONTextRewriter {
             for value in after[before.count...] {
                 bytes.append(contentsOf: comma(after: last, of: items))
                 bytes.append(contentsOf: separator(before: elements[last].lowerBound))
-                bytes.append(contentsOf: try encode(value, multiline: inLines && value.isNonEmptyContainer, lead: lineLead(at: elements[last].lowerBound)))
+                bytes.append(contentsOf: try encode(value, multiline: inLines && value.isNonEmptyContainer, indentedAs: elements[last].lowerBound))
             }
             edits.append((elements[last].upperBound..<elements[last].upperBound, bytes))
         }
@@ -225,9 +225,10 @@ struct JSONTextRewriter {
         return inLines && !inlineContainer && value.isNonEmptyContainer
     }
 
-    /// `value` as the codec writes it: over lines, its later lines indented by `lead`; or on one
-    /// line, spaced after its commas and colons as the text's one-line containers are.
-    private mutating func encode(_ value: SaveValue, multiline: Bool, lead: ArraySlice<UInt8>) throws -> [UInt8] {
+    /// `value` as the codec writes it: over lines, its later lines indented as the line holding
+    /// `position` is; or on one line, spaced after its commas and colons as the text's one-line
+    /// containers are.
+    private mutating func encode(_ value: SaveValue, multiline: Bool, indentedAs position: Int?) throws -> [UInt8] {
         var options = layout
         options.pretty = multiline
         options.byteOrderMark = false
@@ -255,7 +256,9 @@ struct JSONTextRewriter {
             }
             return spaced
         }
-        guard !lead.isEmpty, bytes.contains(0x0A) else { return bytes }
+        guard let position, bytes.contains(0x0A) else { return bytes }
+        let lead = lineLead(at: position)
+        guard !lead.isEmpty else { return bytes }
         var indented: [UInt8] = []
         indented.reserveCapacity(bytes.count + lead.count * 8)
         for byte in bytes {

@@ -48,8 +48,9 @@ public protocol SaveCodec: Sendable {
     /// `value` written over `original`, a document of this codec that reads as `originalValue`,
     /// with the bytes of what did not change left as they were (a one-field edit stays a
     /// one-line diff); `nil` when the whole document is to be written instead (the default:
-    /// the codec writes whole documents only). `options` give the layout of anything written anew. Call ``encode(_:over:holding:decoding:options:report:)``
-    /// instead, which reads the result back before it trusts it.
+    /// the codec writes whole documents only). `options` give the layout of anything written
+    /// anew. Call ``encode(_:over:holding:decoding:options:report:)`` instead, which reads the
+    /// result back before it trusts it.
     func rewrite(
         _ original: [UInt8], holding originalValue: SaveValue, as value: SaveValue, options: EncodingOptions, report: inout ValueLowering.Report
     ) throws -> [UInt8]?

@@ -20,7 +20,8 @@ public struct SavePipeline: Sendable {
     public var decoding = DecodingOptions()
     /// A migrated document is written over its old text where its codec can say what changed
     /// (JSON): the rest keeps its bytes, so a file migrated in place is a small diff. It costs
-    /// a read-back of each migrated file; ``BatchMigration`` turns it on for files migrated in place.
+    /// an encode of each migrated file's old value (and a read-back of the result where its
+    /// layout is not the writer's own); ``BatchMigration`` turns it on for files migrated in place.
     public var keepsUnchangedText = false
 
     /// Checks the request before any file is read: an unknown kind, or a target version past

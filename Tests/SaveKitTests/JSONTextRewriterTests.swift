@@ -63,8 +63,8 @@ struct JSONTextRewriterTests {
         // Foundation's JSONEncoder with .prettyPrinted: " : " after each key.
         let encoder = "{\n  \"level\" : 3,\n  \"unlocked\" : [\n    \"a\"\n  ],\n  \"xp\" : 2.50\n}"
         #expect(try Self.rewritten(encoder, Self.set("/level", "4")) == "{\n  \"level\" : 4,\n  \"unlocked\" : [\n    \"a\"\n  ],\n  \"xp\" : 2.50\n}")
-        // A string changed in place keeps its neighbours' escapes.
-        #expect(try Self.rewritten(#"{"a":"\u00eb","b":"x"}"#, Self.set("/b", #""Zoë""#)) == #"{"a":"\u00eb","b":"Zoë"}"#)
+        // A string changed in place keeps its neighbours' escapes, and is escaped as they are.
+        #expect(try Self.rewritten(#"{"a":"\u00eb","b":"x"}"#, Self.set("/b", #""Zoë""#)) == #"{"a":"\u00eb","b":"Zo\u00eb"}"#)
     }
 
     @Test func aKeyAddedCopiesTheSpacingOfTheKeyBefore() throws {
@@ -113,6 +113,33 @@ struct JSONTextRewriterTests {
         #expect(try Self.rewritten("[ 1 , 2 , 3 ]", Self.set("/-", "4")) == "[ 1 , 2 , 3 , 4 ]")
         #expect(try Self.rewritten("\u{FEFF}{\"round\" : 5 , \"deck\" : \"x\"}", { value in value = ["r": 5, "deck": "x", "n": 1] })
             == "\u{FEFF}{\"r\" : 5 , \"deck\" : \"x\" , \"n\" : 1}")
+    }
+
+    /// A key that a migration renames keeps its place on a line shared with other keys; a key
+    /// removed from a shared line leaves the line's end where it was.
+    @Test func sharedLinesKeepTheirShape() throws {
+        let text = "{\n  \"schemaVersion\": 2,\n  \"players\": [],\n  \"roundIndex\": 3,  \"totalRounds\": 5,\n  \"currentPlayerIndex\": 0,\n  \"deckId\": \"classic\"\n}\n"
+        let migrated = try Self.rewritten(text) { value in
+            value = ["schemaVersion": 3, "players": [], "round": 3, "totalRounds": 5, "activePlayerIndex": 0, "deckId": "classic", "status": "playing"]
+        }
+        #expect(migrated == "{\n  \"schemaVersion\": 3,\n  \"players\": [],\n  \"round\": 3,  \"totalRounds\": 5,\n  \"activePlayerIndex\": 0,\n  \"deckId\": \"classic\",\n  \"status\": \"playing\"\n}\n")
+        let shared = "{\n  \"a\": 1,  \"b\": 2,\n  \"c\": 3,\n  \"d\": 4,  \"e\": 5\n}\n"
+        #expect(try Self.rewritten(shared, Self.remove("/b")) == "{\n  \"a\": 1,\n  \"c\": 3,\n  \"d\": 4,  \"e\": 5\n}\n")
+        #expect(try Self.rewritten(shared, Self.remove("/c")) == "{\n  \"a\": 1,  \"b\": 2,\n  \"d\": 4,  \"e\": 5\n}\n")
+        #expect(try Self.rewritten(shared, Self.remove("/e")) == "{\n  \"a\": 1,  \"b\": 2,\n  \"c\": 3,\n  \"d\": 4\n}\n")
+    }
+
+    /// A value written anew is spelled as the text spells: `"key" : value` (Swift's
+    /// `JSONEncoder`) inside it too, and non-ASCII text as `\\u` escapes where the text writes
+    /// them so (Python's `ensure_ascii`), but not where nothing says so.
+    @Test func aNewValueIsSpelledAsTheText() throws {
+        let encoder = "{\n  \"level\" : 3,\n  \"progress\" : {\n    \"1\" : 2\n  }\n}"
+        #expect(try Self.rewritten(encoder, Self.set("/progress/2", #"{"stars": 1, "done": [true]}"#))
+            == "{\n  \"level\" : 3,\n  \"progress\" : {\n    \"1\" : 2,\n    \"2\" : {\n      \"stars\" : 1,\n      \"done\" : [\n        true\n      ]\n    }\n  }\n}")
+        let python = #"{"name": "Zo\u00eb", "n": 1}"#
+        #expect(try Self.rewritten(python, Self.set("/name", #""Dëa 🎉""#)) == #"{"name": "D\u00eba \ud83c\udf89", "n": 1}"#)
+        #expect(try Self.rewritten(python, Self.set("/more", #"{"who": "ë"}"#)) == #"{"name": "Zo\u00eb", "n": 1, "more": {"who": "\u00eb"}}"#)
+        #expect(try Self.rewritten(#"{"name": "Ana", "n": 1}"#, Self.set("/name", #""Dëa""#)) == #"{"name": "Dëa", "n": 1}"#)
     }
 
     /// Typed JSON's spellings: a dictionary left with one marker key is wrapped, and a wrapper

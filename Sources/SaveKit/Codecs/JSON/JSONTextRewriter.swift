@@ -7,9 +7,10 @@ import OrderedCollections
 ///
 /// It walks the old and new values together over the old text. A value that differs is written
 /// where it stood, over lines (indented as its line is) where its neighbours stand on lines of
-/// their own, else on one line; a key or element removed takes one separator with it; a new
-/// key goes after the key before it in the new value (a renamed key where the old one stood,
-/// with its value's text), an element at the end of its array, each spaced as its neighbours.
+/// their own, else on one line, and spelled as the text spells (its colons' spacing, `\u`
+/// escapes where it has them); a key or element removed takes one separator with it; a new key
+/// takes the place of a key that went between the same two keys that stay (a renamed key), or
+/// follows the key before it, an element the last element, each spaced as its neighbours.
 /// Where the text and the values do not line up one to one (a `{"$dict": …}` wrapper, keys in
 /// a new order, an empty container that gains members) the whole value there is written again.
 /// The caller checks the result by reading it back (``SaveCodec/encode(_:over:holding:decoding:options:report:)``).
@@ -76,8 +77,10 @@ struct JSONTextRewriter {
 
     /// `false` when the text's members do not line up with `before`, the keys that stay are in
     /// another order in `after`, or `after` must be spelled another way (a lone marker key is
-    /// wrapped in `{"$dict": …}`). New keys may come anywhere among the ones that stay: a key
-    /// that a migration renames is written where the old one stood, with its value's text.
+    /// wrapped in `{"$dict": …}`). New keys may come anywhere among the ones that stay. Between
+    /// two keys that stay, a new key takes the place of a key that went (a key that a migration
+    /// renames keeps its line, its spacing and, where the value is the same, its value's text);
+    /// more new keys follow the last of them, fewer leave the rest to be removed.
     private mutating func changeDictionary(
         _ before: OrderedDictionary<String, SaveValue>, to after: OrderedDictionary<String, SaveValue>, at span: Range<Int>
     ) throws -> Bool {
@@ -90,13 +93,33 @@ struct JSONTextRewriter {
         guard !kept.isEmpty, after.keys.filter({ before[$0] != nil }).elementsEqual(kept) else { return false }
         let items = members.map { ($0.start, $0.value.upperBound) }
         let inLines = separator(before: members[0].start).contains(0x0A)
-        var removed: [Int] = []
         for (index, member) in members.enumerated() {
-            if let value = after[member.key] {
-                _ = try change(before.values[index], to: value, at: member.value, inLines: inLines)
-            } else {
-                removed.append(index)
+            if let value = after[member.key] { _ = try change(before.values[index], to: value, at: member.value, inLines: inLines) }
+        }
+        // The gaps between keys that stay (the first before the first of them): what went from
+        // each, in text order, and what comes into it, in the new order.
+        var gone: [Int?: [Int]] = [:]
+        var previous: Int?
+        for (index, member) in members.enumerated() {
+            if after[member.key] != nil { previous = index } else { gone[previous, default: []].append(index) }
+        }
+        var coming: [Int?: [String]] = [:]
+        previous = nil
+        for key in after.keys {
+            if let index = before.index(forKey: key) { previous = index } else { coming[previous, default: []].append(key) }
+        }
+        var removed: [Int] = []
+        var unpaired: [(gap: Int?, keys: ArraySlice<String>)] = []
+        for gap in Set(gone.keys).union(coming.keys) {
+            let went = gone[gap] ?? [], new = coming[gap] ?? []
+            for (index, key) in zip(went, new) {
+                // In the place of the key that went: its key, then its value changed as any other.
+                let member = members[index]
+                edits.append((member.start..<member.keyEnd, try encode(.string(key), multiline: false, indentedAs: nil)))
+                _ = try change(before.values[index], to: after[key]!, at: member.value, inLines: inLines)
             }
+            removed += went.dropFirst(new.count)
+            if new.count > went.count { unpaired.append((gap, new.dropFirst(went.count))) }
         }
         // A renamed key's value keeps its text: a removed member's, where the value is the same.
         var renamedFrom = removed.map { (value: before.values[$0], text: members[$0].value) }
@@ -104,46 +127,31 @@ struct JSONTextRewriter {
             guard let index = renamedFrom.firstIndex(where: { $0.value == value }) else { return nil }
             return renamedFrom.remove(at: index).text
         }
-        // Each new key goes after the key that stays before it in `after`, or before the first.
-        var leading: [String] = []
-        var following: [Int: [String]] = [:]
-        var previous: Int?
-        for key in after.keys {
-            if let index = before.index(forKey: key) {
-                previous = index
-            } else if let previous {
-                following[previous, default: []].append(key)
-            } else {
-                leading.append(key)
-            }
-        }
-        var tail: [UInt8] = []
-        for (index, keys) in following {
-            let member = members[index]
-            var bytes: [UInt8] = []
-            for key in keys {
-                bytes.append(contentsOf: comma(after: index, of: items))
-                bytes.append(contentsOf: separator(before: member.start))
-                bytes.append(contentsOf: try self.member(key, after[key]!, spacedAs: member, inLines: inLines, reusing: oldText(of: after[key]!)))
-            }
-            // Where the keys after the last one that stays all go, the new ones take their place.
-            if index == before.index(forKey: kept[kept.count - 1]), removed.last == members.count - 1 {
-                tail = bytes
-            } else {
+        for (gap, keys) in unpaired {
+            // After the last key of the gap that stands in the text (one in whose place a new key
+            // now stands, else the key that stays before the gap); before the first key that stays
+            // when the gap is the first and empty.
+            if let anchor = (gone[gap] ?? []).last ?? gap {
+                let member = members[anchor]
+                var bytes: [UInt8] = []
+                for key in keys {
+                    bytes.append(contentsOf: comma(after: anchor, of: items))
+                    bytes.append(contentsOf: separator(before: member.start))
+                    bytes.append(contentsOf: try self.member(key, after[key]!, spacedAs: member, inLines: inLines, reusing: oldText(of: after[key]!)))
+                }
                 edits.append((member.value.upperBound..<member.value.upperBound, bytes))
+            } else if let firstIndex = before.index(forKey: kept[0]) {
+                let first = members[firstIndex]
+                var bytes: [UInt8] = []
+                for key in keys {
+                    bytes.append(contentsOf: try member(key, after[key]!, spacedAs: first, inLines: inLines, reusing: oldText(of: after[key]!)))
+                    bytes.append(contentsOf: comma(after: firstIndex, of: items))
+                    bytes.append(contentsOf: separator(before: first.start))
+                }
+                edits.append((first.start..<first.start, bytes))
             }
         }
-        if !leading.isEmpty, let firstIndex = before.index(forKey: kept[0]) {
-            let first = members[firstIndex]
-            var bytes: [UInt8] = []
-            for key in leading {
-                bytes.append(contentsOf: try member(key, after[key]!, spacedAs: first, inLines: inLines, reusing: oldText(of: after[key]!)))
-                bytes.append(contentsOf: comma(after: firstIndex, of: items))
-                bytes.append(contentsOf: separator(before: first.start))
-            }
-            edits.append((first.start..<first.start, bytes))
-        }
-        removeRuns(removed, of: items, in: span, replacingTheLastWith: tail)
+        removeRuns(removed.sorted(), of: items, in: span)
         return true
     }
 
@@ -192,20 +200,22 @@ struct JSONTextRewriter {
     }
 
     /// Takes out the members (or elements) at `removed`, each run of neighbours with the
-    /// separator on one side, so that what stays is spaced as before. A run at the end is
-    /// replaced by `tail` (members that start with their comma). Callers keep at least one.
-    private mutating func removeRuns(_ removed: [Int], of items: [(start: Int, end: Int)], in span: Range<Int>, replacingTheLastWith tail: [UInt8] = []) {
+    /// separator on one side, so that what stays is spaced as before: a run that starts a line
+    /// goes with the spacing after it (its lines go), one that shares a line with the member
+    /// before goes with the comma before it (the line keeps its end). Callers keep at least one.
+    private mutating func removeRuns(_ removed: [Int], of items: [(start: Int, end: Int)], in span: Range<Int>) {
         var index = 0
         while index < removed.count {
             var end = index
             while end + 1 < removed.count, removed[end + 1] == removed[end] + 1 { end += 1 }
             let (first, last) = (removed[index], removed[end])
-            if last + 1 < items.count {
+            let startsALine = separator(before: items[first].start).contains(0x0A)
+            if first > 0, last + 1 == items.count || !startsALine {
+                // From the end of the member before, so its comma goes.
+                edits.append((items[first - 1].end..<items[last].end, []))
+            } else if last + 1 < items.count {
                 // Up to the next member's start: its own separator and spacing go.
                 edits.append((items[first].start..<items[last + 1].start, []))
-            } else if first > 0 {
-                // The last ones: from the end of the member before, so its comma goes.
-                edits.append((items[first - 1].end..<items[last].end, tail))
             } else {
                 // All of them (no caller asks for this): `{}` or `[]`, as a writer writes an empty container.
                 edits.append(((span.lowerBound + 1)..<(span.upperBound - 1), []))
@@ -225,47 +235,67 @@ struct JSONTextRewriter {
         return inLines && !inlineContainer && value.isNonEmptyContainer
     }
 
-    /// `value` as the codec writes it: over lines, its later lines indented as the line holding
-    /// `position` is; or on one line, spaced after its commas and colons as the text's one-line
-    /// containers are.
+    /// `value` as the codec writes it, then spelled as the text is: a colon spaced as its colons
+    /// (`"key" : value`), non-ASCII text escaped where the text has none (Python's
+    /// `ensure_ascii`); over lines, its later lines indented as the line holding `position`; on
+    /// one line, spaced after its commas as the text's one-line containers are.
     private mutating func encode(_ value: SaveValue, multiline: Bool, indentedAs position: Int?) throws -> [UInt8] {
         var options = layout
         options.pretty = multiline
         options.byteOrderMark = false
         options.finalNewline = false
         let bytes = try codec.encode(value, options: options, report: &report)
-        if !multiline {
-            guard value.isNonEmptyContainer else { return bytes }
-            let spacing = inlineSpacing()
-            guard !spacing.comma.isEmpty || !spacing.colon.isEmpty else { return bytes }
-            var spaced: [UInt8] = []
-            spaced.reserveCapacity(bytes.count + bytes.count / 4)
-            var inString = false
-            var escaped = false
-            for byte in bytes {
-                spaced.append(byte)
-                if inString {
-                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = true
-                } else if byte == UInt8(ascii: ",") {
-                    spaced.append(contentsOf: spacing.comma)
-                } else if byte == UInt8(ascii: ":") {
-                    spaced.append(contentsOf: spacing.colon)
+        let style = textStyle()
+        let escapes = style.asciiOnly && bytes.contains { $0 >= 0x80 }
+        let lead = multiline && bytes.contains(0x0A) ? position.map(lineLead(at:)) ?? [] : []
+        // The writer's own spacing: `": "` over lines, `":"` and `","` on one line.
+        let writerColon: [UInt8] = multiline ? [0x20] : []
+        let respaced = value.isNonEmptyContainer && (!multiline && !style.comma.isEmpty || style.colonBefore.count > 0 || !style.colonAfter.elementsEqual(writerColon))
+        guard escapes || respaced || !lead.isEmpty else { return bytes }
+        var spelled: [UInt8] = []
+        spelled.reserveCapacity(bytes.count + bytes.count / 4)
+        var index = 0
+        var inString = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    spelled.append(byte)
+                    spelled.append(bytes[index])
+                    index += 1
+                    continue
                 }
+                if byte == UInt8(ascii: "\"") { inString = false }
+                if escapes, byte >= 0x80 {
+                    // A whole UTF-8 sequence, as `\uXXXX` (two, a surrogate pair, past the BMP).
+                    let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                    let scalar = String(decoding: bytes[(index - 1)..<min(index - 1 + length, bytes.count)], as: UTF8.self).unicodeScalars.first!
+                    for unit in String(scalar).utf16 {
+                        spelled.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u")])
+                        for shift in stride(from: 12, through: 0, by: -4) { spelled.append(Self.hexDigits[Int(unit >> UInt16(shift)) & 0xF]) }
+                    }
+                    index += length - 1
+                    continue
+                }
+                spelled.append(byte)
+            } else if byte == UInt8(ascii: "\"") {
+                inString = true
+                spelled.append(byte)
+            } else if byte == UInt8(ascii: ":"), respaced {
+                spelled.append(contentsOf: style.colonBefore)
+                spelled.append(byte)
+                spelled.append(contentsOf: style.colonAfter)
+                if multiline, index < bytes.count, bytes[index] == 0x20 { index += 1 }
+            } else if byte == UInt8(ascii: ","), respaced, !multiline {
+                spelled.append(byte)
+                spelled.append(contentsOf: style.comma)
+            } else {
+                spelled.append(byte)
+                if byte == 0x0A { spelled.append(contentsOf: lead) }
             }
-            return spaced
         }
-        guard let position, bytes.contains(0x0A) else { return bytes }
-        let lead = lineLead(at: position)
-        guard !lead.isEmpty else { return bytes }
-        var indented: [UInt8] = []
-        indented.reserveCapacity(bytes.count + lead.count * 8)
-        for byte in bytes {
-            indented.append(byte)
-            if byte == 0x0A { indented.append(contentsOf: lead) }
-        }
-        return indented
+        return spelled
     }
 
     /// The spaces and tabs that open the line holding `position`.
@@ -329,12 +359,12 @@ struct JSONTextRewriter {
     /// The spacing after the comma before the member at `start`, to put after a comma before a
     /// new member. A first member on its line has only the bracket before it (`["classic"]`):
     /// then the spacing after the text's commas on one line (`", "` in Python's output).
-    private func separator(before start: Int) -> ArraySlice<UInt8> {
+    private mutating func separator(before start: Int) -> ArraySlice<UInt8> {
         var position = start
         while position > 0, Self.isSpace(text[position - 1]) { position -= 1 }
         let spacing = text[position..<start]
         guard position > 0, text[position - 1] != UInt8(ascii: ","), !spacing.contains(0x0A) else { return spacing }
-        return inlineSpacing().comma
+        return textStyle().comma
     }
 
     /// A comma to write after the item at `index`, with the spacing its neighbours have before
@@ -348,12 +378,28 @@ struct JSONTextRewriter {
         return [UInt8(ascii: ",")]
     }
 
-    /// The spacing after a comma and after a colon where the line goes on (the first of each in
-    /// the text, outside strings). With no such comma, the colon's (Python writes `", "` with
-    /// `": "`, `jq -c` neither); with neither, a space in a text over lines, nothing on one line.
-    private func inlineSpacing() -> (comma: ArraySlice<UInt8>, colon: ArraySlice<UInt8>) {
+    /// How the text spells what a writer may spell otherwise.
+    private struct TextStyle {
+        /// After a comma where the line goes on.
+        var comma: ArraySlice<UInt8>
+        /// Before and after a colon (`"key" : value` has a space on each side).
+        var colonBefore: ArraySlice<UInt8>
+        var colonAfter: ArraySlice<UInt8>
+        /// No byte past ASCII, and some `\u` escape of a letter past it: non-ASCII text is
+        /// written as such escapes (Python's `ensure_ascii`). A text with none tells nothing.
+        var asciiOnly: Bool
+    }
+
+    private var style: TextStyle?
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// The first comma and colon of the text outside strings whose line goes on after them give
+    /// their spacing. With no such comma, the colon's spacing (Python writes `", "` with `": "`,
+    /// `jq -c` neither); with neither, a space in a text over lines, nothing on one line.
+    private mutating func textStyle() -> TextStyle {
+        if let style { return style }
         var comma: ArraySlice<UInt8>?
-        var colon: ArraySlice<UInt8>?
+        var colon: (before: ArraySlice<UInt8>, after: ArraySlice<UInt8>)?
         var position = 0
         var inString = false
         while position < text.count, comma == nil || colon == nil {
@@ -367,13 +413,37 @@ struct JSONTextRewriter {
                 while end < text.count, text[end] == 0x20 || text[end] == 0x09 { end += 1 }
                 if end < text.count, text[end] != 0x0A, text[end] != 0x0D {
                     if byte == UInt8(ascii: ","), comma == nil { comma = text[(position + 1)..<end] }
-                    if byte == UInt8(ascii: ":"), colon == nil { colon = text[(position + 1)..<end] }
+                    if byte == UInt8(ascii: ":"), colon == nil {
+                        var start = position
+                        while start > 0, text[start - 1] == 0x20 || text[start - 1] == 0x09 { start -= 1 }
+                        colon = (text[start..<position], text[(position + 1)..<end])
+                    }
                 }
             }
             position += 1
         }
         let fallback: ArraySlice<UInt8> = layout.pretty ? [0x20] : []
-        return (comma ?? colon ?? fallback, colon ?? fallback)
+        let found = TextStyle(
+            comma: comma ?? colon?.after ?? fallback, colonBefore: colon?.before ?? [], colonAfter: colon?.after ?? fallback,
+            asciiOnly: !text.contains { $0 >= 0x80 } && escapesPastASCII())
+        style = found
+        return found
+    }
+
+    /// Whether some `\uXXXX` escape of the text stands for a character past ASCII.
+    private func escapesPastASCII() -> Bool {
+        var position = 0
+        while position + 5 < text.count {
+            if text[position] == UInt8(ascii: "\\") {
+                if text[position + 1] == UInt8(ascii: "u"), !(text[position + 2] == UInt8(ascii: "0") && text[position + 3] == UInt8(ascii: "0") && text[position + 4] < UInt8(ascii: "8")) {
+                    return true
+                }
+                position += 2
+            } else {
+                position += 1
+            }
+        }
+        return false
     }
 
     /// The end of the value that starts at `start`, in a text that reads as JSON.

@@ -151,23 +151,7 @@ struct JSONReader {
     /// read (a malformed value says yes, and its reading then says what is wrong), so that a
     /// first "$dict" key is known for a wrapper or a key before its value is read either way.
     private func endsTheObject(valueAt start: Int) -> Bool {
-        var index = start
-        var depth = 0
-        var inString = false
-        while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            if inString {
-                if byte == UInt8(ascii: "\\") { index += 1 } else if byte == UInt8(ascii: "\"") { inString = false }
-            } else if byte == UInt8(ascii: "\"") {
-                inString = true
-            } else if byte == UInt8(ascii: "{") || byte == UInt8(ascii: "[") {
-                depth += 1
-            } else if byte == UInt8(ascii: "}") || byte == UInt8(ascii: "]") {
-                depth -= 1
-                if depth == 0 { break }
-            }
-        }
+        var index = JSONScan.endOfValue(bytes, at: start)
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D { index += 1 }
         return index >= bytes.count || bytes[index] == UInt8(ascii: "}")
     }

@@ -447,35 +447,7 @@ struct JSONTextRewriter {
     }
 
     /// The end of the value that starts at `start`, in a text that reads as JSON.
-    private func endOfValue(at start: Int) -> Int {
-        var position = start
-        var depth = 0
-        while position < text.count {
-            let byte = text[position]
-            switch byte {
-            case UInt8(ascii: "\""):
-                position += 1
-                while position < text.count, text[position] != UInt8(ascii: "\"") {
-                    position += text[position] == UInt8(ascii: "\\") ? 2 : 1
-                }
-                position += 1
-                if depth == 0 { return position }
-                continue
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                if depth == 0 { return position + 1 }
-                if depth < 0 { return position }
-            case UInt8(ascii: ","), 0x20, 0x09, 0x0A, 0x0D:
-                if depth == 0 { return position }
-            default:
-                break
-            }
-            position += 1
-        }
-        return min(position, text.count)
-    }
+    private func endOfValue(at start: Int) -> Int { JSONScan.endOfValue(text, at: start) }
 
     private func skipSpace(from start: Int) -> Int {
         var position = start

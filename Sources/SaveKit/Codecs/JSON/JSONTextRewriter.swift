@@ -110,7 +110,8 @@ struct JSONTextRewriter {
         }
         var removed: [Int] = []
         var unpaired: [(gap: Int?, keys: ArraySlice<String>)] = []
-        for gap in Set(gone.keys).union(coming.keys) {
+        // In text order, so that the same edit always gives the same bytes.
+        for gap in Set(gone.keys).union(coming.keys).sorted(by: { ($0 ?? -1) < ($1 ?? -1) }) {
             let went = gone[gap] ?? [], new = coming[gap] ?? []
             for (index, key) in zip(went, new) {
                 // In the place of the key that went: its key, then its value changed as any other.

@@ -20,7 +20,9 @@ struct Merge: ParsableCommand {
             is taken as it is, and only values changed on both sides reach a rule; without one, \
             every difference does. Documents held inside others (a JSON save in a plist's data) \
             are merged by their own kind's rules. The result keeps the local copy's codec and \
-            key order. Every decision is printed: the place, the policy, the value kept and why.
+            key order, and in JSON its text: only the merged values are written again, so git \
+            shows only the lines the merge changed. Every decision is printed: the place, the \
+            policy, the value kept and why.
 
             A conflict is what no rule decides: a value both sides changed whose rule is ask, a \
             counter without a base, a value removed on one side and changed on the other, two \

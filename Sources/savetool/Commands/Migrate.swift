@@ -24,8 +24,9 @@ struct Migrate: ParsableCommand {
             --out <dir> writes each migrated file at the same relative path under <dir>; \
             --in-place replaces the files, after saving exactly the files that will change in \
             a new bundle beside each argument, <name>-before-migrate-<time>.tar.gz, never \
-            over an earlier one (its path printed; --no-backup opts out). --check writes nothing and exits 1 when \
-            any file would be migrated, naming each, for CI.
+            over an earlier one (its path printed; --no-backup opts out); a JSON file migrated \
+            in place changes only where the migration changed it. --check writes nothing and \
+            exits 1 when any file would be migrated, naming each, for CI.
 
             The last line: N migrated, N unchanged, N skipped, N failed ("N would be migrated" \
             with --dry-run or --check; none with -q). --report writes one \

@@ -9,7 +9,8 @@ struct Remove: ParsableCommand {
         discussion: """
             Removes a key from its dictionary or an element from its array (later elements \
             move up). Exit 1, and nothing written, when there is no value at the path. The \
-            file is replaced atomically and keeps its codec.
+            file is replaced atomically and keeps its codec; in JSON only the removed value and \
+            one separator beside it go, and the rest keeps its bytes.
 
             Examples:
               savetool remove Documents/current_tournament.json /players/2

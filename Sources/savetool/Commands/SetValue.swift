@@ -18,6 +18,10 @@ struct SetValue: ParsableCommand {
             another type where one stood (a date where a number was) is refused: the app's \
             decoder would fail on it. --retype writes it anyway.
 
+            In JSON (an embedded JSON save too) only the bytes of what changes are written \
+            again: the rest keeps its spacing, inline arrays, escapes and number spellings, so \
+            a one-field edit is a one-line diff; a new value is spelled as the file spells.
+
             The file is replaced atomically: a crash leaves the old file or the new one. A \
             value set to what it already is leaves the file untouched (bytes and time).
 

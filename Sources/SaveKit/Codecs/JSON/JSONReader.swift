@@ -151,8 +151,7 @@ struct JSONReader {
     /// read (a malformed value says yes, and its reading then says what is wrong), so that a
     /// first "$dict" key is known for a wrapper or a key before its value is read either way.
     private func endsTheObject(valueAt start: Int) -> Bool {
-        var index = JSONScan.endOfValue(bytes, at: start)
-        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D { index += 1 }
+        let index = JSONScan.skipSpace(bytes, from: JSONScan.endOfValue(bytes, at: start))
         return index >= bytes.count || bytes[index] == UInt8(ascii: "}")
     }
 

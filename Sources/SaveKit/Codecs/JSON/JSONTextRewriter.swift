@@ -269,12 +269,11 @@ struct JSONTextRewriter {
                 }
                 if byte == UInt8(ascii: "\"") { inString = false }
                 if escapes, byte >= 0x80 {
-                    // A whole UTF-8 sequence, as `\uXXXX` (two, a surrogate pair, past the BMP).
+                    // A whole UTF-8 sequence, as `\uxxxx` (two, a surrogate pair, past the BMP), in
+                    // lower case as Python writes it.
                     let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
-                    let scalar = String(decoding: bytes[(index - 1)..<min(index - 1 + length, bytes.count)], as: UTF8.self).unicodeScalars.first!
-                    for unit in String(scalar).utf16 {
-                        spelled.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u")])
-                        for shift in stride(from: 12, through: 0, by: -4) { spelled.append(Self.hexDigits[Int(unit >> UInt16(shift)) & 0xF]) }
+                    for unit in String(decoding: bytes[(index - 1)..<min(index - 1 + length, bytes.count)], as: UTF8.self).utf16 {
+                        spelled.append(contentsOf: ("\\u" + hex(unit, digits: 4).lowercased()).utf8)
                     }
                     index += length - 1
                     continue
@@ -362,7 +361,7 @@ struct JSONTextRewriter {
     /// then the spacing after the text's commas on one line (`", "` in Python's output).
     private mutating func separator(before start: Int) -> ArraySlice<UInt8> {
         var position = start
-        while position > 0, Self.isSpace(text[position - 1]) { position -= 1 }
+        while position > 0, JSONScan.isSpace(text[position - 1]) { position -= 1 }
         let spacing = text[position..<start]
         guard position > 0, text[position - 1] != UInt8(ascii: ","), !spacing.contains(0x0A) else { return spacing }
         return textStyle().comma
@@ -392,7 +391,6 @@ struct JSONTextRewriter {
     }
 
     private var style: TextStyle?
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The first comma and colon of the text outside strings whose line goes on after them give
     /// their spacing. With no such comma, the colon's spacing (Python writes `", "` with `": "`,
@@ -450,13 +448,7 @@ struct JSONTextRewriter {
     /// The end of the value that starts at `start`, in a text that reads as JSON.
     private func endOfValue(at start: Int) -> Int { JSONScan.endOfValue(text, at: start) }
 
-    private func skipSpace(from start: Int) -> Int {
-        var position = start
-        while position < text.count, Self.isSpace(text[position]) { position += 1 }
-        return position
-    }
-
-    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    private func skipSpace(from start: Int) -> Int { JSONScan.skipSpace(text, from: start) }
 }
 
 extension SaveValue {

@@ -235,6 +235,75 @@ struct BundleImportTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.destination.path).count == 100_000)
     }
 
+    // The import lands entries while the manifest is still being read (ManifestStream): a
+    // 3,000-entry manifest is more than it reads before the first files land.
+
+    /// A fault of the manifest found after files had landed is the one reported, as when the
+    /// manifest was read whole first (not the checksum of the first file, found wrong earlier),
+    /// and nothing of what landed remains.
+    @Test func aManifestFaultFoundAfterFilesLandedIsTheOneReported() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("late-manifest-fault", in: workspace)
+        let before = workspace.listing()
+        do {
+            try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+            Issue.record("accepted a manifest with an unreadable mode")
+        } catch let error as BundleImportError {
+            #expect("\(error)".contains("f2999 has the mode \"9999\""), "\(error)")
+        }
+        #expect(workspace.listing() == before)
+    }
+
+    /// A manifest out of export's order cannot be landed as it is read: it is read whole first,
+    /// and the bundle restores (what was staged meanwhile is gone).
+    @Test func aManifestOutOfOrderIsReadWholeAndRestores() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build("unordered-late", in: workspace)
+        let outcome = try BundleImporter(createdBy: "test").restore(bundle, into: workspace.destination.path)
+        #expect(outcome.summary.fileCount == 3000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.destination.path).count == 3000)
+        #expect(try String(contentsOf: workspace.destination.appendingPathComponent("f2999"), encoding: .utf8) == "2999\n")
+        #expect(workspace.listing().filter { $0.contains(".savetool-") }.isEmpty, "\(workspace.listing().filter { $0.contains(".savetool-") })")
+    }
+
+    /// Limits hold for the running totals as entries land: a file past the point where the
+    /// manifest's total breaks `--max-bytes` never lands, and the error names the whole total.
+    @Test func noFilePastABrokenLimitLands() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let source = workspace.root.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        for index in 0..<3000 {
+            try Data(repeating: UInt8(ascii: "a"), count: 100).write(to: source.appendingPathComponent(String(format: "f%04d", index)))
+        }
+        let bundle = workspace.root.appendingPathComponent("many.tar.gz").path
+        try BundleExporter(createdAt: Date(), createdBy: "test").export(directory: source.path, to: bundle)
+        final class Furthest: @unchecked Sendable {
+            private let lock = NSLock()
+            private var entries = 0
+            func saw(_ count: Int) { lock.lock(); defer { lock.unlock() }; entries = max(entries, count) }
+            var value: Int { lock.lock(); defer { lock.unlock() }; return entries }
+        }
+        let furthest = Furthest()
+        var importer = BundleImporter(createdBy: "test")
+        importer.limits.maxTotalBytes = 150_000
+        importer.progress = { furthest.saw($0.entries) }
+        let before = workspace.listing()
+        do {
+            try importer.restore(bundle, into: workspace.destination.path)
+            Issue.record("accepted 300,000 bytes past a limit of 150,000")
+        } catch let error as BundleImportError {
+            guard case .limitExceeded = error else { Issue.record("\(error)"); return }
+            #expect("\(error)".contains("the files total 300000 bytes"), "\(error)")
+        }
+        // How many land before the limit is found depends on the threads' timing (on this
+        // machine, over a thousand): never one past it.
+        #expect(furthest.value * 100 <= 150_000, "\(furthest.value) files of 100 bytes landed")
+        #expect(workspace.listing() == before)
+    }
+
     @Test func unsafePaths() {
         for path in ["", "/etc/passwd", "../x", "a/../../x", "a//b", "./a", "a/.", "a\\b"] {
             #expect(BundleImporter.unsafePathReason(path) != nil, "\(path)")

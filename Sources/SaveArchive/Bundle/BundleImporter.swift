@@ -10,23 +10,25 @@ import Glibc
 import Darwin
 #endif
 
-/// Restores a bundle into a directory, checking everything before anything lands.
+/// Restores a bundle into a directory, checking everything before anything is swapped in.
 ///
 /// 1. The manifest must come first and be of a known format; every path in it must be
 ///    relative, without `..`, and unique (also after Unicode normalisation).
 /// 2. Each archive entry must be the next one the manifest lists, under `files/` and of the
 ///    type listed (file, directory, a link that stays inside, a hard link to an earlier file);
 ///    a file no larger than declared, its SHA-256 matching. Devices and FIFOs are refused.
-///    Limits bound the total size, the entry count and the compression ratio.
+///    Limits bound the total size, the entry count and the compression ratio. The manifest is
+///    read on a thread of its own while the entries land (``ManifestStream``), each entry only
+///    once it is checked, and its faults are reported before any found while landing.
 /// 3. Files are written into a staging directory beside the destination, flushed to disk, and
 ///    only then swapped with the destination in one atomic rename: a crash leaves the old
 ///    contents or the new, never a mix. The old contents are first saved as a bundle.
 public struct BundleImporter {
     public struct Limits: Sendable, Equatable {
-        // The rule: every limit is checked against what the manifest declares, before anything
-        // is written, and none is so low that savetool's own backup of an ordinary folder would
-        // fail to restore: the bytes a bundle may write are bounded by the free space, its
-        // entries by the size of its manifest.
+        // The rule: every limit is checked against what the manifest declares (on the running
+        // totals, so that no entry past it is written), and none is so low that savetool's own
+        // backup of an ordinary folder would fail to restore: the bytes a bundle may write are
+        // bounded by the free space, its entries by the size of its manifest.
         /// Total bytes of the files (`--max-bytes`).
         public var maxTotalBytes: Int64 = 1 << 40
         /// Entries in one bundle (`--max-entries`).
@@ -112,29 +114,33 @@ public struct BundleImporter {
     /// (`backup verify` of a repository this user may only read).
     @discardableResult
     public func restore(_ bundle: String, into destination: String, dryRun: Bool = false, checkingPlace: Bool = true) throws -> Outcome {
+        do {
+            return try restore(bundle, into: destination, dryRun: dryRun, checkingPlace: checkingPlace, streaming: true)
+        } catch is ManifestReader.CannotStream {
+            // A manifest that cannot be landed as it is read (not in export's order, say) is
+            // read whole first; what was staged meanwhile is gone.
+            return try restore(bundle, into: destination, dryRun: dryRun, checkingPlace: checkingPlace, streaming: false)
+        }
+    }
+
+    /// `streaming`: entries land while the manifest is still being read (``ManifestStream``).
+    private func restore(_ bundle: String, into destination: String, dryRun: Bool, checkingPlace: Bool, streaming: Bool) throws -> Outcome {
         // A place the import may not write in is refused before anything is read (and a dry run
         // is refused too, rather than say "verified" for an import that cannot happen).
         let (destination, originalsDirectory) = try checkPlace(for: destination, writable: checkingPlace)
         Self.removeAbandonedStaging(beside: destination)
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
-        let manifest = try readManifest(reader, bundle: bundle)
-        let total = manifest.summary.byteCount
-        // The holes of sparse files are made, not written: they count toward no limit but the total.
-        let written = manifest.writtenBytes
-        guard total <= limits.maxTotalBytes else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
+        let source: ManifestSource
+        if streaming {
+            source = .spooled(try spoolManifest(reader, bundle: bundle))
+        } else {
+            let manifest = try readManifest(reader, bundle: bundle)
+            try checkLimits(of: manifest, bundle: bundle, bundleSize: bundleSize)
+            source = .read(manifest)
         }
-        // Holes compress far better than data (gzip about a thousandfold, zstd more): a sparse
-        // file's bytes count a fiftieth, so an ordinary sparse file restores and a bomb does not.
-        let weighed = Double(written) + Double(total - written) / 50
-        guard weighed <= max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)) else {
-            throw BundleImportError.limitExceeded(
-                bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
-        }
-        var outcome = Outcome(summary: manifest.summary, previousContents: nil)
         if dryRun {
-            try extract(reader, manifest: manifest, bundle: bundle, into: nil, outcome: &outcome)
+            var outcome = try extract(reader, source, bundle: bundle, bundleSize: bundleSize, into: nil, freeSpace: nil)
             // What would stop the real import keeping the old contents stops the dry run too.
             outcome.notes = try Self.unbundled(in: destination).map {
                 "\($0); the import would keep the folder's old contents as they are, beside it, since the bundle of what it held cannot hold this"
@@ -146,7 +152,10 @@ public struct BundleImporter {
         let madeParents = try Self.makeParents(of: destination)
         var swapped = false
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
-        try checkFreeSpace(for: written, entries: manifest.summary.entryCount, beside: destination)
+        let freeSpace = Self.freeSpace(beside: destination)
+        if case .read(let manifest) = source {
+            try Self.checkFreeSpace(for: manifest.writtenBytes, entries: manifest.summary.entryCount, in: freeSpace)
+        }
         let staging: String
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
@@ -156,7 +165,7 @@ public struct BundleImporter {
                 "\(FileError.reason(of: error)), expected a folder where the import can make the one it stages in")
         }
         defer { if !swapped { FileIO.removeTree(staging) } }
-        try extract(reader, manifest: manifest, bundle: bundle, into: staging, outcome: &outcome)
+        var outcome = try extract(reader, source, bundle: bundle, bundleSize: bundleSize, into: staging, freeSpace: freeSpace)
         // The destination's mode, given once the files are in (mkdtemp makes it 0700): a
         // folder its owner may write but not list (0300) is still staged.
         var existing = stat()
@@ -194,6 +203,12 @@ public struct BundleImporter {
     /// The bundle's first entry, `manifest.json`, spooled (to a temporary file when it is
     /// large) and checked.
     func readManifest(_ reader: ArchiveReader, bundle: String) throws -> CheckedManifest {
+        try ManifestReader.read(try spoolManifest(reader, bundle: bundle), bundle: bundle, maxEntries: limits.maxEntries)
+    }
+
+    /// The bundle's first entry, `manifest.json`, spooled (to a temporary file when it is
+    /// large), not yet read.
+    private func spoolManifest(_ reader: ArchiveReader, bundle: String) throws -> Spool {
         guard let first = try reader.next() else { throw BundleImportError.badManifest(bundle: bundle, reason: "the bundle is empty, expected manifest.json first") }
         guard first.path == "manifest.json", first.kind == .file else {
             throw BundleImportError.badManifest(bundle: bundle, reason: "found \(first.path) first, expected manifest.json as the first entry")
@@ -212,7 +227,29 @@ public struct BundleImporter {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "manifest.json is larger than \(limit) bytes (the bundle's size times the compression ratio limit, or 4 GiB)", limit: .compressionRatio)
             }
         }
-        return try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
+        return spool
+    }
+
+    /// Throws when the files a manifest lists break a limit: their total size, or the bytes
+    /// written for each byte of the bundle. Checked on the running totals too, while entries
+    /// are landed as the manifest is read: they only grow, so an entry past the point where
+    /// they break a limit is never landed.
+    private func checkLimits(of manifest: CheckedManifest, bundle: String, bundleSize: Int64) throws {
+        try Self.checkLimits(limits, total: manifest.summary.byteCount, written: manifest.writtenBytes, bundle: bundle, bundleSize: bundleSize)
+    }
+
+    private static func checkLimits(_ limits: Limits, total: Int64, written: Int64, bundle: String, bundleSize: Int64) throws {
+        // The holes of sparse files are made, not written: they count toward no limit but the total.
+        guard total <= limits.maxTotalBytes else {
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
+        }
+        // Holes compress far better than data (gzip about a thousandfold, zstd more): a sparse
+        // file's bytes count a fiftieth, so an ordinary sparse file restores and a bomb does not.
+        let weighed = Double(written) + Double(total - written) / 50
+        guard weighed <= max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)) else {
+            throw BundleImportError.limitExceeded(
+                bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
+        }
     }
 
     /// Reads a manifest's bytes one entry at a time (``ManifestReader``), checking each.
@@ -299,18 +336,82 @@ public struct BundleImporter {
 
     // MARK: - Entries
 
+    /// A bundle's manifest, read and checked whole, or spooled to be read while its entries land.
+    private enum ManifestSource {
+        case read(CheckedManifest)
+        case spooled(Spool)
+    }
+
+    /// Where ``extract(_:listed:bundle:into:outcome:)`` takes the manifest's entries from.
+    private enum ListedEntries {
+        case read(CheckedManifest)
+        case streamed(ManifestStream)
+    }
+
+    /// Lands (or, for a dry run, reads through) every entry after the manifest, which is
+    /// either read already or read on a thread of its own while the entries land.
+    private func extract(
+        _ reader: ArchiveReader, _ source: ManifestSource, bundle: String, bundleSize: Int64, into staging: String?, freeSpace: FreeSpace?
+    ) throws -> Outcome {
+        var outcome = Outcome(summary: BundleSummary(createdAt: Date(timeIntervalSince1970: 0), createdBy: "", label: nil, source: "", sourcePath: nil))
+        switch source {
+        case .read(let manifest):
+            outcome.summary = manifest.summary
+            try extract(reader, listed: .read(manifest), bundle: bundle, into: staging, outcome: &outcome)
+        case .spooled(let spool):
+            let stream = ManifestStream()
+            nonisolated(unsafe) let spool = spool  // the reading thread's alone from here on
+            let (limits, maxEntries) = (limits, limits.maxEntries)
+            Thread.detachNewThread {
+                stream.finish(Result {
+                    let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries) { batch, summary, written in
+                        // Running totals only grow: once they break a limit, the whole manifest does.
+                        let holds = (try? Self.checkLimits(limits, total: summary.byteCount, written: written, bundle: bundle, bundleSize: bundleSize)) != nil
+                            && (try? Self.checkFreeSpace(for: written, entries: summary.entryCount, in: freeSpace)) != nil
+                        if !holds { stream.halt() }
+                        stream.post(reversed: batch)
+                    }
+                    try Self.checkLimits(limits, total: manifest.summary.byteCount, written: manifest.writtenBytes, bundle: bundle, bundleSize: bundleSize)
+                    try Self.checkFreeSpace(for: manifest.writtenBytes, entries: manifest.summary.entryCount, in: freeSpace)
+                    return manifest
+                })
+            }
+            do {
+                try extract(reader, listed: .streamed(stream), bundle: bundle, into: staging, outcome: &outcome)
+            } catch {
+                // A fault of the manifest (or a limit it breaks) is told before one found while
+                // landing, as when the manifest was read first.
+                stream.abandon()
+                if case .failure(let manifestFault) = stream.result() { throw manifestFault }
+                throw error
+            }
+            outcome.summary = try stream.result().get().summary
+        }
+        return outcome
+    }
+
     /// Reads every remaining entry, checking it against the manifest; writes them under
     /// `staging` (or nowhere, for a dry run), then gives directories their modes and times.
     ///
     /// This thread decompresses, checks and migrates each entry; a second one lands them in
     /// order (the writes, the attributes), so that on two cores an import of many small saves
     /// takes about as long as the slower half rather than the sum.
-    private func extract(_ reader: ArchiveReader, manifest: CheckedManifest, bundle: String, into staging: String?, outcome: inout Outcome) throws {
+    private func extract(_ reader: ArchiveReader, listed: ListedEntries, bundle: String, into staging: String?, outcome: inout Outcome) throws {
         // The archive holds the manifest's entries in the manifest's order (export writes them
         // so): each is checked against the next one listed, with no table of all the paths.
-        var listed = manifest.entries.makeIterator()
-        var next = try listed.next()
-        let onlyFiles = manifest.summary.fileCount == manifest.summary.entryCount
+        var readEntries: ManifestEntries.Iterator?
+        var stream: ManifestStream?
+        /// The manifest's totals, once known (from the start, unless it is still being read).
+        var summary: BundleSummary?
+        switch listed {
+        case .read(let manifest): (readEntries, summary) = (manifest.entries.makeIterator(), manifest.summary)
+        case .streamed(let manifestStream): stream = manifestStream
+        }
+        func nextListed() throws -> BundleManifest.File? {
+            if let stream { return try stream.next() }
+            return try readEntries!.next()
+        }
+        var next = try nextListed()
         var entryCount = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -323,9 +424,13 @@ public struct BundleImporter {
         var previous = ""
         var done = WorkProgress(
             phase: staging == nil ? .verifying : .restoring, entries: 0, bytes: 0,
-            totalEntries: manifest.summary.entryCount, totalBytes: manifest.summary.byteCount)
+            totalEntries: summary?.entryCount, totalBytes: summary?.byteCount)
         while let entry = try reader.next() {
             entryCount += 1
+            if summary == nil, entryCount & 255 == 0, let manifest = stream?.manifestIfRead {
+                summary = manifest.summary
+                (done.totalEntries, done.totalBytes) = (manifest.summary.entryCount, manifest.summary.byteCount)
+            }
             guard entryCount <= limits.maxEntries + 64 else {
                 throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries", limit: .entries)
             }
@@ -338,8 +443,15 @@ public struct BundleImporter {
                     throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: problem)
                 }
                 if entryPath == "files", entry.kind == .directory { continue }
-                if entry.kind == .directory && entryPath.hasPrefix("files/") && onlyFiles {
-                    continue  // a bundle of files alone: their directories are made as the files need them
+                if entry.kind == .directory && entryPath.hasPrefix("files/") {
+                    // Whether the manifest lists files alone is known once it is read whole.
+                    if summary == nil, let stream {
+                        guard let manifest = stream.manifestIfRead else { throw ManifestReader.CannotStream() }
+                        summary = manifest.summary
+                    }
+                    if let summary, summary.fileCount == summary.entryCount {
+                        continue  // a bundle of files alone: their directories are made as the files need them
+                    }
                 }
                 let reason = entryPath == previous ? "a second copy of the entry before it, expected each entry once"
                     : next.map { "where the manifest lists files/\(ExactFileName.printable($0.path)) next, expected the entries it lists, each once, in its order" }
@@ -347,7 +459,7 @@ public struct BundleImporter {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: entryPath, reason: reason)
             }
             let file = next.take()!  // moved, not copied: a retain and release of each of its members
-            next = try listed.next()
+            next = try nextListed()
             previous = entryPath
             done.entries += 1
             done.bytes += file.size
@@ -702,17 +814,29 @@ public struct BundleImporter {
     /// The staged copy needs the files' bytes, and at most a block more for each entry (a
     /// small file takes a whole block; a folder takes one): counted so, a bundle of many small
     /// files is not let in to fail half-way, and one large file is not refused for a margin.
-    private func checkFreeSpace(for bytes: Int64, entries: Int, beside destination: String) throws {
-        var info = statvfs()
-        guard statvfs(FileIO.parentDirectory(of: destination), &info) == 0 else { return }
-        let available = Int64(info.f_bavail) * Int64(info.f_frsize)
-        let block = Int64(max(info.f_bsize, 512))
+    private static func checkFreeSpace(for bytes: Int64, entries: Int, in space: FreeSpace?) throws {
+        guard let space else { return }
+        let (available, block) = (space.available, space.block)
         let needed = bytes + Int64(entries) * block
         guard available >= needed else {
             throw BundleImportError.noSpace(
-                destination: destination, needed: needed, available: available,
+                destination: space.destination, needed: needed, available: available,
                 why: "\(bytes) bytes of files, and up to a block of \(block) bytes for each of its \(entries) entr\(entries == 1 ? "y" : "ies")")
         }
+    }
+
+    /// The space free beside a destination, measured before anything is staged there (what
+    /// is staged while the manifest is still read must not count against it).
+    private struct FreeSpace: Sendable {
+        var destination: String
+        var available: Int64
+        var block: Int64
+    }
+
+    private static func freeSpace(beside destination: String) -> FreeSpace? {
+        var info = statvfs()
+        guard statvfs(FileIO.parentDirectory(of: destination), &info) == 0 else { return nil }
+        return FreeSpace(destination: destination, available: Int64(info.f_bavail) * Int64(info.f_frsize), block: Int64(max(info.f_bsize, 512)))
     }
 
     /// Throws, naming the folder, unless this process may create and remove entries in

@@ -101,13 +101,27 @@ enum ManifestReader {
     /// past it, a fault is placed by its byte offset.
     static let wholeDocumentLimit = 64 << 20
 
-    static func read(_ spool: Spool, bundle: String, maxEntries: Int, wholeDocumentLimit: Int = wholeDocumentLimit) throws -> CheckedManifest {
+    /// Where a streaming read hands each batch of checked entries (last entry first, see
+    /// ``ManifestStream/post(reversed:)``) as it goes, with the totals of the entries checked
+    /// so far: the summary's counts and the bytes the files' contents take once written.
+    typealias HandOff = @Sendable (_ reversedBatch: [BundleManifest.File], _ summary: BundleSummary, _ written: Int64) -> Void
+
+    /// Thrown by a streaming read that cannot hand its entries over once each, in order: a
+    /// manifest not in export's order, or one whose `files` ends before the document does.
+    /// The import then reads the manifest whole before landing anything, as before.
+    struct CannotStream: Error {}
+
+    /// The checked manifest in `spool`. With `handOff`, the entries are handed over as they are
+    /// checked rather than kept: the result holds none (its totals are the whole manifest's).
+    static func read(
+        _ spool: Spool, bundle: String, maxEntries: Int, wholeDocumentLimit: Int = wholeDocumentLimit, handOff: HandOff? = nil
+    ) throws -> CheckedManifest {
         if let bytes = spool.contents {
-            return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit)
+            return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, handOff: handOff)
         }
         let paged = spool.paged
         do {
-            let manifest = try read(paged, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit)
+            let manifest = try read(paged, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, handOff: handOff)
             if let failure = paged.failure { throw failure }
             return manifest
         } catch {
@@ -116,17 +130,19 @@ enum ManifestReader {
     }
 
     private static func read<Bytes: ManifestBytes>(
-        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int
+        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, handOff: HandOff?
     ) throws -> CheckedManifest {
         // `files` is first taken to end where the document does (``ManifestLayout/members(_:guessingArray:)``),
         // which spares a walk through every entry. When that guess is wrong, or the header read
         // with it is at fault (a member after `files` went unseen), the manifest is read again
         // without it, and a fault reported from that reading. A fault in an entry is the same
         // either way (the guessed array holds the real one's entries first) and is reported at once.
-        if let manifest = try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: true) {
+        if let manifest = try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: true, handOff: handOff) {
             return manifest
         }
-        return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: false)!
+        // Entries may have been handed over already: the reading again would hand them twice.
+        if handOff != nil { throw CannotStream() }
+        return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, guessingFilesEnd: false, handOff: nil)!
     }
 
     private static let filesKey = Array(#""files""#.utf8)
@@ -137,7 +153,7 @@ enum ManifestReader {
 
     /// The manifest in `bytes`; `nil` only when `guessingFilesEnd` and the guess was wrong.
     private static func read<Bytes: ManifestBytes>(
-        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, guessingFilesEnd guessing: Bool
+        _ bytes: Bytes, bundle: String, maxEntries: Int, wholeDocumentLimit: Int, guessingFilesEnd guessing: Bool, handOff: HandOff?
     ) throws -> CheckedManifest? {
         func bad(_ reason: String) -> BundleImportError { .badManifest(bundle: bundle, reason: reason) }
         // What the layout cannot delimit, or a value that does not decode, the decoder of the
@@ -195,7 +211,7 @@ enum ManifestReader {
         var unordered = false
         var kept: EntryKeeper
         while true {
-            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary, formatTwo: formatTwo)
+            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary, formatTwo: formatTwo, handOff: handOff)
             var index = -1
             do {
                 let delimited: Bool
@@ -219,11 +235,23 @@ enum ManifestReader {
                 }
                 break
             } catch is ManifestChecks.Unordered {
+                // Entries before this one were handed over, and would be again.
+                if handOff != nil { throw CannotStream() }
                 unordered = true
             }
         }
         var checks = kept.checks
-        let (summary, written, checked) = (kept.summary, kept.written, kept.entries.entries)
+        let (summary, written) = (kept.summary, kept.written)
+        if handOff != nil {
+            // The entries went to the import as they came. What relates an entry to those after
+            // it (a hard link's target, a parent not listed) is checked by reading the manifest
+            // again whole: rare (export lists every folder), and the import swaps nothing in first.
+            if checks.needsSecondPass {
+                return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, handOff: nil)
+            }
+            return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: ManifestEntries(held: []))
+        }
+        let checked = kept.entries.entries
         if checks.needsSecondPass {
             try checked.forEach { index, file in try checks.checkAgain(file, index: index) }
             try checks.finish()
@@ -329,9 +357,11 @@ private final class EntryKeeper: @unchecked Sendable {
     private var failure: (any Error)?
     private var batch: [(index: Int, fields: ManifestEntryFields)] = []
     private let formatTwo: Bool
+    /// Where checked entries go instead of being kept, when the manifest is streamed.
+    private let handOff: ManifestReader.HandOff?
 
-    init(checks: ManifestChecks, summary: BundleSummary, formatTwo: Bool) {
-        (self.checks, self.summary, self.formatTwo) = (checks, summary, formatTwo)
+    init(checks: ManifestChecks, summary: BundleSummary, formatTwo: Bool, handOff: ManifestReader.HandOff?) {
+        (self.checks, self.summary, self.formatTwo, self.handOff) = (checks, summary, formatTwo, handOff)
     }
 
     /// Keeps the entry `fields` describe after the entries before it; throws the failure of
@@ -351,12 +381,18 @@ private final class EntryKeeper: @unchecked Sendable {
             defer { slots.signal() }
             guard lock.withLock({ failure == nil }) else { return }
             do {
+                var checked: [BundleManifest.File] = []
+                if handOff != nil { checked.reserveCapacity(work.count) }
                 for (index, fields) in work {
                     let file = try ManifestReader.entry(from: fields, index: index, formatTwo: formatTwo, bundle: checks.bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
-                    try entries.append(file)
+                    if handOff != nil { checked.append(file) } else { try entries.append(file) }
+                }
+                if let handOff {
+                    checked.reverse()
+                    handOff(checked, summary, written)
                 }
             } catch {
                 lock.withLock { failure = error }

@@ -124,6 +124,22 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
         info = tarfile.TarInfo("files/zeros")
         info.size = size
         tar.addfile(info, io.BufferedReader(Zeros(size)))
+    elif case in ("late-manifest-fault", "unordered-late"):
+        # 3,000 files, more than the import lands before the manifest's reader is done with it.
+        # late-manifest-fault: the first file's bytes differ from its checksum, and the last
+        # entry's mode cannot be read: the manifest's fault is the one reported.
+        # unordered-late (not hostile): the last two entries swapped, out of export's byte order.
+        many = [(f"f{i:04}", b"%d\n" % i) for i in range(3000)]
+        if case == "unordered-late":
+            many[-1], many[-2] = many[-2], many[-1]
+        entries = [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"} for p, d in many]
+        if case == "late-manifest-fault":
+            entries[-1]["mode"] = "9999"
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "files": entries}).encode())
+        for index, (path, data) in enumerate(many):
+            add(tar, "files/" + path, b"changed\n" if case == "late-manifest-fault" and index == 0 else data)
     elif case == "many-entries":
         many = [(f"f{i}", b"") for i in range(100_000)]
         add(tar, "manifest.json", manifest(many))

@@ -141,6 +141,9 @@ struct ErrorPathTests {
              status: 66, message: "^savetool: missing-repo: "),
         Case(name: "export to an extension savetool cannot write", arguments: ["export", "saves", "-o", "saves.tar.bz2"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "saves\\.tar\\.bz2"),
+        Case(name: "export over a file not named as a bundle", arguments: ["export", "saves", "-o", "save.json"],
+             prepare: { try ErrorPathTests.oldSaves($0); try ErrorPathTests.write("{\"coins\": 5}\n", to: "save.json", in: $0) },
+             status: 64, message: "-o save\\.json is there already and is not named as a bundle"),
         Case(name: "export with a compression the name contradicts", arguments: ["export", "saves", "--compression", "zstd", "-o", "saves.tar.gz"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "zstd.*saves\\.tar\\.gz"),
         Case(name: "import --into . with the backup repository inside it", arguments: ["import", "strict.tar.gz", "--into", ".", "--backup-repo", "backups"],
@@ -188,7 +191,7 @@ struct ErrorPathTests {
     }
 
     @Test func theTableCoversEveryPath() {
-        #expect(Self.cases.count == 35)
+        #expect(Self.cases.count == 36)
         #expect(Set(Self.cases.map(\.name)).count == Self.cases.count)
         #expect(Set(Self.cases.map(\.status)) == [1, 64, 65, 66, 73])
     }

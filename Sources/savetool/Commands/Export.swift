@@ -98,6 +98,10 @@ struct Export: ParsableCommand {
         if named == nil, let written = ArchiveCodec.readOnlyExtension(of: output) {
             throw ValidationError("-o \(output): savetool reads .\(written) archives but does not write them, expected .tar.gz, .tar.zst, .tar.xz, .tar or .zip")
         }
+        // `-o save.json` by a slip of the fingers would put a bundle in place of the save.
+        if named == nil, output != "-", !S3Location.isRemote(output), FileManager.default.fileExists(atPath: output) {
+            throw ValidationError("-o \(output) is there already and is not named as a bundle, which export would write over it whole; expected a name ending .tar.gz, .tar.zst, .tar.xz, .tar or .zip (or remove it first)")
+        }
         if zip {
             guard compression == nil else { throw ValidationError("--zip and --compression do not go together: zip compresses each file itself") }
             if let named, named != .zip { throw ValidationError("--zip and -o \(output) disagree, expected a .zip name") }

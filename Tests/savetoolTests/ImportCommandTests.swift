@@ -355,6 +355,29 @@ struct ImportCommandTests {
         #expect(try CLI.run("import", bundle, "--into", raw, "--no-migrate").status == 0)
         #expect(try CLI.run("validate", raw + "/history/2024-v1/Documents/current_tournament.json").outputText.contains("version 1 of 3 (its path matches Documents/current_tournament.json), valid"))
     }
+
+    /// A save its kind claims by its path, whose version no field or fingerprint tells, cannot
+    /// be migrated: it lands as it was with a warning that says why, and --strict refuses it,
+    /// as an invalid save or one from a newer version.
+    @Test func aSaveWhoseVersionNothingTellsLandsWithAWarning() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("source/Documents")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        let save = Data(#"{"players":[],"deckId":"x"}"#.utf8)
+        try save.write(to: source.appendingPathComponent("current_tournament.json"))
+        let bundle = directory.appendingPathComponent("unversioned.tar.gz").path
+        #expect(try CLI.run("export", directory.appendingPathComponent("source").path, "-o", bundle).status == 0)
+        let landed = directory.appendingPathComponent("landed").path
+        let result = try CLI.run("import", bundle, "--into", landed)
+        #expect(result.status == 0)
+        #expect(result.errors.contains("files/Documents/current_tournament.json: unrecognized: kape.tournament (its path matches Documents/current_tournament.json), but no version field or fingerprint tells its version"), "\(result.errors)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: landed + "/Documents/current_tournament.json")) == save)
+        let strict = try CLI.run("import", bundle, "--into", directory.appendingPathComponent("strict").path, "--strict")
+        #expect(strict.status == 65, "\(strict.errors)")
+        #expect(strict.errors.contains("files/Documents/current_tournament.json: unrecognized: kape.tournament"), "\(strict.errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("strict").path))
+    }
 }
 
 /// An import checks entries on one thread and writes them on another: a failure on either side

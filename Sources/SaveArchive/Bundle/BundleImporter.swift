@@ -766,7 +766,9 @@ public struct BundleImporter {
             report.migrated.append((file.path, result))
             return output
         }
-        if result.status.isProblem {
+        // A file a kind claims by its path, whose version nothing tells, cannot be migrated either.
+        let claimedButNotTold = result.status == .unrecognized && result.problem != nil
+        if result.status.isProblem || claimedButNotTold {
             if strict {
                 throw BundleImportError.invalidSave(bundle: bundle, entry: entry, reason: "\(result.status.rawValue): \(result.problem ?? "")")
             }

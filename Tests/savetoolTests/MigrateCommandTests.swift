@@ -256,6 +256,36 @@ struct MigrateCommandTests {
         }
     }
 
+    /// The documented way back from `--in-place` (docs/formats.md: import the bundle into a
+    /// folder of its own, then `cp -a` it over) gives back the saves and leaves their folders'
+    /// modes and times as they were before the migration, not as new folders' (0700, now).
+    @Test func theWayBackFromInPlaceKeepsTheFoldersModesAndTimes() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let saves = directory.appendingPathComponent("saves")
+        let folder = saves.appendingPathComponent("slot/Documents")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let v1 = Data(#"{"players": ["Ana"], "scores": {"Ana": 1}, "roundIndex": 0, "currentPlayerIndex": 0, "deckId": "x"}"#.utf8)
+        try v1.write(to: folder.appendingPathComponent("current_tournament.json"))
+        let then = Date(timeIntervalSince1970: 1_700_000_000)
+        for (path, mode) in [(folder.path, 0o750), (saves.appendingPathComponent("slot").path, 0o751)] {
+            try FileManager.default.setAttributes([.posixPermissions: mode, .modificationDate: then], ofItemAtPath: path)
+        }
+        let migrated = try CLI.run("migrate", saves.path, "--in-place", "-q")
+        #expect(migrated.status == 0, "\(migrated.errors)")
+        let bundles = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("saves-before-migrate-") }
+        let bundle = directory.appendingPathComponent(try #require(bundles.first, "no bundle of the originals")).path
+        let originals = directory.appendingPathComponent("originals").path
+        #expect(try CLI.run("import", bundle, "--into", originals, "--no-migrate", "-q").status == 0)
+        #expect(try Processes.run(["cp", "-a", originals + "/.", saves.path + "/"]).status == 0)
+        #expect(try Data(contentsOf: folder.appendingPathComponent("current_tournament.json")) == v1)
+        for (path, mode) in [(folder.path, 0o750), (saves.appendingPathComponent("slot").path, 0o751)] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect(attributes[.posixPermissions] as? Int == mode, "\(path)")
+            #expect(attributes[.modificationDate] as? Date == then, "\(path)")
+        }
+    }
+
     @Test func validateSaysWhenAnEmbeddedDocumentIsFromTheFuture() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

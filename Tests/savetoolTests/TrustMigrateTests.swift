@@ -35,6 +35,11 @@ struct TrustMigrateTests {
         return listed.outputText.split(separator: "\n").map(String.init)
     }
 
+    /// ``entries(of:)`` but the folders (`files/a/`: the folders on the way to the files kept).
+    static func fileEntries(of bundle: URL) throws -> [String] {
+        try entries(of: bundle).filter { !$0.hasSuffix("/") }
+    }
+
     /// The files a bundle holds under `files/`, by relative path, extracted with tar in `scratch`.
     static func files(of bundle: URL, scratch: URL) throws -> [String: Data] {
         let directory = scratch.appendingPathComponent(bundle.lastPathComponent)
@@ -101,14 +106,18 @@ struct TrustMigrateTests {
             #expect(named.last?.hasSuffix("-2.tar.gz") == true, "the second run's bundle: \(named)")
         }
 
-        // Each bundle holds exactly the files that changed, as they were.
+        // Each bundle holds exactly the files that changed, as they were, and the folders on their way.
         var kept: [[String: Data]] = []
         for name in names {
             let bundle = workspace.appendingPathComponent(name)
-            let entries = try Self.entries(of: bundle)
+            let entries = try Self.fileEntries(of: bundle)
             #expect(entries.first == "manifest.json", "\(name): \(entries)")
             #expect(Set(entries.dropFirst()) == Set(changed.map { "files/" + $0 }), "\(name): \(entries)")
             #expect(entries.count == changed.count + 1)
+            let folders = Set(changed.flatMap { path in
+                path.split(separator: "/").dropLast().indices.map { "files/" + path.split(separator: "/")[...$0].joined(separator: "/") + "/" }
+            })
+            #expect(Set(try Self.entries(of: bundle).filter { $0.hasSuffix("/") }) == folders, "\(name)")
             let files = try Self.files(of: bundle, scratch: workspace.appendingPathComponent("scratch"))
             #expect(files == originals.filter { changed.contains($0.key) }, "\(name) does not hold the originals of the changed files")
             kept.append(files)
@@ -145,7 +154,7 @@ struct TrustMigrateTests {
             #expect(name.hasSuffix("-2.tar.gz"), "\(name)")
             #expect(decoys["kape-before-migrate-\(Self.stamp(of: name, argument: "kape")?.time ?? "?").tar.gz"] != nil)
             #expect(result.errors.contains("saved in \(workspace.path)/\(name)"), "\(result.errors)")
-            #expect(try Self.entries(of: workspace.appendingPathComponent(name)).count == 7)
+            #expect(try Self.fileEntries(of: workspace.appendingPathComponent(name)).count == 7)
         }
     }
 
@@ -258,7 +267,7 @@ struct TrustMigrateTests {
         #expect(pristine.allSatisfy { expected[$0.key] != nil && expected[$0.key] != $0.value })
         let copyBundles = try Self.bundles(of: "copy", in: workspace)
         #expect(copyBundles.count == 1)
-        #expect(try copyBundles.first.map { try Self.entries(of: workspace.appendingPathComponent($0)).count } == 2001)
+        #expect(try copyBundles.first.map { try Self.fileEntries(of: workspace.appendingPathComponent($0)).count } == 2001)
         // A run with nothing to change: what every run costs however much is left, and no bundle.
         started = Date()
         let idle = try CLI.run("migrate", copy.path, "--in-place")

@@ -76,15 +76,16 @@ public struct BundleExporter: Sendable {
         return try export(root: root, next: { try walk.next() }, to: destination, replacing: replacing)
     }
 
-    /// Writes the files at the relative `paths` under `root` as a bundle. With `replacing` false
+    /// Writes the files at the relative `paths` under `root` as a bundle, with the folders
+    /// between them and the root (not what else those hold). With `replacing` false
     /// the bundle is created exclusively: an existing file at `destination` is never replaced,
     /// and ``BundleError/exists(_:)`` is thrown instead. A path that is a link to a file is kept
     /// as the file it leads to: these are the originals of files about to be written, and a
     /// write goes through a link.
     @discardableResult
     public func export(files paths: [String], under root: String, to destination: String, replacing: Bool) throws -> BundleSummary {
-        // The folders between the root and the files are not in the bundle, but they kept
-        // others out of the files: a 0644 save in a 0700 folder gives a 0600 bundle.
+        // The folders between the root and the files kept others out of the files: a 0644 save
+        // in a 0700 folder gives a 0600 bundle.
         var exporter = self
         var folders: Set<String> = []
         for path in paths {
@@ -94,7 +95,18 @@ public struct BundleExporter: Sendable {
         exporter.readersLimitedBy = (readersLimitedBy ?? [root]) + folders.sorted().map { root + "/" + $0 }
         // Paths from the caller are text; names below the root travel as ExactFileName carries them.
         let root = ExactFileName.carried(root)
-        var sorted = paths.map(ExactFileName.carried).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { Walked(relative: $0, type: .file, followsLink: true) }
+        var entries = paths.map { Walked(relative: ExactFileName.carried($0), type: .file, followsLink: true) }
+        // The folders on the way are kept too, with their modes, times and attributes: imported
+        // into a folder of its own, the bundle then makes them as they were, not as new folders
+        // (dated now, as the umask allows) that a `cp -a` of the originals back would spread.
+        // A link on the way is followed, as for the files, and not kept.
+        for folder in folders {
+            let relative = ExactFileName.carried(folder)
+            var info = stat()
+            guard ExactFileName.withSystemPath(root + "/" + relative, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR else { continue }
+            entries.append(Walked(relative: relative, type: .directory))
+        }
+        var sorted = entries.sorted { $0.relative.utf8.lexicographicallyPrecedes($1.relative.utf8) }
         sorted.reverse()
         return try exporter.export(root: root, next: { sorted.popLast() }, to: destination, replacing: replacing)
     }

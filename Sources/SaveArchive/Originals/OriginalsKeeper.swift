@@ -4,7 +4,7 @@ import SaveKit
 /// Saves the files a command is about to replace, so that no original is ever lost: used by
 /// `migrate --in-place` and `import` (and anything else that rewrites a user's files).
 ///
-/// The bundle holds exactly the files given, is created under a name no other bundle has (an
+/// The bundle holds exactly the files given (and the folders on their way, as they were), is created under a name no other bundle has (an
 /// existing file is never replaced: a second run in the same second gets `-2`), and is on disk
 /// (flushed, its directory too) before this returns — so before the first original is replaced.
 ///

@@ -178,10 +178,17 @@ public struct BundleImporter {
             let name = URL(fileURLWithPath: $0).lastPathComponent
             return FileIO.parentDirectory(of: destination) + "/" + (name.hasSuffix(".tar.gz") ? String(name.dropLast(7)) : name + ".folder")
         }
-        let (left, keptAt) = try swap(staging, into: destination, keepingOldAt: keptFolder)
+        // A backup repository inside the destination is left out of the backups it holds: the
+        // restore of one of them leaves it in place (it is in the bundle of the old contents too).
+        let repositories = Self.repositories(inside: destination)
+        var carried: [String] = []
+        let (left, keptAt) = try swap(staging, into: destination, keepingOldAt: keptFolder) { old in
+            carried = repositories.map { Self.carry($0, from: old, into: destination) }
+        }
         if let keptAt {
             outcome.notes = leftOut.lines.map { "\($0); kept, with the rest of the folder's old contents, in \(keptAt)" } + outcome.notes
         }
+        outcome.notes += carried
         if let left { outcome.notes.append(left) }
         swapped = true
         return outcome
@@ -950,9 +957,14 @@ public struct BundleImporter {
     /// contents, already saved, are removed, or, with `keepingOldAt`, moved there (never over
     /// anything: `-2`, `-3` … when it is taken). Returns a note when they could not all be
     /// removed, and where they were kept.
-    private func swap(_ staging: String, into destination: String, keepingOldAt kept: String?) throws -> (note: String?, keptAt: String?) {
+    /// `carryBack` is given the folder that holds the old contents once the new ones are in place,
+    /// before the old ones are removed or moved aside.
+    private func swap(
+        _ staging: String, into destination: String, keepingOldAt kept: String?, carryBack: (_ old: String) -> Void
+    ) throws -> (note: String?, keptAt: String?) {
         var left: String?, keptAt: String?
         func removeOld(_ old: String) {
+            carryBack(old)
             if let kept {
                 keptAt = Self.moveAside(old, to: kept)
                 if keptAt == nil {
@@ -985,6 +997,7 @@ public struct BundleImporter {
                 }
                 throw BundleImportError.io(path: destination, reason: reason)
             }
+            carryBack(place)
             keptAt = place
         } else {
             // A file system that cannot exchange: two renames, with a moment without the directory.
@@ -1006,6 +1019,53 @@ public struct BundleImporter {
     /// first, and the rename replaces it (a folder may replace an empty one): this works on file
     /// systems without an exclusive rename, where a hard link, its usual stand-in, cannot link
     /// a folder.
+    /// The backup repositories inside `folder` (folders holding a `.savetool-lock`), relative
+    /// to it. Links are not followed, and a repository's own folders are not looked in.
+    static func repositories(inside folder: String) -> [String] {
+        var found: [String] = []
+        func look(in relative: String) {
+            let path = relative.isEmpty ? folder : ExactFileName.path(folder, relative)
+            guard let entries = try? FileIO.entries(inExactPath: path) else { return }
+            if !relative.isEmpty, entries.contains(where: { $0.bytes == Self.lockName }) {
+                found.append(relative)
+                return
+            }
+            for (bytes, type) in entries {
+                let child = relative.isEmpty ? ExactFileName.string(bytes) : ExactFileName.path(relative, ExactFileName.string(bytes))
+                var isFolder = type == UInt8(DT_DIR)
+                if type == UInt8(DT_UNKNOWN) {
+                    var info = stat()
+                    isFolder = ExactFileName.withSystemPath(ExactFileName.path(folder, child)) { lstat($0, &info) } == 0 && info.st_mode & S_IFMT == S_IFDIR
+                }
+                if isFolder { look(in: child) }
+            }
+        }
+        look(in: "")
+        return found
+    }
+
+    private static let lockName = Array(RepositoryLock.fileName.utf8)
+
+    /// Moves the repository at `relative` in the old contents `old` back into `destination`,
+    /// where the restored folder does not hold that path itself and its parent is a folder;
+    /// returns the note that says what became of it.
+    static func carry(_ relative: String, from old: String, into destination: String) -> String {
+        let (source, target) = (ExactFileName.path(old, relative), ExactFileName.path(destination, relative))
+        let shown = ExactFileName.printable(relative)
+        var info = stat()
+        let why: String
+        if ExactFileName.withSystemPath(target, { lstat($0, &info) }) == 0 {
+            why = "the restored folder holds \(shown) itself"
+        } else if ExactFileName.withSystemPath(FileIO.parentDirectory(of: target), { stat($0, &info) }) != 0 || info.st_mode & S_IFMT != S_IFDIR {
+            why = "the restored folder has no folder \(ExactFileName.printable(FileIO.parentDirectory(of: relative))) for it"
+        } else if ExactFileName.withSystemPath(source, { from in ExactFileName.withSystemPath(target) { rename(from, $0) } }) == 0 {
+            return "the backup repository \(shown) inside the folder, which its backups leave out, is kept in place"
+        } else {
+            why = FileError.reason(errno)
+        }
+        return "the backup repository \(shown) inside the folder could not be kept in place (\(why)); it is in the bundle of the folder's old contents"
+    }
+
     static func moveAside(_ old: String, to kept: String) -> String? {
         for attempt in 1...100 {
             let place = attempt == 1 ? kept : "\(kept)-\(attempt)"

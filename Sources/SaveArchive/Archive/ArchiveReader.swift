@@ -412,6 +412,14 @@ public final class ArchiveReader {
         return count
     }
 
+    /// The next bytes of the current entry, valid until the reader is next used: where the
+    /// tar reader holds them (no copy), or else read into `buffer`. Empty after the last.
+    public func chunk(orInto buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> UnsafeRawBufferPointer {
+        if let tar { return try tar.borrowChunk() }
+        let count = try read(into: buffer)
+        return UnsafeRawBufferPointer(rebasing: buffer[..<count])
+    }
+
     public func read(into buffer: inout [UInt8]) throws(ArchiveError) -> Int {
         let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(ArchiveError) -> Int in try read(into: raw) } }
         return try result.get()

@@ -164,6 +164,19 @@ final class TarReader {
         try read(into: buffer, inside: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")")
     }
 
+    /// The next bytes of the current entry's data where the decompressed stream holds them,
+    /// valid until the reader is next used: read without a copy. Empty after the last.
+    func borrowChunk() throws(ArchiveError) -> UnsafeRawBufferPointer {
+        guard remaining > 0 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        if position == block.count { try refill(for: "the data of \(currentPath.map(ExactFileName.printable) ?? "an entry")") }
+        let count = min(Int(min(remaining, Int64(Int.max))), block.count - position)
+        let chunk = UnsafeRawBufferPointer(rebasing: block[position..<position + count])
+        position += count
+        offset += Int64(count)
+        remaining -= Int64(count)
+        return chunk
+    }
+
     private func read(into buffer: UnsafeMutableRawBufferPointer, inside what: @autoclosure () -> String) throws(ArchiveError) -> Int {
         guard remaining > 0, buffer.count > 0 else { return 0 }
         if position == block.count { try refill(for: what()) }

@@ -688,26 +688,33 @@ public struct BundleImporter {
         into buffers: ContentsBuffers
     ) throws -> (contents: [UInt8], digest: String) {
         var contents = buffers.take(capacity: Int(file.size))
-        let digest = try readEntry(entry, file: file, from: reader, buffer: buffer, bundle: bundle) { contents.append(contentsOf: $0) }
+        // Hashed and copied where the decompressed stream holds it: one copy of every byte fewer.
+        let digest = try readEntry(entry, file: file, from: reader, buffer: buffer, bundle: bundle, borrowing: true) { contents.append(contentsOf: $0) }
         return (contents, digest)
     }
 
     /// Streams a file entry's bytes to `body`, checking them against the manifest's size and
-    /// SHA-256; returns the digest.
+    /// SHA-256; returns the digest. `borrowing`: the chunks are where the reader holds them
+    /// (of its blocks' sizes), not copied into `buffer` first (chunks of its size, which the
+    /// holes of a sparse file are found in).
     private func readEntry(
         _ entry: String, file: BundleManifest.File, from reader: ArchiveReader, buffer: UnsafeMutableRawBufferPointer, bundle: String,
-        _ body: (UnsafeRawBufferPointer) throws -> Void
+        borrowing: Bool = false, _ body: (UnsafeRawBufferPointer) throws -> Void
     ) throws -> String {
         var hasher = SHA256()
         var size: Int64 = 0
         while true {
-            let count = try reader.read(into: buffer)
-            if count == 0 { break }
-            size += Int64(count)
+            let chunk: UnsafeRawBufferPointer
+            if borrowing {
+                chunk = try reader.chunk(orInto: buffer)
+            } else {
+                chunk = UnsafeRawBufferPointer(rebasing: buffer[..<(try reader.read(into: buffer))])
+            }
+            if chunk.isEmpty { break }
+            size += Int64(chunk.count)
             guard size <= file.size else {
                 throw BundleImportError.mismatch(bundle: bundle, entry: entry, reason: "more than the \(file.size) bytes the manifest declares")
             }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
             hasher.update(bufferPointer: chunk)
             try body(chunk)
         }

@@ -270,9 +270,8 @@ struct BundleImportTests {
 
     /// Limits hold for the running totals as entries land: a file past the point where the
     /// manifest's total breaks `--max-bytes` never lands, and the error names the whole total.
-    @Test func noFilePastABrokenLimitLands() throws {
-        let workspace = try Workspace()
-        defer { try? FileManager.default.removeItem(at: workspace.root) }
+    /// A bundle of 3,000 files of 100 bytes, made in the workspace.
+    func bundleOfManyFiles(in workspace: Workspace) throws -> String {
         let source = workspace.root.appendingPathComponent("source")
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
         for index in 0..<3000 {
@@ -280,12 +279,21 @@ struct BundleImportTests {
         }
         let bundle = workspace.root.appendingPathComponent("many.tar.gz").path
         try BundleExporter(createdAt: Date(), createdBy: "test").export(directory: source.path, to: bundle)
-        final class Furthest: @unchecked Sendable {
-            private let lock = NSLock()
-            private var entries = 0
-            func saw(_ count: Int) { lock.lock(); defer { lock.unlock() }; entries = max(entries, count) }
-            var value: Int { lock.lock(); defer { lock.unlock() }; return entries }
-        }
+        return bundle
+    }
+
+    /// The most entries an import said it had landed.
+    final class Furthest: @unchecked Sendable {
+        private let lock = NSLock()
+        private var entries = 0
+        func saw(_ count: Int) { lock.lock(); defer { lock.unlock() }; entries = max(entries, count) }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return entries }
+    }
+
+    @Test func noFilePastABrokenLimitLands() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try bundleOfManyFiles(in: workspace)
         let furthest = Furthest()
         var importer = BundleImporter(createdBy: "test")
         importer.limits.maxTotalBytes = 150_000
@@ -301,6 +309,29 @@ struct BundleImportTests {
         // How many land before the limit is found depends on the threads' timing (on this
         // machine, over a thousand): never one past it.
         #expect(furthest.value * 100 <= 150_000, "\(furthest.value) files of 100 bytes landed")
+        #expect(workspace.listing() == before)
+    }
+
+    /// Where the free space could run out, the manifest is read whole before anything lands: a
+    /// bundle larger than the room is refused with nothing landed, and the message gives the
+    /// whole need.
+    @Test func aBundleTooLargeForTheFreeSpaceIsRefusedBeforeAnythingLands() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try bundleOfManyFiles(in: workspace)
+        let furthest = Furthest()
+        var importer = BundleImporter(createdBy: "test")
+        importer.measureFreeSpace = { BundleImporter.FreeSpace(destination: $0, available: 2000 * 4096, block: 4096) }
+        importer.progress = { furthest.saw($0.entries) }
+        let before = workspace.listing()
+        do {
+            try importer.restore(bundle, into: workspace.destination.path)
+            Issue.record("accepted 3,000 entries where 2,000 blocks are free")
+        } catch let error as BundleImportError {
+            guard case .noSpace = error else { Issue.record("\(error)"); return }
+            #expect("\(error)".contains("300000 bytes of files, and up to a block of 4096 bytes for each of its 3000 entries"), "\(error)")
+        }
+        #expect(furthest.value == 0, "\(furthest.value) entries landed")
         #expect(workspace.listing() == before)
     }
 

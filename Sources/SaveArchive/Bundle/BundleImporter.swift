@@ -131,7 +131,7 @@ public struct BundleImporter {
         Self.removeAbandonedStaging(beside: destination)
         let bundleSize = Int64((try? FileManager.default.attributesOfItem(atPath: bundle)[.size] as? NSNumber)??.int64Value ?? 0)
         let reader = try ArchiveReader(path: bundle)
-        let source: ManifestSource
+        var source: ManifestSource
         if streaming {
             source = .spooled(try spoolManifest(reader, bundle: bundle))
         } else {
@@ -152,7 +152,14 @@ public struct BundleImporter {
         let madeParents = try Self.makeParents(of: destination)
         var swapped = false
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
-        let freeSpace = Self.freeSpace(beside: destination)
+        let freeSpace = measureFreeSpace(destination)
+        // Where the free space could run out, the manifest is read whole first, so that a bundle
+        // too large for it is refused before anything lands rather than part-way.
+        if case .spooled(let spool) = source, !Self.hasRoom(in: freeSpace, forAnyBundleOf: bundleSize, manifestBytes: spool.count, limits: limits) {
+            let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
+            try checkLimits(of: manifest, bundle: bundle, bundleSize: bundleSize)
+            source = .read(manifest)
+        }
         if case .read(let manifest) = source {
             try Self.checkFreeSpace(for: manifest.writtenBytes, entries: manifest.summary.entryCount, in: freeSpace)
         }
@@ -843,13 +850,26 @@ public struct BundleImporter {
 
     /// The space free beside a destination, measured before anything is staged there (what
     /// is staged while the manifest is still read must not count against it).
-    private struct FreeSpace: Sendable {
+    struct FreeSpace: Sendable {
         var destination: String
         var available: Int64
         var block: Int64
     }
 
-    private static func freeSpace(beside destination: String) -> FreeSpace? {
+    /// How the free space beside a destination is measured (`statvfs`); a test gives less.
+    var measureFreeSpace: @Sendable (_ destination: String) -> FreeSpace? = BundleImporter.freeSpace(beside:)
+
+    /// Whether any bundle of `bundleSize` bytes whose manifest takes `manifestBytes` fits in
+    /// `space` within the limits: what it writes is at most the ratio allows (or the total
+    /// does), and it has at most an entry for every 48 bytes of manifest (the smallest entry
+    /// takes more), each taking up to a block.
+    private static func hasRoom(in space: FreeSpace?, forAnyBundleOf bundleSize: Int64, manifestBytes: Int, limits: Limits) -> Bool {
+        guard let space else { return true }  // not measured: not checked either (checkFreeSpace)
+        let written = min(max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)), Double(limits.maxTotalBytes))
+        return Double(space.available) >= written + Double(manifestBytes / 48 + 1) * Double(space.block)
+    }
+
+    static func freeSpace(beside destination: String) -> FreeSpace? {
         var info = statvfs()
         guard statvfs(FileIO.parentDirectory(of: destination), &info) == 0 else { return nil }
         return FreeSpace(destination: destination, available: Int64(info.f_bavail) * Int64(info.f_frsize), block: Int64(max(info.f_bsize, 512)))

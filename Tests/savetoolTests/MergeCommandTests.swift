@@ -189,14 +189,56 @@ struct MergeCommandTests {
         #expect(answered.status == 1, "a conflict, left open: \(answered.outputText)\(answered.errors)")
         #expect(answered.outputText.contains("conflict at /gameSave/coins: the merged save would break blocks.gamesave version 2 here: found a string, expected integer"), "\(answered.outputText)")
         #expect(!FileManager.default.fileExists(atPath: out))
-        // --prefer cannot settle it either, and the hint says so rather than offering --prefer;
-        // the report names the inner save's kind, whose schema refused it.
+        // --prefer does not overrule the answer, and the hint says so rather than offering
+        // --prefer; the report names the inner save's kind, whose schema refused it.
         let preferred = try CLI.run("merge", "--local", phone, "--remote", tablet, "-o", out, "--answers", answers, "--prefer", "remote", "--json")
         #expect(preferred.status == 1, "\(preferred.errors)")
-        #expect(preferred.errors.contains("--prefer cannot settle these: the merged save would break its kind's schema there; answer them with --answers"), "\(preferred.errors)")
+        #expect(preferred.errors.contains("--prefer cannot settle these: the merged save would break its kind's schema there with the value taken; answer them with --answers"), "\(preferred.errors)")
         let report = try Codecs.json.decode(Array(preferred.output))
         let schema = report["decisions"]?.arrayValue?.first { $0["policy"] == "schema" }
         #expect(schema?["kind"] == "blocks.gamesave", "\(String(describing: schema))")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// A counter's sum that breaks the schema (each device lowered `launchCount` far below the
+    /// base: the sum is below 0) is a `schema` conflict, and an answer for that place settles
+    /// it, with a value or a side, and so does --prefer; a value the schema refuses does not.
+    /// Neither could before: the conflict never reached the answers.
+    @Test func aSchemaConflictIsSettledByAnAnswerOrAPreference() throws {
+        let root = try Processes.temporaryDirectory("schema-conflict")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let (base, phone, tablet) = (root.appendingPathComponent("base.plist").path, root.appendingPathComponent("phone.plist").path, root.appendingPathComponent("tablet.plist").path)
+        for path in [base, phone, tablet] { try FileManager.default.copyItem(atPath: CLI.sample("blocks-2026/Library/Preferences/com.example.blocks.plist"), toPath: path) }
+        #expect(try CLI.run("get", base, "/launchCount").outputText == "1093\n")
+        #expect(try CLI.run("set", phone, "/launchCount", "300").status == 0)
+        #expect(try CLI.run("set", tablet, "/launchCount", "250").status == 0)
+        let out = root.appendingPathComponent("out.plist").path
+        let open = try CLI.run("merge", "--local", phone, "--remote", tablet, "--base", base, "-o", out)
+        #expect(open.status == 1 && open.outputText.contains("conflict at /launchCount: the merged save would break"), "\(open.outputText)\(open.errors)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        var written = 0
+        func answering(_ answer: String) throws -> String {
+            written += 1
+            let path = root.appendingPathComponent("answers-\(written).json").path
+            try Data(#"{"format": "savetool.merge-answers/1", "answers": [\#(answer)]}"#.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        for (settling, expected) in [
+            (["--answers", try answering(#"{"file": "phone.plist", "path": "/launchCount", "value": 1093}"#)], "1093"),
+            (["--answers", try answering(#"{"path": "/launchCount", "take": "remote"}"#)], "250"),
+            (["--prefer", "local"], "300"),
+        ] {
+            try? FileManager.default.removeItem(atPath: out)
+            let settled = try Processes.run([CLI.executable, "merge", "--local", phone, "--remote", tablet, "--base", base, "-o", out] + settling)
+            #expect(settled.status == 0, "\(settling): \(settled.outputText)\(settled.errors)")
+            #expect(!settled.errors.contains("settled nothing"), "\(settling): \(settled.errors)")
+            #expect(try CLI.run("get", out, "/launchCount").outputText == expected + "\n", "\(settling)")
+            #expect(try CLI.run("validate", out).status == 0, "\(settling)")
+        }
+        // A value the schema refuses settles nothing: the conflict stays, and says why.
+        try? FileManager.default.removeItem(atPath: out)
+        let refused = try CLI.run("merge", "--local", phone, "--remote", tablet, "--base", base, "-o", out, "--answers", try answering(#"{"path": "/launchCount", "value": -1}"#))
+        #expect(refused.status == 1 && refused.outputText.contains("the value it was settled with breaks it too"), "\(refused.outputText)\(refused.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 

@@ -104,15 +104,29 @@ public struct SaveMerger: Sendable {
         }
         if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         // Two valid copies can still merge into a save its app cannot read (a counter's sum past
-        // its schema's maximum, an answer's value): a conflict at that place, never written, so
-        // that it is answered, or parked by a server, rather than refused on every try.
-        if let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
-            let why = "the merged save would break \(violation.schemaName(else: kind.name, version: kind.currentVersion)) here: \(violation.message)"
+        // its schema's maximum, an answer's value): a conflict at that place, handed to the
+        // resolver as any other (an answer, --prefer). It is written only once settled with a
+        // value the schema takes, so that it is answered, or parked by a server, rather than
+        // refused on every try.
+        // Each place settled, with its decision's index: settled again, it stays open.
+        var settled: [(place: JSONPointer, decision: Int)] = []
+        while let violation = migrator.violations(in: merged, of: kind, version: kind.currentVersion, registry: registry).first {
+            var why = "the merged save would break \(violation.schemaName(else: kind.name, version: kind.currentVersion)) here: \(violation.message)"
+            if let earlier = settled.first(where: { $0.place == violation.at }) {
+                decisions.remove(at: earlier.decision)
+                why += "; the value it was settled with breaks it too"
+            } else if var decision = settleSchemaConflict(at: violation.at, why: why, base: baseCurrent, local: sides[0], remote: sides[1], in: &merged) {
+                decision.kind = embeddedKind(at: violation.at, in: merged, of: kind)
+                settled.append((violation.at, decisions.count))
+                decisions.append(decision)
+                continue
+            }
             var conflict = MergeDecision(path: violation.at, policy: "schema", result: nil, why: why, isConflict: true)
             // Inside a document held in this one, it is that document's schema.
             conflict.kind = embeddedKind(at: violation.at, in: merged, of: kind)
             return Result(output: local.bytes, kind: kind.name, decisions: decisions + [conflict], changesLocal: false)
         }
+        if merged == localValue { return Result(output: local.bytes, kind: kind.name, decisions: decisions, changesLocal: false) }
         var options = EncodingOptions.keepingLayout(of: local.bytes, codec: localCodec)
         // The other copy may be a binary plist with a fraction of a second in a date, which an
         // XML plist cannot hold: dropped, as the app's own XML writer drops it, rather than
@@ -213,6 +227,33 @@ public struct SaveMerger: Sendable {
     private func embeddedKind(at place: JSONPointer, in value: SaveValue, of kind: SaveKind) -> String? {
         migrator.embeddedDocuments(in: value, of: kind, registry: registry)
             .first { place.tokens.starts(with: $0.pointer.tokens) }.map { $0.kind?.name ?? "" }
+    }
+
+    /// A place where the merged save breaks its schema, settled by the resolver: the value there
+    /// becomes the side's it takes (none, where that side has none) or the value it gives.
+    /// `nil` when nothing settles it, or the value cannot be put there.
+    private func settleSchemaConflict(
+        at place: JSONPointer, why: String, base: SaveValue?, local: SaveValue, remote: SaveValue, in merged: inout SaveValue
+    ) -> MergeDecision? {
+        func value(in side: SaveValue?) -> SaveValue? { try? side?.value(at: place, seeingThrough: registry) }
+        let (baseValue, localValue, remoteValue) = (value(in: base), value(in: local), value(in: remote))
+        let conflict = MergeConflict(path: place, base: baseValue, local: localValue, remote: remoteValue, reason: why)
+        guard let (resolution, by) = resolve?(conflict) else { return nil }
+        let chosen: SaveValue?
+        switch resolution {
+        case .take(.base) where base == nil: return nil
+        case .take(let side): chosen = side == .local ? localValue : side == .remote ? remoteValue : baseValue
+        case .value(let given): chosen = given
+        }
+        var edited = merged
+        do {
+            if let chosen { try edited.setValue(chosen, at: place, seeingThrough: registry) } else { try edited.removeValue(at: place, seeingThrough: registry) }
+        } catch {
+            return nil
+        }
+        merged = edited
+        return MergeDecision(
+            path: place, policy: "schema", base: baseValue, local: localValue, remote: remoteValue, result: chosen, why: "\(why); settled by \(by)", isConflict: false)
     }
 
     /// Two different files no kind claims: nothing tells how to merge them, so one is taken

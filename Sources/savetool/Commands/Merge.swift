@@ -183,8 +183,8 @@ struct Merge: ParsableCommand {
                 ? "git keeps our copy and marks the file in conflict: edit it (savetool set) and git add it, or take a side with git checkout --ours or --theirs"
                 : prefer == nil
                     ? "settle them with --answers (the conflicts of --report are what to answer) or --prefer local|remote"
-                    // What --prefer cannot settle: a merged save its schema refuses, as an answer's value can make.
-                    : "--prefer cannot settle these: the merged save would break its kind's schema there; answer them with --answers, with values the schema takes (--report lists them)"))
+                    // What --prefer cannot settle: a place where the side it takes still breaks the schema.
+                    : "--prefer cannot settle these: the merged save would break its kind's schema there with the value taken; answer them with --answers, with values the schema takes (--report lists them)"))
             throw ExitCode(Failure.Code.negative)
         }
     }

@@ -244,7 +244,7 @@ struct MergeCommandTests {
 
     /// Four things a new user met: a text file changed alike on both devices merges (it made
     /// the whole merge exit 65, "cannot tell its format"); a new output keeps the local copy's
-    /// permissions; a report that cannot be written stops the merge before anything is written
+    /// permissions (a new folder too: it was 0700); a report that cannot be written stops the merge before anything is written
     /// (the merged copy was written, then 73); and a bundle merges in place, the old one kept.
     @Test func textFilesPermissionsReportsAndBundlesInPlace() throws {
         let root = try Processes.temporaryDirectory("merge-details")
@@ -260,8 +260,12 @@ struct MergeCommandTests {
         let local = try folder("local", notes: "b\n", config: #"{"a": 1}"#)
         let remote = try folder("remote", notes: "b\n", config: #"{"a": 2}"#)
         let merged = root.appendingPathComponent("merged").path
+        chmod(local, 0o750)
         let alike = try CLI.run("merge", "--local", local, "--remote", remote, "--base", base, "-o", merged)
         #expect(alike.status == 0, "\(alike.outputText)\(alike.errors)")
+        // A new folder is as open as the local one, not private as its staging folder was made.
+        var folderInfo = stat()
+        #expect(stat(merged, &folderInfo) == 0 && folderInfo.st_mode & 0o7777 == 0o750, "\(String(folderInfo.st_mode & 0o7777, radix: 8))")
         #expect(alike.outputText.contains("notes.txt\n  the whole file: changedAlike, the same change on both sides"), "\(alike.outputText)")
         #expect(try String(contentsOfFile: merged + "/notes.txt", encoding: .utf8) == "b\n")
         #expect(try String(contentsOfFile: merged + "/config.json", encoding: .utf8) == #"{"a": 2}"#)

@@ -185,6 +185,11 @@ public struct MergeJob: Sendable {
             }
             try Self.flush(local)
         } else {
+            // The new folder is as open as the local one: the staging folder is private by making.
+            var localFolderInfo = stat()
+            if stat(localFolder, &localFolderInfo) == 0, chmod(staging, localFolderInfo.st_mode & 0o7777) != 0 {
+                throw SaveError(.cannotCreate, file: output, "cannot be given the local folder's permissions: \(FileError.reason(errno))")
+            }
             try Self.flush(staging)
             guard rename(staging, output) == 0 else { throw SaveError(.cannotCreate, file: output, FileError.reason(errno)) }
             FileIO.syncDirectory(FileIO.parentDirectory(of: Self.absolute(output)))

@@ -98,8 +98,10 @@ struct Export: ParsableCommand {
         if named == nil, let written = ArchiveCodec.readOnlyExtension(of: output) {
             throw ValidationError("-o \(output): savetool reads .\(written) archives but does not write them, expected .tar.gz, .tar.zst, .tar.xz, .tar or .zip")
         }
-        // `-o save.json` by a slip of the fingers would put a bundle in place of the save.
-        if named == nil, output != "-", !S3Location.isRemote(output), FileManager.default.fileExists(atPath: output) {
+        // `-o save.json` by a slip of the fingers would put a bundle in place of the save (a
+        // FIFO or a device, `-o /dev/null`, is written through, never replaced).
+        var existing = stat()
+        if named == nil, output != "-", !S3Location.isRemote(output), stat(output, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG {
             throw ValidationError("-o \(output) is there already and is not named as a bundle, which export would write over it whole; expected a name ending .tar.gz, .tar.zst, .tar.xz, .tar or .zip (or remove it first)")
         }
         if zip {

@@ -150,6 +150,7 @@ struct BundleImportTests {
     static let refused: [String] = [
         "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
         "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",
+        "hardlink-out",
     ]
 
     @Test(arguments: refused)
@@ -333,6 +334,27 @@ struct BundleImportTests {
         }
         #expect(furthest.value == 0, "\(furthest.value) entries landed")
         #expect(workspace.listing() == before)
+    }
+
+    /// The staging tree never leaves itself, whatever path it is given: a `..` in a hard link's
+    /// target or a file's folder is refused, and nothing is made above the tree.
+    @Test func theStagingTreeNeverClimbsOut() throws {
+        let root = try Processes.temporaryDirectory("staging-tree")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let tree = root.appendingPathComponent("tree")
+        try FileManager.default.createDirectory(at: tree, withIntermediateDirectories: false)
+        let staging = try StagingTree(root: tree.path)
+        let file = try staging.createFile("inside")
+        close(file)
+        for (name, attempt) in [
+            ("a hard link's target", { try staging.makeHardLink("link", to: "../outside-made/x") }),
+            ("a file's folder", { _ = try staging.createFile("a/../../outside-made/x") }),
+            ("a link's folder", { try staging.makeSymbolicLink("./../outside-made/l", to: "inside") }),
+        ] as [(String, () throws -> Void)] {
+            #expect(throws: BundleImportError.self, "\(name)") { try attempt() }
+        }
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("outside-made").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["tree"])
     }
 
     @Test func unsafePaths() {

@@ -290,6 +290,12 @@ enum ManifestReader {
             if type == .symlink, let problem = BundleImporter.symbolicLinkProblem(path, target) {
                 throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: problem)
             }
+            // A hard link's target must be a file listed before it, which only a second reading
+            // of the manifest can tell; the import may land entries before that reading ends,
+            // so the target is first checked as any listed path is: relative, without `..`.
+            if type == .hardlink, let problem = BundleImporter.unsafePathReason(target) {
+                throw BundleImportError.unsafeEntry(bundle: bundle, entry: path, reason: "its target \(ExactFileName.printable(target)): \(problem)")
+            }
         }
         // A mode or a time that cannot be read is refused rather than guessed: a private save
         // given 0644, or a time of 1970, would be restored without a word.

@@ -101,7 +101,13 @@ final class StagingTree {
         if let cached, PathBytes.folder(of: relative, is: cached.path) == true { return (cached.descriptor, name) }
         let parentPath = String(relative[..<slash])
         var descriptor = rootDescriptor
-        for component in parentPath.split(separator: "/").map(String.init) {
+        for component in parentPath.split(separator: "/", omittingEmptySubsequences: false).map(String.init) {
+            // Never out of the tree, whatever a caller passes: a `..` would climb, and folders
+            // would be made outside it (a hard link's target is checked no sooner than its entry).
+            guard !component.isEmpty, component != ".", component != ".." else {
+                if descriptor != rootDescriptor { close(descriptor) }
+                throw BundleImportError.io(path: root + "/" + relative, reason: "a path with an empty, '.' or '..' component, expected one inside the folder")
+            }
             let next: Int32
             do {
                 try makeFolder(component, in: descriptor, for: relative)

@@ -140,6 +140,19 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
                                               "source": "x", "files": entries}).encode())
         for index, (path, data) in enumerate(many):
             add(tar, "files/" + path, b"changed\n" if case == "late-manifest-fault" and index == 0 else data)
+    elif case == "hardlink-out":
+        # A hard link whose target climbs out, listed (format 2) and in the archive alike, after
+        # 600 files that the import may land before it reads the manifest through.
+        many = [(f"f{i:04}", b"%d\n" % i) for i in range(600)]
+        entries = [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"} for p, d in many]
+        entries.append({"path": "z-link", "type": "hardlink", "target": "../../../../../../etc/hostname", "mode": "0644",
+                        "modifiedAt": "2026-11-21T08:00:00Z"})
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "files": entries}).encode())
+        for path, data in many:
+            add(tar, "files/" + path, data)
+        add(tar, "files/z-link", kind=tarfile.LNKTYPE, linkname="files/../../../../../../etc/hostname")
     elif case == "many-entries":
         many = [(f"f{i}", b"") for i in range(100_000)]
         add(tar, "manifest.json", manifest(many))

@@ -55,9 +55,59 @@ struct StreamingTests {
         let value: SaveValue = ["players": [["name": "Ana", "note": "tab\u{1}"]]]
         var output = ByteArrayOutput()
         #expect(throws: CodecError.unrepresentable(
-            codec: "plist", at: JSONPointer(tokens: ["players", "0", "note"]), found: "a string with a control character",
-            expected: "text without C0 control characters (XML 1.0 cannot hold them; bplist and JSON can)")
+            codec: "plist", at: JSONPointer(tokens: ["players", "0", "note"]), found: "a string with a control character or U+FFFE/U+FFFF",
+            expected: "text without C0 control characters, U+FFFE or U+FFFF (XML 1.0 cannot hold them; bplist and JSON can)")
         ) { try Conversion.write(value, with: Codecs.xml, to: &output) }
+    }
+
+    /// What XML 1.0 cannot hold is refused wherever it is, with its pointer: in a key too, and
+    /// U+FFFE and U+FFFF as well as control characters (each was written raw, exit 0, and XML
+    /// readers such as Python's expat refused the file). Whole trees and streams alike.
+    @Test func whatXMLCannotHoldIsRefusedInKeysAndStrings() throws {
+        let cases: [(SaveValue, [String], String)] = [
+            (["a\u{1}b": 1], ["a\u{1}b"], "a key with a control character or U+FFFE/U+FFFF"),
+            (["s": "x\u{FFFF}y"], ["s"], "a string with a control character or U+FFFE/U+FFFF"),
+            (["k": ["x\u{FFFE}": true]], ["k", "x\u{FFFE}"], "a key with a control character or U+FFFE/U+FFFF"),
+        ]
+        for (value, tokens, found) in cases {
+            let expected = CodecError.unrepresentable(
+                codec: "plist", at: JSONPointer(tokens: tokens), found: found,
+                expected: "text without C0 control characters, U+FFFE or U+FFFF (XML 1.0 cannot hold them; bplist and JSON can)")
+            #expect(throws: expected, "\(tokens)") { _ = try Codecs.xml.encode(value) }
+            var output = ByteArrayOutput()
+            #expect(throws: expected, "\(tokens) streamed") { try Conversion.write(value, with: Codecs.xml, to: &output) }
+        }
+        // A date of NaN or infinite seconds is no time, in any codec (a binary plist of one was
+        // written, exit 0, and no reader took it back); typed JSON refuses it as it reads.
+        for codec in [Codecs.xml, Codecs.binary, Codecs.json] as [any SaveCodec] {
+            #expect(throws: CodecError.self, "\(codec.id)") { _ = try codec.encode(["d": .date(Date(timeIntervalSinceReferenceDate: .nan))]) }
+        }
+        #expect(throws: CodecError.self) { _ = try Codecs.json.decode(Array(#"{"d": {"$date": {"$real": "inf"}}}"#.utf8)) }
+        // Tab, line feed, carriage return and the characters around the noncharacters are kept.
+        let kept: SaveValue = ["t\tn\nr\r": "\u{FFFD}\u{FFEF}\u{10FFFF}"]
+        #expect(try Codecs.xml.decode(Codecs.xml.encode(kept)) == kept)
+    }
+
+    /// 203 bytes of arrays nested 40 deep, each holding the next twice, stand for 2^41 values:
+    /// streamed, the expansion is counted as soon as more values come out than the file holds
+    /// references, and refused before a megabyte is written (it wrote 6 GB, then refused).
+    @Test func sharedArraysThatMultiplyAreRefusedBeforeTheyAreWritten() throws {
+        var objects: [[UInt8]] = (0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
+        objects.append([0x10, 0x01])
+        var bytes = Array("bplist00".utf8), offsets: [UInt8] = []
+        for object in objects {
+            offsets.append(UInt8(bytes.count))
+            bytes += object
+        }
+        let table = bytes.count
+        bytes += offsets
+        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
+            + withUnsafeBytes(of: UInt64(0).bigEndian, Array.init) + withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+        #expect(bytes.count == 203)
+        var output = ByteArrayOutput()
+        #expect(throws: CodecError.self) { try Conversion.convert(bytes, from: Codecs.binary, to: Codecs.json, to: &output) }
+        #expect(output.bytes.count < 1 << 20, "\(output.bytes.count) bytes written first")
+        #expect(throws: CodecError.self) { _ = try Codecs.binary.decode(bytes) }
     }
 
     /// A tree nested too deep is refused with the pointer of the first value past the limit.

@@ -128,7 +128,25 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
 
     public mutating func key(_ key: String) throws {
         positions[positions.count - 1] = .key(key)
+        if !capabilities.contains(.controlCharacters), Self.holdsWhatXMLCannot(key.utf8) {
+            throw unrepresentable(
+                "a key with a control character or U+FFFE/U+FFFF",
+                "text without C0 control characters, U+FFFE or U+FFFF (\(reason("cannot hold them", plist: "XML 1.0 cannot hold them; bplist and JSON can")))")
+        }
         pendingKey = key
+    }
+
+    /// What an XML 1.0 document cannot hold in text, however escaped: C0 control characters
+    /// but tab, line feed and carriage return, and the noncharacters U+FFFE and U+FFFF (UTF-8
+    /// EF BF BE, EF BF BF). Written, they make a file that XML readers refuse.
+    static func holdsWhatXMLCannot(_ utf8: some Sequence<UInt8>) -> Bool {
+        var (previous, beforeThat): (UInt8, UInt8) = (0, 0)
+        for byte in utf8 {
+            if byte < 0x20 && byte != 0x09 && byte != 0x0A && byte != 0x0D { return true }
+            if beforeThat == 0xEF && previous == 0xBF && (byte == 0xBE || byte == 0xBF) { return true }
+            (beforeThat, previous) = (previous, byte)
+        }
+        return false
     }
 
     public mutating func endDictionary() throws {
@@ -137,7 +155,7 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
     }
 
     public mutating func utf8String(_ text: UnsafeBufferPointer<UInt8>) throws {
-        if !capabilities.contains(.controlCharacters), text.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+        if !capabilities.contains(.controlCharacters), Self.holdsWhatXMLCannot(text) {
             try value(.string(String(decoding: text, as: UTF8.self)))  // refused there, with its pointer
             return
         }
@@ -168,6 +186,10 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         case .real(let number):
             throw unrepresentable("the real \(number)", "a finite number (\(reason("holds no NaN or infinity", json: "typed JSON keeps NaN and infinities")))")
         case .date(let date):
+            // NaN or infinite seconds are no time: no reader takes them back, savetool's included.
+            guard date.timeIntervalSinceReferenceDate.isFinite else {
+                throw unrepresentable("a date of \(date.timeIntervalSinceReferenceDate) seconds", "a date that is a time (a finite number of seconds)")
+            }
             if !capabilities.contains(.date) {
                 retyped()
                 try forward(.string(RFC3339.format(date)))
@@ -192,8 +214,8 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
             try forward(.int(number))
         case .string:
             throw unrepresentable(
-                "a string with a control character",
-                "text without C0 control characters (\(reason("cannot hold them", plist: "XML 1.0 cannot hold them; bplist and JSON can")))")
+                "a string with a control character or U+FFFE/U+FFFF",
+                "text without C0 control characters, U+FFFE or U+FFFF (\(reason("cannot hold them", plist: "XML 1.0 cannot hold them; bplist and JSON can")))")
         default:
             try forward(scalar)
         }
@@ -223,15 +245,14 @@ public struct LoweringSink<Downstream: SaveValueSink>: SaveValueSink {
         case .null: return !capabilities.contains(.null)
         case .real(let number): return !number.isFinite && !capabilities.contains(.nonFiniteReal)
         case .date(let date):
-            if !capabilities.contains(.date) { return true }
+            if !capabilities.contains(.date) || !date.timeIntervalSinceReferenceDate.isFinite { return true }
             if !capabilities.contains(.anyYearDate) && !RFC3339.isInRange(date) { return true }
             let seconds = date.timeIntervalSinceReferenceDate
             return !capabilities.contains(.subsecondDate) && seconds.rounded(.down) != seconds
         case .data: return !capabilities.contains(.data)
         case .uid: return !capabilities.contains(.uid)
         case .string(let text):
-            return !capabilities.contains(.controlCharacters)
-                && text.utf8.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })
+            return !capabilities.contains(.controlCharacters) && holdsWhatXMLCannot(text.utf8)
         default: return false
         }
     }

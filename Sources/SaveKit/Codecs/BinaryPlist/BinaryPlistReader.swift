@@ -35,6 +35,8 @@ struct BinaryPlistReader {
     private var checkedKeys = [(body: Int, count: Int)](repeating: (-1, -1), count: 8)
     /// UTF-16 text of the streaming reader, as UTF-8 for the sink (one buffer, reused).
     private var utf8Scratch: [UInt8] = []
+    /// The streaming reader's top object and where it is referenced, for the expansion check.
+    private var streamedTop: (index: Int, referencedAt: Int)?
 
     init(bytes: UnsafeBufferPointer<UInt8>, options: DecodingOptions) {
         self.bytes = bytes
@@ -370,6 +372,7 @@ extension BinaryPlistReader {
             try input.withUnsafeBufferPointer { buffer in
                 var reader = BinaryPlistReader(bytes: buffer, options: options)
                 let (top, referencedAt) = try reader.prepare()
+                reader.streamedTop = (top, referencedAt)
                 var emitted = 0
                 try reader.emit(top, depth: 0, referencedAt: referencedAt, emitted: &emitted, into: &sink)
             }
@@ -386,6 +389,12 @@ extension BinaryPlistReader {
     ) throws {
         emitted += 1
         if emitted > options.maxExpandedValues { throw expandedTooFar(referencedAt) }
+        // Without a container referenced twice, no more values come out than the file holds
+        // references. Past that, shared containers multiply it: the whole expansion is counted
+        // once, before gigabytes are written (203 bytes of nested shared arrays stood for 6 GB).
+        if emitted == bytes.count / max(referenceSize, 1) + 2, let (top, referencedAt) = streamedTop {
+            try checkExpansion(of: top, referencedAt: referencedAt)
+        }
         let start = try objectOffset(index)
         let kind = bytes[start] >> 4
         guard kind == 0xA || kind == 0xD else {
@@ -444,6 +453,34 @@ extension BinaryPlistReader {
             try emit(try reference(at: valueOffset), depth: depth + 1, referencedAt: valueOffset, emitted: &emitted, into: &sink)
         }
         try sink.endDictionary()
+    }
+
+    /// Throws when the object at `top` expands to more than ``DecodingOptions/maxExpandedValues``
+    /// values, each shared object counted as often as it is referenced, each walked once. A
+    /// cycle or nesting too deep is left to the walk that emits, which names it.
+    func checkExpansion(of top: Int, referencedAt: Int) throws(Failure) {
+        var sizes = [Int](repeating: -1, count: objectCount)  // -1: not counted; -2: being counted
+        func size(of index: Int, depth: Int) throws(Failure) -> Int {
+            if sizes[index] >= 0 { return sizes[index] }
+            if sizes[index] == -2 || depth >= options.maxDepth { return 1 }
+            let start = try objectOffset(index)
+            let kind = bytes[start] >> 4
+            guard kind == 0xA || kind == 0xD else { return 1 }
+            sizes[index] = -2
+            let (count, body) = try lengthAndBody(start)
+            let (references, overflow) = kind == 0xA ? (count, false) : count.multipliedReportingOverflow(by: 2)
+            guard !overflow else { return 1 }
+            try needReferences(body, references)
+            var total = 1
+            for position in 0..<references {
+                let child = try reference(at: body + position * referenceSize)
+                total += try size(of: child, depth: depth + 1)
+                if total > options.maxExpandedValues { throw expandedTooFar(start) }
+            }
+            sizes[index] = total
+            return total
+        }
+        _ = try size(of: top, depth: 0)
     }
 
     private func expandedTooFar(_ offset: Int) -> Failure {

@@ -122,7 +122,13 @@ struct JSONWriter: SaveEventWriter {
                 // 17 digits): the seconds since 2001-01-01T00:00:00Z, which give it back exactly.
                 text.removeLast(1)
                 let seconds = date.timeIntervalSinceReferenceDate
-                append(seconds.isFinite ? seconds.description : "0.0")
+                // NaN or infinite seconds are no time (only a caller of the library can make such
+                // a date; every reader refuses it): refused rather than written as another time.
+                guard seconds.isFinite else {
+                    throw CodecError.unrepresentable(
+                        codec: "json", at: JSONPointer(tokens: []), found: "a date of \(seconds) seconds", expected: "a date that is a time (a finite number of seconds)")
+                }
+                append(seconds.description)
             }
             text.append(UInt8(ascii: "}"))
         case .data(let bytes):

@@ -35,7 +35,11 @@ enum TypedJSON {
             }
             return .date(date)
         case ("$date", .real(let seconds)):
-            // Dates beyond years 1–9999 are written as seconds since 2001-01-01T00:00:00Z.
+            // Dates beyond years 1–9999 are written as seconds since 2001-01-01T00:00:00Z. A
+            // `{"$real": "nan"}` there is no time: no plist reader takes it, savetool's included.
+            guard seconds.isFinite else {
+                throw MarkerError(found: "a $date of \(seconds) seconds", expected: "a finite number of seconds since 2001-01-01T00:00:00Z, or an RFC 3339 timestamp")
+            }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case ("$date", .integer(let seconds)):
             return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))

@@ -233,14 +233,18 @@ struct RemoteBackupCommandTests {
         let restored = root.appendingPathComponent("restored").path
         #expect(try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", restored).status == 0)
         #expect(try String(contentsOfFile: restored + "/save.json", encoding: .utf8) == #"{"round": 2}"#)
-        // A bundle exported under a backup's name records its folder as a backup does: another
-        // folder's backup under that name is refused, as in a folder repository.
+        // A bundle exported under a backup's name counts as a backup of its folder, held to one
+        // name, one source: another folder's is refused (it was written, and every later backup
+        // of the name's own folder then refused), the same folder's counts as its backup.
         let other = root.appendingPathComponent("other/kape")
         try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
         try Data(#"{"x": 1}"#.utf8).write(to: other.appendingPathComponent("a.json"))
-        #expect(try Self.run(server, "export", other.path, "-o", "\(repo)/kape-2026-11-27.tar.gz", "-q").status == 0)
-        let mixed = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-28")
-        #expect(mixed.status == 64 && mixed.errors.contains(other.resolvingSymlinksInPath().path), "\(mixed.errors)")
+        let mixed = try Self.run(server, "export", other.path, "-o", "\(repo)/kape-2026-11-27.tar.gz", "-q")
+        #expect(mixed.status == 64 && mixed.errors.contains("a backup of \(source.resolvingSymlinksInPath().path) under the name kape"), "\(mixed.errors)")
+        #expect(try Self.run(server, "backup", "list", "--repo", repo).outputText.contains("2026-11-27") == false)
+        #expect(try Self.run(server, "export", source.path, "-o", "\(repo)/kape-2026-11-27.tar.gz", "-q").status == 0)
+        let next = try Self.run(server, "backup", "create", source.path, "--repo", repo, "--date", "2026-11-28")
+        #expect(next.status == 0, "\(next.errors)")
         // An import keeps what it replaces in a folder: an s3:// there is refused, not read as a path.
         let s3Keep = try Self.run(server, "import", "\(repo)/kape-2026-11-22.tar.gz", "--into", root.appendingPathComponent("r").path, "--backup-repo", "\(repo)/kept")
         #expect(s3Keep.status == 64 && s3Keep.errors.contains("--backup-repo \(repo)/kept: an s3:// location, expected a folder, where the import keeps what it replaces"), "\(s3Keep.errors)")

@@ -196,21 +196,7 @@ public struct RemoteRepository: Sendable {
             // written before markers recorded sources, by its manifest), as a folder's newest
             // readable backup is. A source that is not there is the engine's to name first.
             if access(sourcePath, F_OK) == 0 {
-                for backup in existing where backup.damage == nil {
-                    var stored = backup.sourcePath
-                    if stored == nil {
-                        let file = scratch + "/" + backup.object
-                        if backup.object != previous?.object { try storage.download(backup.object, to: file) }
-                        let summary = try? BundleImporter(createdBy: createdBy).summary(of: file)
-                        if backup.object != previous?.object { unlink(file) }
-                        guard let summary else { continue }  // unreadable: the next one says
-                        stored = summary.sourcePath
-                    }
-                    if let stored, stored != sourcePath {
-                        throw BackupEngine.anotherSource(storedSource: stored, in: storage.location + "/" + backup.object, name: name, sourcePath: sourcePath)
-                    }
-                    break
-                }
+                try checkOneSource(existing, name: name, sourcePath: sourcePath, scratch: scratch, downloaded: previous?.object)
             }
             let days = existing.filter { $0.damage == nil && $0.object != object }.map(\.day)
             if let refusal = BackupRepository.refusalOfDayDeletedAtOnce(day, among: days, keep: keep, today: today, place: storage.location + "/" + object) {
@@ -302,6 +288,27 @@ public struct RemoteRepository: Sendable {
         return try engine.verify(file)
     }
 
+    /// Throws unless the newest of `backups` (of `name`, newest first) that says its source
+    /// names `sourcePath`: by its marker or, written before markers recorded sources, by its
+    /// manifest (downloaded into `scratch`, unless `downloaded` is that backup, there already).
+    private func checkOneSource(_ backups: [Backup], name: String, sourcePath: String, scratch: String, downloaded: String? = nil) throws {
+        for backup in backups where backup.damage == nil {
+            var stored = backup.sourcePath
+            if stored == nil {
+                let file = scratch + "/" + backup.object
+                if backup.object != downloaded { try storage.download(backup.object, to: file) }
+                let summary = try? BundleImporter(createdBy: createdBy).summary(of: file)
+                if backup.object != downloaded { unlink(file) }
+                guard let summary else { continue }  // unreadable: the next one says
+                stored = summary.sourcePath
+            }
+            if let stored, stored != sourcePath {
+                throw BackupEngine.anotherSource(storedSource: stored, in: storage.location + "/" + backup.object, name: name, sourcePath: sourcePath)
+            }
+            return
+        }
+    }
+
     /// Exports `source` straight into a new object and marks it complete (`export -o s3://…`);
     /// an object of that name is never replaced. `manifest`, when given, is called with the
     /// manifest as written (for `--json`).
@@ -309,6 +316,17 @@ public struct RemoteRepository: Sendable {
     public func store(
         directory source: String, with exporter: BundleExporter, as object: String, manifest: ((SaveValue) throws -> Void)? = nil
     ) throws -> BundleSummary {
+        // Under a backup's name, the folder it is of, as a backup's marker says it: such a bundle
+        // counts as that folder's backup, held to "one name, one source" too, as `backup create`
+        // is (else each later backup of the name's own folder would be refused). Any other name
+        // keeps the machine's paths out of the marker.
+        let backupName = Self.parse(object)?.name
+        let sourcePath = backupName == nil ? nil : URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
+        if let backupName, let sourcePath {
+            let scratch = try FileIO.makeTemporaryDirectory(beside: NSTemporaryDirectory() + "/export")
+            defer { try? FileManager.default.removeItem(atPath: scratch) }
+            try checkOneSource(try backups(named: backupName), name: backupName, sourcePath: sourcePath, scratch: scratch)
+        }
         let described = try exporter.describe(directory: source)
         let uploaded: Uploaded
         do {
@@ -316,10 +334,6 @@ public struct RemoteRepository: Sendable {
         } catch let error as SaveError where error.category == .conflict {
             throw SaveError(.cannotCreate, file: storage.location + "/" + object, "exists already, expected a new name for the bundle")
         }
-        // Under a backup's name, the folder it is of, as a backup's marker says it: such a bundle
-        // counts as that folder's backup, held to "one name, one source" too. (Any other name
-        // keeps the machine's paths out of the marker.)
-        let sourcePath = Self.parse(object) == nil ? nil : URL(fileURLWithPath: source).resolvingSymlinksInPath().standardizedFileURL.path
         try writeMarker(uploaded, as: object, files: described.summary.fileCount, sourcePath: sourcePath)
         if let manifest {
             var bytes: [UInt8] = []

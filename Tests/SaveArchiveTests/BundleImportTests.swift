@@ -355,6 +355,15 @@ struct BundleImportTests {
         }
         #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("outside-made").path))
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.path) == ["tree"])
+        // A hard link is a second name for a file only: to a link (which would then lead from
+        // another folder) or a folder, it is refused.
+        try staging.makeDirectory("a")
+        try staging.makeDirectory("a/b")
+        try staging.makeSymbolicLink("a/b/up", to: "../..")
+        #expect(throws: BundleImportError.self) { try staging.makeHardLink("z", to: "a/b/up") }
+        #expect(throws: BundleImportError.self) { try staging.makeHardLink("y", to: "a") }
+        try staging.makeHardLink("x", to: "inside")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tree.path).sorted() == ["a", "inside", "x"])
     }
 
     @Test func unsafePaths() {

@@ -147,9 +147,21 @@ public struct BundleImporter {
             } + outcome.notes
             return outcome
         }
+        // A place that cannot be made before the manifest is read: a fault of the manifest (or
+        // a limit it breaks) is still the one told, as when the manifest was read first.
+        func preferringTheManifestsFault(_ placeError: any Error) -> any Error {
+            guard case .spooled(let spool) = source else { return placeError }
+            do {
+                try checkLimits(of: try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries), bundle: bundle, bundleSize: bundleSize)
+            } catch {
+                return error
+            }
+            return placeError
+        }
         // `--into` a folder whose parents are missing makes them (as `mkdir -p`), and takes
         // them away again when the import fails: a refused import changes nothing.
-        let madeParents = try Self.makeParents(of: destination)
+        let madeParents: [String]
+        do { madeParents = try Self.makeParents(of: destination) } catch { throw preferringTheManifestsFault(error) }
         var swapped = false
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
         let freeSpace = measureFreeSpace(destination)
@@ -167,9 +179,9 @@ public struct BundleImporter {
         do {
             staging = try FileIO.makeTemporaryDirectory(beside: destination)
         } catch {
-            throw SaveError(
+            throw preferringTheManifestsFault(SaveError(
                 .cannotCreate, file: FileIO.parentDirectory(of: destination),
-                "\(FileError.reason(of: error)), expected a folder where the import can make the one it stages in")
+                "\(FileError.reason(of: error)), expected a folder where the import can make the one it stages in"))
         }
         defer { if !swapped { FileIO.removeTree(staging) } }
         var outcome = try extract(reader, source, bundle: bundle, bundleSize: bundleSize, into: staging, freeSpace: freeSpace)

@@ -167,6 +167,15 @@ final class StagingTree {
         let targetDirectory = dup(targetParent)
         guard targetDirectory >= 0 else { throw BundleImportError.io(path: root + "/" + target, reason: FileError.reason(errno)) }
         defer { close(targetDirectory) }
+        // A second name for a file only: linkat does not follow a link, and a second name for a
+        // symbolic link would lead from another folder (the manifest's second reading, which
+        // says so, may end after this entry lands).
+        var targetInfo = stat()
+        guard ExactFileName.withSystemPath(targetName, { fstatat(targetDirectory, $0, &targetInfo, AT_SYMLINK_NOFOLLOW) }) == 0,
+            targetInfo.st_mode & S_IFMT == S_IFREG
+        else {
+            throw BundleImportError.io(path: root + "/" + relative, reason: "a hard link to \(ExactFileName.printable(target)), which is not a file staged before it")
+        }
         let (parent, name) = try parent(of: relative)
         let made = ExactFileName.withSystemPath(targetName) { targetName in ExactFileName.withSystemPath(name) { linkat(targetDirectory, targetName, parent, $0, 0) } }
         guard made == 0 else {

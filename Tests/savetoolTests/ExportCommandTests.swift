@@ -147,6 +147,9 @@ struct ExportCommandTests {
         #expect(try CLI.run("convert", bundle, "--entry", entry, "--compact").outputText.hasPrefix(#"{"gameSave":{"$data":"#))
         let missing = try CLI.run("get", bundle, "--entry", "files/nope.json", "/x")
         #expect(missing.status == 66)
+        // The path inspect lists, without files/: the message names the entry that holds it.
+        let listed = try CLI.run("get", bundle, "--entry", "blocks/Library/Preferences/com.example.blocks.plist", "/gameSave/coinBalance")
+        #expect(listed.status == 66 && listed.errors.contains("expected \(entry): a bundle holds its files under files/"), "\(listed.errors)")
         let editing = try CLI.run("set", bundle, "--entry", entry, "/launchCount", "1")
         #expect(editing.status == 64)
         #expect(try CLI.run("--json", "inspect", bundle).outputText.contains(#""format": "zip""#))

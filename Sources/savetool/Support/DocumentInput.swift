@@ -57,6 +57,11 @@ struct InputBytes {
         guard let entry else { return InputBytes(bytes: bytes, displayName: path, nameForExtension: path == "-" ? nil : path) }
         let reader = try ArchiveReader(bytes: bytes, name: path)
         guard let contents = try reader.contents(of: entry) else {
+            // A bundle's files are entries under files/, as inspect lists them by their paths.
+            let bundled = "files/" + entry
+            if !entry.hasPrefix("files/"), (try? ArchiveReader(bytes: bytes, name: path).contents(of: bundled)) != nil {
+                throw LocatedError(file: path, message: " no entry \(entry) in the archive, expected \(bundled): a bundle holds its files under files/", code: Failure.Code.noInput)
+            }
             throw LocatedError(file: path, message: " no entry \(entry) in the archive, expected one of its entries (savetool inspect \(path) lists them)", code: Failure.Code.noInput)
         }
         return InputBytes(bytes: contents, displayName: "\(path)[\(entry)]", nameForExtension: entry)

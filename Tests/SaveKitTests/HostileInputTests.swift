@@ -239,3 +239,47 @@ struct HostileInputTests {
         ) { try BinaryPlistCodec().decode(bytes) }
     }
 }
+
+extension HostileInputTests {
+    /// Two keys that are the same characters in two Unicode normalisations (`café` composed and
+    /// decomposed) are two keys in a file, but one here (keys compare as characters): refused in
+    /// every codec, naming both, whatever `--duplicate-keys` says — `last` kept one of them and
+    /// dropped the other without a word.
+    @Test func keysThatDifferOnlyInNormalisationAreRefusedNeverMerged() throws {
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        var last = DecodingOptions()
+        last.duplicateKeys = .last
+        let json = Array(#"{"caf\u00e9": 1, "cafe\u0301": 2}"#.utf8)
+        let xml = Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>\(composed)</key><integer>1</integer><key>\(decomposed)</key><integer>2</integer></dict></plist>".utf8)
+        var binary: [UInt8] = []
+        for options in [DecodingOptions(), last] {
+            for (codec, bytes) in [(Codecs.json as any SaveCodec, json), (Codecs.xml, xml)] {
+                #expect(throws: CodecError.self, "\(codec.id)") { _ = try codec.decode(bytes, options: options) }
+                do { _ = try codec.decode(bytes, options: options) } catch { #expect("\(error)".contains("another Unicode normalisation"), "\(error)") }
+            }
+        }
+        // A binary plist of both, written as Python's plistlib writes it (UTF-16 keys).
+        binary = Array("bplist00".utf8)
+        let objects: [[UInt8]] = [
+            [0xD2, 1, 2, 3, 4],
+            [0x64] + Array(composed.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+            [0x65] + Array(decomposed.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }),
+            [0x10, 1], [0x10, 2],
+        ]
+        var offsets: [UInt8] = []
+        for object in objects { offsets.append(UInt8(binary.count)); binary += object }
+        let table = binary.count
+        binary += offsets + [0, 0, 0, 0, 0, 0, 1, 1] + withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
+            + withUnsafeBytes(of: UInt64(0).bigEndian, Array.init) + withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
+        for options in [DecodingOptions(), last] {
+            do {
+                _ = try Codecs.binary.decode(binary, options: options)
+                Issue.record("a binary plist of both keys read")
+            } catch {
+                #expect("\(error)".contains("another Unicode normalisation"), "\(error)")
+            }
+        }
+        var output = ByteArrayOutput()
+        #expect(throws: CodecError.self) { try Conversion.convert(binary, from: Codecs.binary, to: Codecs.json, to: &output) }
+    }
+}

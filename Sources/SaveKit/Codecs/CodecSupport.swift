@@ -59,4 +59,18 @@ enum KeyIndex {
         if largeSet!.insert(key).inserted { return nil }
         return keys.firstIndex(of: key)
     }
+
+    /// Whether a key found again is another spelling of the earlier one: the same characters in
+    /// another Unicode normalisation (`é` as one code point or as `e` and an accent). Keys here
+    /// compare as characters, so the two cannot be kept apart: such a document is refused
+    /// whatever `--duplicate-keys` says, rather than one of its keys silently dropped.
+    static func isAnotherSpelling(_ key: String, of earlier: String) -> Bool {
+        !key.utf8.elementsEqual(earlier.utf8)
+    }
+
+    /// What a reader says of such a key: found, and expected.
+    static func anotherSpelling(_ key: String, of earlier: String) -> (found: String, expected: String) {
+        ("the key \"\(key)\" after \"\(earlier)\", the same characters in another Unicode normalisation",
+         "keys that differ as characters (a dictionary here holds its keys by their characters, and cannot keep these two apart)")
+    }
 }

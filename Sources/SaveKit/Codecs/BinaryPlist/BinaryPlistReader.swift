@@ -161,8 +161,17 @@ struct BinaryPlistReader {
                 let valueOffset = body + (count + position) * referenceSize
                 let child = try reference(at: valueOffset)
                 let item = try object(child, depth: depth + 1, referencedAt: valueOffset)
-                if entries.updateValue(item, forKey: key) != nil, options.duplicateKeys == .reject {
-                    throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary")
+                if let earlier = entries.index(forKey: key) {
+                    if KeyIndex.isAnotherSpelling(key, of: entries.keys[earlier]) {
+                        let (found, expected) = KeyIndex.anotherSpelling(key, of: entries.keys[earlier])
+                        throw Failure(offset: keyOffset, found: found, expected: expected)
+                    }
+                    if options.duplicateKeys == .reject {
+                        throw Failure(offset: keyOffset, found: "the key \"\(key)\" a second time", expected: "each key once in a dictionary")
+                    }
+                    entries.values[earlier] = item
+                } else {
+                    entries[key] = item
                 }
                 size += 1 + expandedSize[child]
             }
@@ -513,7 +522,14 @@ extension BinaryPlistReader {
             for position in 0..<count {
                 let keyOffset = body + position * referenceSize
                 let key = try string(at: try keyStart(at: keyOffset))
-                if !seen.insert(key).inserted { throw duplicateKey(key, at: keyOffset) }
+                let (inserted, earlier) = seen.insert(key)
+                if !inserted {
+                    if KeyIndex.isAnotherSpelling(key, of: earlier) {
+                        let (found, expected) = KeyIndex.anotherSpelling(key, of: earlier)
+                        throw Failure(offset: keyOffset, found: found, expected: expected)
+                    }
+                    throw duplicateKey(key, at: keyOffset)
+                }
             }
             return
         }

@@ -128,6 +128,10 @@ struct JSONReader {
                 value = try parseValue(depth: depth)
             }
             if let earlier = KeyIndex.position(of: key, in: keys, largeSet: &largeKeySet) {
+                if KeyIndex.isAnotherSpelling(key, of: keys[earlier]) {
+                    let (found, expected) = KeyIndex.anotherSpelling(key, of: keys[earlier])
+                    throw Failure(offset: keyOffset, found: found, expected: expected)
+                }
                 if rejectDuplicates { throw duplicate(key, at: keyOffset) }
                 values[earlier] = value
             } else {

@@ -244,6 +244,10 @@ struct XMLPlistReader {
             }
             let value = try parseValue(valueTag, depth: depth + 1)
             if let earlier = KeyIndex.position(of: key, in: keys, largeSet: &largeKeySet) {
+                if KeyIndex.isAnotherSpelling(key, of: keys[earlier]) {
+                    let (found, expected) = KeyIndex.anotherSpelling(key, of: keys[earlier])
+                    throw Failure(offset: keyTag.offset, found: found, expected: expected)
+                }
                 if rejectDuplicates {
                     throw Failure(
                         offset: keyTag.offset, found: "the key \"\(key)\" a second time",

@@ -99,6 +99,13 @@ struct ValueModelTests {
         let changes = StructuralDiff(from: old, to: new).changes.map { "\($0.pointer)" }
         #expect(changes == ["/b/1", "/b/2", "/c", "/d", "/e"])
         #expect(StructuralDiff(from: old, to: old).isEmpty)
+        // A key in another Unicode normalisation is another key in the file: one removed, one
+        // added (diff said the two files were the same, exit 0).
+        let (composed, decomposed) = ("caf\u{E9}", "cafe\u{301}")
+        let respelled = StructuralDiff(from: [composed: 1], to: [decomposed: 1]).changes
+        #expect(respelled.count == 2, "\(respelled)")
+        #expect(respelled.contains { if case .removed(let pointer, _) = $0 { pointer.tokens == [composed] && pointer.tokens[0].utf8.elementsEqual(composed.utf8) } else { false } })
+        #expect(respelled.contains { if case .added(let pointer, _) = $0 { pointer.tokens[0].utf8.elementsEqual(decomposed.utf8) } else { false } })
     }
 }
 

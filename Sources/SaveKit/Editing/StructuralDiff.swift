@@ -1,3 +1,5 @@
+import OrderedCollections
+
 /// The differences between two documents, as JSON Pointer paths.
 ///
 /// Dictionaries are compared by key, whatever their order; arrays element by element (an
@@ -31,14 +33,21 @@ public struct StructuralDiff: Sendable, Equatable {
     private mutating func compare(_ old: SaveValue, _ new: SaveValue, at pointer: JSONPointer, registry: CodecRegistry?) {
         switch (old, new) {
         case (.dictionary(let before), .dictionary(let after)):
+            // Keys are found as characters; a key spelled in another Unicode normalisation on
+            // the other side (`é` as one code point, and as `e` and an accent) is another key
+            // in the file, so it shows as one removed and one added, not as no change.
+            func spelledAlike(_ key: String, in entries: OrderedDictionary<String, SaveValue>) -> SaveValue? {
+                guard let index = entries.index(forKey: key), entries.keys[index].utf8.elementsEqual(key.utf8) else { return nil }
+                return entries.values[index]
+            }
             for (key, value) in before {
-                if let counterpart = after[key] {
+                if let counterpart = spelledAlike(key, in: after) {
                     compare(value, counterpart, at: pointer.appending(key), registry: registry)
                 } else {
                     changes.append(.removed(pointer.appending(key), value))
                 }
             }
-            for (key, value) in after where before[key] == nil {
+            for (key, value) in after where spelledAlike(key, in: before) == nil {
                 changes.append(.added(pointer.appending(key), value))
             }
         case (.array(let before), .array(let after)):

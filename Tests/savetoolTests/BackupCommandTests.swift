@@ -58,30 +58,6 @@ struct BackupCommandTests {
     /// A folder that is no repository (a save folder given to --repo by mistake) is refused by
     /// list, verify and prune, and nothing is written into it; a first create that fails leaves
     /// no repository behind, so that the next one makes it and says so.
-    /// A repository inside the folder it backs up is left out of its backups (docs/backups.md),
-    /// so restoring one of them leaves the repository where it was, with every day's backup:
-    /// the import used to swap it out with the rest of the folder's old contents.
-    @Test func restoringFromARepositoryInsideTheFolderKeepsTheRepository() throws {
-        let root = try Processes.temporaryDirectory("repository-inside")
-        defer { try? FileManager.default.removeItem(at: root) }
-        let folder = root.appendingPathComponent("saves")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try Data("yesterday\n".utf8).write(to: folder.appendingPathComponent("a.json"))
-        let repo = folder.appendingPathComponent("backups").path
-        for day in ["2026-11-19", "2026-11-20"] {
-            let created = try CLI.run("backup", "create", folder.path, "--repo", repo, "--date", day)
-            #expect(created.status == 0, "\(created.errors)")
-        }
-        try Data("today\n".utf8).write(to: folder.appendingPathComponent("a.json"))
-        let before = try FileManager.default.contentsOfDirectory(atPath: repo).sorted()
-        let restored = try CLI.run("import", repo + "/saves-2026-11-20.tar.gz", "--into", folder.path, "--no-migrate")
-        #expect(restored.status == 0, "\(restored.errors)")
-        #expect(restored.errors.contains("the backup repository backups inside the folder, which its backups leave out, is kept in place"), "\(restored.errors)")
-        #expect(try String(contentsOf: folder.appendingPathComponent("a.json"), encoding: .utf8) == "yesterday\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: repo).sorted() == before)
-        #expect(try CLI.run("backup", "list", "--repo", repo).outputText.components(separatedBy: "verified").count == 3)
-    }
-
     @Test func aFolderThatIsNoRepositoryIsSaidToBeOne() throws {
         let fixture = try Fixture(size: 10)
         defer { try? FileManager.default.removeItem(at: fixture.root) }

@@ -54,7 +54,9 @@ struct RepositoryTruthTests {
         #expect(try String(contentsOfFile: restored + "/state.json", encoding: .utf8) == "{\"app\": \"first\"}")
     }
 
-    @Test func aRepositoryInsideItsSourceIsLeftOut() throws {
+    /// A repository inside the folder it backs up is left out of its backups, and stays in
+    /// place through a restore of one of them (docs/backups.md).
+    @Test func aRepositoryInsideItsSourceIsLeftOutAndKeptThroughARestore() throws {
         let directory = try Processes.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let source = directory.appendingPathComponent("Documents")
@@ -67,5 +69,15 @@ struct RepositoryTruthTests {
         }
         let listing = try Processes.run(["tar", "-tzf", repository + "/Documents-2026-11-21.tar.gz"])
         #expect(listing.outputText == "manifest.json\nfiles/save.json\n", "\(listing.outputText)")
+        // So a restore of one of them leaves the repository where it was, every day's backup
+        // with it: the import swapped it out with the rest of the folder's old contents.
+        try Data(#"{"today": true}"#.utf8).write(to: source.appendingPathComponent("save.json"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: repository).sorted()
+        let restored = try CLI.run("import", repository + "/Documents-2026-11-21.tar.gz", "--into", source.path, "--no-migrate")
+        #expect(restored.status == 0, "\(restored.errors)")
+        #expect(restored.errors.contains("the backup repository backups inside the folder, which its backups leave out, is kept in place"), "\(restored.errors)")
+        #expect(try String(contentsOf: source.appendingPathComponent("save.json"), encoding: .utf8) == "{}")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: repository).sorted() == before)
+        #expect(try CLI.run("backup", "list", "--repo", repository).outputText.components(separatedBy: "verified").count == 3)
     }
 }

@@ -143,7 +143,7 @@ struct ErrorPathTests {
              status: 64, message: "saves\\.tar\\.bz2"),
         Case(name: "export over a file not named as a bundle", arguments: ["export", "saves", "-o", "save.json"],
              prepare: { try ErrorPathTests.oldSaves($0); try ErrorPathTests.write("{\"coins\": 5}\n", to: "save.json", in: $0) },
-             status: 64, message: "-o save\\.json is there already and is not named as a bundle"),
+             status: 64, message: "-o save\\.json is there already, is not a bundle and is not named as one"),
         Case(name: "export with a compression the name contradicts", arguments: ["export", "saves", "--compression", "zstd", "-o", "saves.tar.gz"], prepare: { try ErrorPathTests.oldSaves($0) },
              status: 64, message: "zstd.*saves\\.tar\\.gz"),
         Case(name: "import --into . with the backup repository inside it", arguments: ["import", "strict.tar.gz", "--into", ".", "--backup-repo", "backups"],

@@ -164,6 +164,12 @@ struct ExportCommandTests {
         let samples = Corpus.packageRoot.appendingPathComponent("samples").path
         #expect(try CLI.run("export", samples, "-o", "/nonexistent/dir/x.tar.gz").status == 73)
         #expect(try CLI.run("export", samples, "-o", directory.appendingPathComponent("x.zip").path, "--zip", "--compression", "xz").status == 64)
+        // A name without a bundle's extension: written new, and again over its own bundle (last
+        // night's export), never over a file that is not a bundle (the error-path table).
+        let nightly = directory.appendingPathComponent("nightly").path
+        #expect(try CLI.run("export", samples, "-o", nightly, "-q").status == 0)
+        #expect(try CLI.run("export", samples, "-o", nightly, "-q").status == 0)
+        #expect(try CLI.run("inspect", nightly).status == 0)
     }
 
     /// A bundle written inside the folder it exports leaves itself out, as tar leaves out its

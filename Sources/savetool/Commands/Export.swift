@@ -98,11 +98,14 @@ struct Export: ParsableCommand {
         if named == nil, let written = ArchiveCodec.readOnlyExtension(of: output) {
             throw ValidationError("-o \(output): savetool reads .\(written) archives but does not write them, expected .tar.gz, .tar.zst, .tar.xz, .tar or .zip")
         }
-        // `-o save.json` by a slip of the fingers would put a bundle in place of the save (a
-        // FIFO or a device, `-o /dev/null`, is written through, never replaced).
+        // `-o save.json` by a slip of the fingers would put a bundle in place of the save. A
+        // bundle there (last night's, named without an extension) is replaced, as tar -cf
+        // replaces; a FIFO or a device (`-o /dev/null`) is written through.
         var existing = stat()
-        if named == nil, output != "-", !S3Location.isRemote(output), stat(output, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG {
-            throw ValidationError("-o \(output) is there already and is not named as a bundle, which export would write over it whole; expected a name ending .tar.gz, .tar.zst, .tar.xz, .tar or .zip (or remove it first)")
+        if named == nil, output != "-", !S3Location.isRemote(output), stat(output, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG,
+            !BackupRepository.isBundle(output)
+        {
+            throw ValidationError("-o \(output) is there already, is not a bundle and is not named as one, and export would write over it whole; expected a name ending .tar.gz, .tar.zst, .tar.xz, .tar or .zip (or remove it first)")
         }
         if zip {
             guard compression == nil else { throw ValidationError("--zip and --compression do not go together: zip compresses each file itself") }

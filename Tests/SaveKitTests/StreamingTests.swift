@@ -92,22 +92,27 @@ struct StreamingTests {
     /// streamed, the expansion is counted as soon as more values come out than the file holds
     /// references, and refused before a megabyte is written (it wrote 6 GB, then refused).
     @Test func sharedArraysThatMultiplyAreRefusedBeforeTheyAreWritten() throws {
-        var objects: [[UInt8]] = (0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] }
-        objects.append([0x10, 0x01])
-        var bytes = Array("bplist00".utf8), offsets: [UInt8] = []
-        for object in objects {
-            offsets.append(UInt8(bytes.count))
-            bytes += object
+        /// A binary plist of `objects` (one-byte offsets and references), the first the top.
+        func plist(_ objects: [[UInt8]]) -> [UInt8] {
+            var bytes = Array("bplist00".utf8), offsets: [UInt8] = []
+            for object in objects {
+                offsets.append(UInt8(bytes.count))
+                bytes += object
+            }
+            let table = bytes.count
+            return bytes + offsets + [0, 0, 0, 0, 0, 0, 1, 1] + withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
+                + withUnsafeBytes(of: UInt64(0).bigEndian, Array.init) + withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
         }
-        let table = bytes.count
-        bytes += offsets
-        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + withUnsafeBytes(of: UInt64(objects.count).bigEndian, Array.init)
-            + withUnsafeBytes(of: UInt64(0).bigEndian, Array.init) + withUnsafeBytes(of: UInt64(table).bigEndian, Array.init)
-        #expect(bytes.count == 203)
-        var output = ByteArrayOutput()
-        #expect(throws: CodecError.self) { try Conversion.convert(bytes, from: Codecs.binary, to: Codecs.json, to: &output) }
-        #expect(output.bytes.count < 1 << 20, "\(output.bytes.count) bytes written first")
-        #expect(throws: CodecError.self) { _ = try Codecs.binary.decode(bytes) }
+        let arrays = plist((0..<40).map { [0xA2, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x10, 0x01]])
+        #expect(arrays.count == 203)
+        // The same with dictionaries, {"a": next, "b": next}, whose keys are counted two at a time.
+        let dictionaries = plist((0..<40).map { [0xD2, 41, 42, UInt8($0 + 1), UInt8($0 + 1)] } + [[0x10, 0x01], [0x51, 0x61], [0x51, 0x62]])
+        for (name, bytes) in [("arrays", arrays), ("dictionaries", dictionaries)] {
+            var output = ByteArrayOutput()
+            #expect(throws: CodecError.self, "\(name)") { try Conversion.convert(bytes, from: Codecs.binary, to: Codecs.json, to: &output) }
+            #expect(output.bytes.count < 1 << 20, "\(name): \(output.bytes.count) bytes written first")
+            #expect(throws: CodecError.self, "\(name)") { _ = try Codecs.binary.decode(bytes) }
+        }
     }
 
     /// A tree nested too deep is refused with the pointer of the first value past the limit.

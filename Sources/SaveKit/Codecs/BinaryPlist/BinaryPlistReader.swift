@@ -401,7 +401,9 @@ extension BinaryPlistReader {
         // Without a container referenced twice, no more values come out than the file holds
         // references. Past that, shared containers multiply it: the whole expansion is counted
         // once, before gigabytes are written (203 bytes of nested shared arrays stood for 6 GB).
-        if emitted == bytes.count / max(referenceSize, 1) + 2, let (top, referencedAt) = streamedTop {
+        // (Past, not at: a dictionary's keys are counted all at once.)
+        if emitted > bytes.count / max(referenceSize, 1) + 1, let (top, referencedAt) = streamedTop {
+            streamedTop = nil  // once
             try checkExpansion(of: top, referencedAt: referencedAt)
         }
         let start = try objectOffset(index)

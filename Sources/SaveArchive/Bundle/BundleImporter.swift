@@ -135,9 +135,7 @@ public struct BundleImporter {
         if streaming {
             source = .spooled(try spoolManifest(reader, bundle: bundle))
         } else {
-            let manifest = try readManifest(reader, bundle: bundle)
-            try checkLimits(of: manifest, bundle: bundle, bundleSize: bundleSize)
-            source = .read(manifest)
+            source = .read(try readWhole(try spoolManifest(reader, bundle: bundle), bundle: bundle, bundleSize: bundleSize))
         }
         if dryRun {
             var outcome = try extract(reader, source, bundle: bundle, bundleSize: bundleSize, into: nil, freeSpace: nil)
@@ -151,11 +149,7 @@ public struct BundleImporter {
         // a limit it breaks) is still the one told, as when the manifest was read first.
         func preferringTheManifestsFault(_ placeError: any Error) -> any Error {
             guard case .spooled(let spool) = source else { return placeError }
-            do {
-                try checkLimits(of: try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries), bundle: bundle, bundleSize: bundleSize)
-            } catch {
-                return error
-            }
+            do { _ = try readWhole(spool, bundle: bundle, bundleSize: bundleSize) } catch { return error }
             return placeError
         }
         // `--into` a folder whose parents are missing makes them (as `mkdir -p`), and takes
@@ -168,9 +162,7 @@ public struct BundleImporter {
         // Where the free space could run out, the manifest is read whole first, so that a bundle
         // too large for it is refused before anything lands rather than part-way.
         if case .spooled(let spool) = source, !Self.hasRoom(in: freeSpace, forAnyBundleOf: bundleSize, manifestBytes: spool.count, limits: limits) {
-            let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
-            try checkLimits(of: manifest, bundle: bundle, bundleSize: bundleSize)
-            source = .read(manifest)
+            source = .read(try readWhole(spool, bundle: bundle, bundleSize: bundleSize))
         }
         if case .read(let manifest) = source {
             try Self.checkFreeSpace(for: manifest.writtenBytes, entries: manifest.summary.entryCount, in: freeSpace)
@@ -256,14 +248,17 @@ public struct BundleImporter {
         return spool
     }
 
+    /// The spooled manifest read whole and checked, with the limits its totals must keep.
+    private func readWhole(_ spool: Spool, bundle: String, bundleSize: Int64) throws -> CheckedManifest {
+        let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
+        try Self.checkLimits(limits, total: manifest.summary.byteCount, written: manifest.writtenBytes, bundle: bundle, bundleSize: bundleSize)
+        return manifest
+    }
+
     /// Throws when the files a manifest lists break a limit: their total size, or the bytes
     /// written for each byte of the bundle. Checked on the running totals too, while entries
     /// are landed as the manifest is read: they only grow, so an entry past the point where
     /// they break a limit is never landed.
-    private func checkLimits(of manifest: CheckedManifest, bundle: String, bundleSize: Int64) throws {
-        try Self.checkLimits(limits, total: manifest.summary.byteCount, written: manifest.writtenBytes, bundle: bundle, bundleSize: bundleSize)
-    }
-
     private static func checkLimits(_ limits: Limits, total: Int64, written: Int64, bundle: String, bundleSize: Int64) throws {
         // The holes of sparse files are made, not written: they count toward no limit but the total.
         guard total <= limits.maxTotalBytes else {

@@ -65,7 +65,7 @@ enum KeyIndex {
     /// compare as characters, so the two cannot be kept apart: such a document is refused
     /// whatever `--duplicate-keys` says, rather than one of its keys silently dropped.
     static func isAnotherSpelling(_ key: String, of earlier: String) -> Bool {
-        !key.utf8.elementsEqual(earlier.utf8)
+        !SaveValue.sameBytes(key, earlier)
     }
 
     /// What a reader says of such a key: found, and expected.

@@ -37,7 +37,7 @@ public struct StructuralDiff: Sendable, Equatable {
             // the other side (`é` as one code point, and as `e` and an accent) is another key
             // in the file, so it shows as one removed and one added, not as no change.
             func spelledAlike(_ key: String, in entries: OrderedDictionary<String, SaveValue>) -> SaveValue? {
-                guard let index = entries.index(forKey: key), entries.keys[index].utf8.elementsEqual(key.utf8) else { return nil }
+                guard let index = entries.index(forKey: key), SaveValue.sameBytes(entries.keys[index], key) else { return nil }
                 return entries.values[index]
             }
             for (key, value) in before {

@@ -291,6 +291,38 @@ extension BundleExportTests {
             #expect(info.st_blocks * 512 >= bytes.count, "without holes the blocks stay until the spool is closed")
         }
     }
+
+    /// The manifest's header declares what it lists before listing it — entries, files, their
+    /// bytes, and those of sparse files — so that an import can check its room and limits first.
+    @Test(arguments: [ArchiveFormat.tar(.gzip), .zip])
+    func theHeaderDeclaresTheTotalsOfWhatFollows(_ format: ArchiveFormat) throws {
+        let tree = try makeTree()
+        defer { try? FileManager.default.removeItem(at: tree) }
+        // A file of a MiB with one byte of data at its start: sparse where the file system
+        // keeps holes, whose bytes the totals then give apart.
+        let sparse = try FileHandle(forWritingTo: try {
+            let url = tree.appendingPathComponent("Documents/sparse.bin")
+            try Data("x".utf8).write(to: url)
+            return url
+        }())
+        try sparse.truncate(atOffset: 1 << 20)
+        try sparse.close()
+        try FileManager.default.createSymbolicLink(atPath: tree.appendingPathComponent("latest.json").path, withDestinationPath: "Documents/current_tournament.json")
+        let folder = try Processes.temporaryDirectory("totals")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var exporter = BundleExporter(createdAt: Date(timeIntervalSince1970: 1_763_712_000), createdBy: "savetool test")
+        exporter.format = format
+        let bundle = folder.appendingPathComponent("b.\(format.fileExtension)").path
+        let summary = try exporter.export(directory: tree.path, to: bundle)
+        let manifest = try #require(try entries(of: bundle).first { $0.path == "manifest.json" }).data
+        let text = String(decoding: manifest, as: UTF8.self)
+        let files = try BundleImporter(createdBy: "test").manifest(of: bundle).files
+        let sparseBytes = files.filter(\.sparse).reduce(Int64(0)) { $0 + $1.size }
+        let expected = #"{"entries":\#(summary.entryCount),"files":\#(summary.fileCount),"bytes":\#(summary.byteCount)"#
+            + (sparseBytes > 0 ? #","sparseBytes":\#(sparseBytes)}"# : "}")
+        #expect(text.contains("\n  \"totals\": \(expected),\n  \"files\": [\n"), "\(text.prefix(400))")
+        #expect(summary.entryCount == files.count && summary.fileCount == 6)
+    }
 }
 
 /// Appends a byte at a time to a file on a thread of its own, from ``start()`` until ``stop()``.

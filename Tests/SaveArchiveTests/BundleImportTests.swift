@@ -150,8 +150,57 @@ struct BundleImportTests {
     static let refused: [String] = [
         "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
         "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",
-        "hardlink-out",
+        "hardlink-out", "totals-too-few", "totals-too-many", "totals-malformed",
     ]
+
+    /// A header's totals must be what the manifest lists: declared too low, the reading stops
+    /// where the entries pass them (nothing past them lands); too high, once all are read;
+    /// not numbers, at once. Each refusal says which.
+    @Test(arguments: [
+        ("totals-too-few", #"at f1000: the files listed so far (1001 entries, 1001 files of"#),
+        ("totals-too-many", #"it lists 3000 entries, 3000 files of 13890 bytes where its "totals" declare 3000 entries, 3000 files of 13891 bytes"#),
+        ("totals-malformed", #""totals" that do not add up"#),
+    ])
+    func totalsThatAreNotTheListedOnesAreRefused(_ name: String, _ message: String) throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try build(name, in: workspace)
+        let furthest = Furthest()
+        var importer = BundleImporter(createdBy: "test")
+        importer.progress = { furthest.saw($0.entries) }
+        do {
+            try importer.restore(bundle, into: workspace.destination.path)
+            Issue.record("\(name): accepted")
+        } catch let error as BundleImportError {
+            #expect("\(error)".contains(message), "\(error)")
+        }
+        if name == "totals-too-few" { #expect(furthest.value <= 1000, "\(furthest.value) entries landed") }
+    }
+
+    /// With totals in its header (export writes them), a bundle is checked against the free
+    /// space before anything lands and then lands while its manifest is read, however little
+    /// room is left beyond what it needs; a bundle without them is read whole first where the
+    /// room could run out.
+    @Test func declaredTotalsLetABundleLandWhileItsManifestIsReadOnANearlyFullDisk() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try bundleOfManyFiles(in: workspace)
+        let withoutTotals = try build("good", in: workspace)
+        final class Seen: @unchecked Sendable {
+            var wholeFirst: [Bool] = []
+        }
+        let seen = Seen()
+        var importer = BundleImporter(createdBy: "test")
+        // 3,000 files of 100 bytes and a block each, with 100 blocks to spare: far less than any
+        // bundle of this size could need (the ratio floor, 256 MiB).
+        importer.measureFreeSpace = { BundleImporter.FreeSpace(destination: $0, available: 300_000 + 3100 * 4096, block: 4096) }
+        importer.readsManifestWholeFirst = { seen.wholeFirst.append($0) }
+        let outcome = try importer.restore(bundle, into: workspace.destination.path)
+        #expect(outcome.summary.fileCount == 3000)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: workspace.destination.path).count == 3000)
+        _ = try importer.restore(withoutTotals, into: workspace.root.appendingPathComponent("second").path)
+        #expect(seen.wholeFirst == [false, true])
+    }
 
     @Test(arguments: refused)
     func hostileBundlesAreRefusedAndNothingChanges(_ name: String) throws {

@@ -103,13 +103,19 @@ final class TarEntryStream {
         try result.get()
     }
 
-    /// Pads the data to a whole tar record (512 bytes) and ends its stream.
-    func finish() throws(ArchiveError) {
-        let padding = Int((512 - count % 512) % 512)
+    /// Pads the data to a whole tar record (512 bytes) and ends its stream; `preceding` bytes
+    /// of the same entry's data went in a stream before this one (``writeHeader(_:followedBy:into:name:compression:)``).
+    func finish(after preceding: Int = 0) throws(ArchiveError) {
+        let padding = Int((512 - (Int64(preceding) + count) % 512) % 512)
         if padding > 0 {
             try writeZeros(padding)
             count -= Int64(padding)
         }
+        try end()
+    }
+
+    /// Ends the stream as it is, unpadded.
+    private func end() throws(ArchiveError) {
         finished = true
         try flushGathered(ending: true)
         if case .threaded(let pipeline) = compressor {
@@ -121,11 +127,16 @@ final class TarEntryStream {
         }
     }
 
-    /// Writes the header of `info` into `output` as a stream of its own.
-    static func writeHeader(_ info: ArchiveEntryInfo, into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression) throws(ArchiveError) {
+    /// Writes the header of `info`, and the first bytes of its data, into `output` as a
+    /// stream of its own: the rest of the data follows in the next stream, which pads the
+    /// whole (``finish(after:)``).
+    static func writeHeader(
+        _ info: ArchiveEntryInfo, followedBy data: [UInt8] = [], into output: ArchiveOutput, name: String, compression: ArchiveFormat.Compression
+    ) throws(ArchiveError) {
         let header = try ArchiveWriter.tarHeader(for: info, archive: name)
         let stream = try TarEntryStream(into: output, name: name, compression: compression)
         try stream.write(header)
-        try stream.finish()  // a header is whole records: no padding
+        try stream.write(data)
+        try stream.end()
     }
 }

@@ -337,7 +337,7 @@ public struct RemoteRepository: Sendable {
         try writeMarker(uploaded, as: object, files: described.summary.fileCount, sourcePath: sourcePath)
         if let manifest {
             var bytes: [UInt8] = []
-            try described.manifest.forEachChunk { bytes.append(contentsOf: $0) }
+            try described.forEachManifestChunk { bytes.append(contentsOf: $0) }
             try manifest(try JSONCodec().decode(bytes))
         }
         return described.summary

@@ -163,8 +163,15 @@ public struct BundleExporter: Sendable {
     /// checked against it.
     final class DescribedSource {
         let root: String
-        /// The manifest, when it is spooled to be written after the whole source is described.
-        let manifest = Spool()
+        /// The manifest's entries, when they are spooled to be written after the whole source
+        /// is described; its header, which declares their totals, is made once they are known.
+        private let entriesSpool = Spool()
+        private let header: BundleManifest
+        /// The manifest's first lines, every member but the entries of `files`; known once
+        /// ``finish()`` has run.
+        private(set) var headerBytes: [UInt8] = []
+        /// The bytes of the sparse files among the entries.
+        private var sparseBytes: Int64 = 0
         /// The manifest's data, in one pass: compressed as each entry is described, on a thread
         /// of its own, where it was compressed after everything else (7% of an export's time
         /// at 100,000 files, with the other core idle).
@@ -183,15 +190,14 @@ public struct BundleExporter: Sendable {
         /// rewrite what it holds (a umask of 000 no longer makes a 0640 folder's bundle 0660).
         private(set) var writableByGroup = true, writableByOthers = true
 
-        /// Starts the manifest with its header, into `stream` if there is one.
-        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, readersLimitedBy limits: [String] = []) throws {
-            (self.root, summary, self.stream) = (root, header.summary, stream)
+        /// Starts a manifest with `header`'s members; its entries go into `stream` if there is one.
+        init(root: String, header: BundleManifest, stream: TarEntryStream? = nil, readersLimitedBy limits: [String] = []) {
+            (self.root, self.header, summary, self.stream) = (root, header, header.summary, stream)
             for path in limits {
                 var info = stat()
                 guard ExactFileName.withSystemPath(path, { stat($0, &info) }) == 0 else { continue }
                 noteReaders(of: info.st_mode & S_IFMT == S_IFDIR ? .directory : .file, mode: UInt16(info.st_mode & 0o7777))
             }
-            try append(header.encodedHeader())
         }
 
         /// The mode of the bundle file: a new file's, less what its contents did not allow.
@@ -219,11 +225,22 @@ public struct BundleExporter: Sendable {
         }
 
         private func append(_ bytes: [UInt8]) throws {
-            if let stream { try stream.write(bytes) } else { try manifest.append(contentsOf: bytes) }
+            if let stream { try stream.write(bytes) } else { try entriesSpool.append(contentsOf: bytes) }
         }
 
-        /// The manifest's size in bytes.
-        var manifestSize: Int64 { stream?.count ?? Int64(manifest.count) }
+        /// The manifest's size in bytes, once finished.
+        var manifestSize: Int64 { Int64(headerBytes.count) + (stream?.count ?? Int64(entriesSpool.count)) }
+
+        /// The whole manifest, a piece at a time, once finished (without ``stream``).
+        func forEachManifestChunk(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try headerBytes.withUnsafeBytes(body)
+            try forEachEntriesChunk(body)
+        }
+
+        /// The manifest after its header, a piece at a time, once finished (without ``stream``).
+        func forEachEntriesChunk(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try entriesSpool.forEachChunk(body)
+        }
 
         var entries: ManifestEntries { builder.entries }
 
@@ -250,13 +267,15 @@ public struct BundleExporter: Sendable {
             try append(BundleManifest.encodedEntry(file, first: summary.entryCount == 0))
             noteReaders(of: file.type, mode: file.mode)
             summary.add(file)
+            if file.sparse { sparseBytes += file.size }
             if keeping { try builder.append(file) }
         }
 
-        /// Ends the manifest (and its stream).
+        /// Ends the manifest (and its stream), and makes its header, with the totals.
         func finish() throws {
             try append(BundleManifest.encodedEnd(empty: summary.entryCount == 0))
-            try stream?.finish()
+            headerBytes = try header.encodedHeader(totals: ManifestTotals(summary, writtenBytes: summary.byteCount - sparseBytes))
+            try stream?.finish(after: headerBytes.count)
         }
     }
 
@@ -274,7 +293,7 @@ public struct BundleExporter: Sendable {
 
     /// Describes the entries `next` yields, a batch at a time on every core, into the manifest.
     private func describe(root: String, observe: (BundleManifest.File) throws -> Void, next: () throws -> Walked?) throws -> DescribedSource {
-        let described = try DescribedSource(root: root, header: header(root: root), readersLimitedBy: readerLimits(root: root))
+        let described = DescribedSource(root: root, header: header(root: root), readersLimitedBy: readerLimits(root: root))
         var batch: [Walked] = []
         var finished = false
         while !finished {
@@ -321,7 +340,7 @@ public struct BundleExporter: Sendable {
         defer { close(manifestSpool) }
         let manifestData = try TarEntryStream(
             into: ArchiveOutput(descriptor: manifestSpool, earlyWriteback: false), name: destination, compression: compression, zstdWorker: false)
-        let described = try DescribedSource(root: root, header: header(root: root), stream: manifestData, readersLimitedBy: readerLimits(root: root))
+        let described = DescribedSource(root: root, header: header(root: root), stream: manifestData, readersLimitedBy: readerLimits(root: root))
         let files = try ArchiveWriter(output: ArchiveOutput(descriptor: spool, earlyWriteback: false), name: destination, format: format)
         var written = WorkProgress(phase: .writing, entries: 0, bytes: 0)
         var folders = OpenFolder(root: root)
@@ -352,7 +371,8 @@ public struct BundleExporter: Sendable {
         try files.close()
         try described.finish()
         try writeFile(at: destination, replacing: replacing, mode: mode ?? described.bundleMode) { descriptor in
-            try TarEntryStream.writeHeader(manifestEntry(described), into: ArchiveOutput(descriptor: descriptor), name: destination, compression: compression)
+            try TarEntryStream.writeHeader(
+                manifestEntry(described), followedBy: described.headerBytes, into: ArchiveOutput(descriptor: descriptor), name: destination, compression: compression)
             // The spools' blocks are given back as they are copied: the export never needs much
             // more room than the bundle itself.
             for part in [manifestSpool, spool] {
@@ -363,13 +383,14 @@ public struct BundleExporter: Sendable {
         return described.summary
     }
 
-    /// A tar bundle's first two streams: the manifest's header, then its data, each compressed
-    /// on its own (the files' stream after them goes on with the same archive).
+    /// A tar bundle's first two streams: the manifest's tar header with the manifest's own
+    /// header, then its entries, each compressed on its own (the files' stream after them goes
+    /// on with the same archive).
     private func writeManifest(_ described: DescribedSource, into output: ArchiveOutput, name destination: String, compression: ArchiveFormat.Compression) throws {
-        try TarEntryStream.writeHeader(manifestEntry(described), into: output, name: destination, compression: compression)
+        try TarEntryStream.writeHeader(manifestEntry(described), followedBy: described.headerBytes, into: output, name: destination, compression: compression)
         let data = try TarEntryStream(into: output, name: destination, compression: compression, zstdWorker: false)
-        try described.manifest.forEachChunk { try data.write($0) }
-        try data.finish()
+        try described.forEachEntriesChunk { try data.write($0) }
+        try data.finish(after: described.headerBytes.count)
     }
 
     /// The manifest's entry: the archive's first.
@@ -380,7 +401,7 @@ public struct BundleExporter: Sendable {
     /// The manifest as the archive's first entry.
     private func writeManifestEntry(_ described: DescribedSource, with writer: ArchiveWriter) throws {
         try writer.begin(manifestEntry(described))
-        try described.manifest.forEachChunk { try writer.write($0) }
+        try described.forEachManifestChunk { try writer.write($0) }
     }
 
     /// Entries described together: enough to keep both cores busy, few enough to hold.

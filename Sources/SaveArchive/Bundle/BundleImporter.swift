@@ -159,11 +159,24 @@ public struct BundleImporter {
         var swapped = false
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
         let freeSpace = measureFreeSpace(destination)
-        // Where the free space could run out, the manifest is read whole first, so that a bundle
-        // too large for it is refused before anything lands rather than part-way.
-        if case .spooled(let spool) = source, !Self.hasRoom(in: freeSpace, forAnyBundleOf: bundleSize, manifestBytes: spool.count, limits: limits) {
-            source = .read(try readWhole(spool, bundle: bundle, bundleSize: bundleSize))
+        if case .spooled(let spool) = source {
+            if let declared = ManifestReader.declaredTotals(in: spool) {
+                // The limits and the room are checked against what the header declares, before
+                // anything lands; no entry past the declared totals is ever handed over.
+                do {
+                    try Self.checkLimits(limits, total: declared.bytes, written: declared.writtenBytes, bundle: bundle, bundleSize: bundleSize)
+                    try Self.checkFreeSpace(for: declared.writtenBytes, entries: declared.entries, in: freeSpace)
+                } catch {
+                    throw preferringTheManifestsFault(error)
+                }
+            } else if !Self.hasRoom(in: freeSpace, forAnyBundleOf: bundleSize, manifestBytes: spool.count, limits: limits) {
+                // Declaring nothing (bundles written before totals were), where the free space
+                // could run out: read whole first, so that a bundle too large for it is refused
+                // before anything lands rather than part-way.
+                source = .read(try readWhole(spool, bundle: bundle, bundleSize: bundleSize))
+            }
         }
+        readsManifestWholeFirst(source.isRead)
         if case .read(let manifest) = source {
             try Self.checkFreeSpace(for: manifest.writtenBytes, entries: manifest.summary.entryCount, in: freeSpace)
         }
@@ -361,7 +374,16 @@ public struct BundleImporter {
     private enum ManifestSource {
         case read(CheckedManifest)
         case spooled(Spool)
+
+        var isRead: Bool {
+            if case .read = self { return true }
+            return false
+        }
     }
+
+    /// Told, for each import, whether the manifest is read whole before anything lands (rather
+    /// than while entries land); for tests.
+    var readsManifestWholeFirst: @Sendable (Bool) -> Void = { _ in }
 
     /// Where ``extract(_:listed:bundle:into:outcome:)`` takes the manifest's entries from.
     private enum ListedEntries {

@@ -84,13 +84,18 @@ public struct BundleManifest: Sendable, Equatable {
 
     /// The manifest as typed JSON values, keys in the order bundle.md shows them.
     public var value: SaveValue {
-        var root = header
+        var root = header(totals: totals)
         root["files"] = .array(files.map(Self.value(of:)))
         return .dictionary(root)
     }
 
+    /// What the header declares of the entries.
+    var totals: ManifestTotals {
+        ManifestTotals(summary, writtenBytes: files.reduce(0) { $0 + ($1.sparse ? 0 : $1.size) })
+    }
+
     /// Every member but `files`, in order.
-    private var header: OrderedDictionary<String, SaveValue> {
+    private func header(totals: ManifestTotals) -> OrderedDictionary<String, SaveValue> {
         var root: OrderedDictionary<String, SaveValue> = [
             "format": .string(Self.format),
             "createdAt": .string(Self.timestamp(createdAt)),
@@ -99,6 +104,7 @@ public struct BundleManifest: Sendable, Equatable {
         if let label { root["label"] = .string(label) }
         root["source"] = .string(source)
         if let sourcePath { root["sourcePath"] = .string(sourcePath) }
+        root["totals"] = totals.value
         return root
     }
 
@@ -124,15 +130,15 @@ public struct BundleManifest: Sendable, Equatable {
     /// `files`, so that it is written (and can be read) an entry at a time rather than built as
     /// one value tree.
     public func encoded() throws -> [UInt8] {
-        var bytes = try encodedHeader()
+        var bytes = try encodedHeader(totals: totals)
         for (index, file) in files.enumerated() { bytes += Self.encodedEntry(file, first: index == 0) }
         return bytes + Self.encodedEnd(empty: files.isEmpty)
     }
 
-    /// Every member but `files`, then `"files": [`.
-    func encodedHeader() throws -> [UInt8] {
+    /// Every member but `files`, `totals` declaring what it holds, then `"files": [`.
+    func encodedHeader(totals: ManifestTotals) throws -> [UInt8] {
         var bytes = Array("{\n".utf8)
-        for (key, value) in header {
+        for (key, value) in header(totals: totals) {
             bytes += Array("  ".utf8) + (try Self.line(.string(key)))
             bytes += Array(": ".utf8) + (try Self.line(value)) + Array(",\n".utf8)
         }

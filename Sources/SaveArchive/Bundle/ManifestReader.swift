@@ -146,6 +146,24 @@ enum ManifestReader {
     }
 
     private static let filesKey = Array(#""files""#.utf8)
+    private static let totalsKey = Array(#""totals""#.utf8)
+
+    /// The totals the header of the manifest in `spool` declares before `files`, read without
+    /// its entries; `nil` when it declares none there, or when they or the layout are at fault
+    /// (reading the whole manifest then says how).
+    static func declaredTotals(in spool: Spool) -> ManifestTotals? {
+        if let bytes = spool.contents { return declaredTotals(in: bytes) }
+        return declaredTotals(in: spool.paged)
+    }
+
+    private static func declaredTotals<Bytes: ManifestBytes>(in bytes: Bytes) -> ManifestTotals? {
+        guard let members = ManifestLayout.members(bytes, guessingArray: filesKey),
+            let totals = members.firstIndex(where: { $0.key == totalsKey }),
+            let files = members.firstIndex(where: { $0.key == filesKey }), totals < files,
+            let value = try? JSONCodec().decode(bytes.bytes(in: members[totals].value))
+        else { return nil }
+        return try? ManifestTotals.declared(by: value).get()
+    }
 
     /// A fault of the header while guessing where `files` ends is not described (that would
     /// decode the whole document): the reading without the guess does that.
@@ -173,7 +191,7 @@ enum ManifestReader {
             throw malformed()
         }
         func headerFault(_ error: (any Error)? = nil, at offset: Int? = nil) -> any Error { guessing ? Unsettled() : malformed(error, at: offset) }
-        let formatTwo: Bool, filesRange: Range<Int>, emptySummary: BundleSummary
+        let formatTwo: Bool, filesRange: Range<Int>, emptySummary: BundleSummary, declared: ManifestTotals?
         do {
             var header: OrderedDictionary<String, SaveValue> = [:]
             var files: Range<Int>?
@@ -197,6 +215,11 @@ enum ManifestReader {
             }
             guard let files, bytes[files.lowerBound] == UInt8(ascii: "[") else { throw bad("no \"files\" array, expected the list of files") }
             (formatTwo, filesRange) = (major == "2", files)
+            switch header["totals"].map(ManifestTotals.declared(by:)) {
+            case .failure(let refused)?: throw bad(refused.reason)
+            case .success(let totals)?: declared = totals
+            case nil: declared = nil
+            }
             emptySummary = BundleSummary(
                 format: named, createdAt: value["createdAt"]?.stringValue.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: 0),
                 createdBy: value["createdBy"]?.stringValue ?? "", label: value["label"]?.stringValue,
@@ -211,7 +234,8 @@ enum ManifestReader {
         var unordered = false
         var kept: EntryKeeper
         while true {
-            kept = EntryKeeper(checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary, formatTwo: formatTwo, handOff: handOff)
+            kept = EntryKeeper(
+                checks: ManifestChecks(bundle: bundle, unordered: unordered), summary: emptySummary, declared: declared, formatTwo: formatTwo, handOff: handOff)
             var index = -1
             do {
                 let delimited: Bool
@@ -242,6 +266,7 @@ enum ManifestReader {
         }
         var checks = kept.checks
         let (summary, written) = (kept.summary, kept.written)
+        if let why = declared?.mismatch(with: summary, written: written) { throw bad(why) }
         if handOff != nil {
             // The entries went to the import as they came. What relates an entry to those after
             // it (a hard link's target, a parent not listed) is checked by reading the manifest
@@ -356,6 +381,8 @@ private final class EntryKeeper: @unchecked Sendable {
     private(set) var checks: ManifestChecks
     private(set) var summary: BundleSummary
     private(set) var written: Int64 = 0
+    /// What the header declares: no entry past it is kept or handed over.
+    private let declared: ManifestTotals?
     private(set) var entries = ManifestEntries.Builder()
     private let queue = DispatchQueue(label: "savetool.manifest.keeping")
     private let slots = DispatchSemaphore(value: 8)
@@ -366,8 +393,8 @@ private final class EntryKeeper: @unchecked Sendable {
     /// Where checked entries go instead of being kept, when the manifest is streamed.
     private let handOff: ManifestReader.HandOff?
 
-    init(checks: ManifestChecks, summary: BundleSummary, formatTwo: Bool, handOff: ManifestReader.HandOff?) {
-        (self.checks, self.summary, self.formatTwo, self.handOff) = (checks, summary, formatTwo, handOff)
+    init(checks: ManifestChecks, summary: BundleSummary, declared: ManifestTotals?, formatTwo: Bool, handOff: ManifestReader.HandOff?) {
+        (self.checks, self.summary, self.declared, self.formatTwo, self.handOff) = (checks, summary, declared, formatTwo, handOff)
     }
 
     /// Keeps the entry `fields` describe after the entries before it; throws the failure of
@@ -394,6 +421,9 @@ private final class EntryKeeper: @unchecked Sendable {
                     try checks.check(file, index: index)
                     summary.add(file)
                     if !file.sparse { written += file.size }
+                    if let why = declared?.exceeded(by: summary, written: written) {
+                        throw BundleImportError.badManifest(bundle: checks.bundle, reason: "at \(ExactFileName.printable(file.path)): " + why)
+                    }
                     if handOff != nil { checked.append(file) } else { try entries.append(file) }
                 }
                 if let handOff {

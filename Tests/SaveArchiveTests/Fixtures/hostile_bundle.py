@@ -140,6 +140,24 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
                                               "source": "x", "files": entries}).encode())
         for index, (path, data) in enumerate(many):
             add(tar, "files/" + path, b"changed\n" if case == "late-manifest-fault" and index == 0 else data)
+    elif case in ("totals-too-few", "totals-too-many", "totals-malformed"):
+        # 3,000 files whose header's totals are not what they list: fewer entries (the stream
+        # of entries stops at the declared count, before the last 2,000 are read), more bytes
+        # (found only once all are read), or a total that is not a number.
+        many = [(f"f{i:04}", b"%d\n" % i) for i in range(3000)]
+        entries = [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"} for p, d in many]
+        totals = {"entries": 3000, "files": 3000, "bytes": sum(len(d) for _, d in many)}
+        if case == "totals-too-few":
+            totals.update(entries=1000, files=1000)
+        elif case == "totals-too-many":
+            totals["bytes"] += 1
+        else:
+            totals["bytes"] = "lots"
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "totals": totals, "files": entries}).encode())
+        for path, data in many:
+            add(tar, "files/" + path, data)
     elif case == "hardlink-out":
         # A hard link whose target climbs out, listed (format 2) and in the archive alike, after
         # 600 files that the import may land before it reads the manifest through.

@@ -1,0 +1,85 @@
+import OrderedCollections
+import SaveKit
+
+/// What a manifest's header declares of its entries before listing them (`"totals"`), so that
+/// an import can check the limits and the free space before the first entry is read, and land
+/// entries while the rest of the manifest is still read however little room is left.
+///
+/// Export writes them; a manifest without them (bundles written before 2026-11-29, or a
+/// hand-made layout that puts them after `files`) is imported as before. Declared totals must
+/// be the listed ones: entries past what is declared are refused as soon as they are read, and
+/// totals that the entries fall short of once all are read too.
+struct ManifestTotals: Sendable, Equatable {
+    /// Every entry: files, folders and links.
+    var entries: Int
+    /// Regular files.
+    var files: Int
+    /// The bytes of those files.
+    var bytes: Int64
+    /// Of ``bytes``, those of sparse files, whose holes are made rather than written.
+    var sparseBytes: Int64
+
+    /// What the files take once written.
+    var writtenBytes: Int64 { bytes - sparseBytes }
+
+    init(entries: Int, files: Int, bytes: Int64, sparseBytes: Int64) {
+        (self.entries, self.files, self.bytes, self.sparseBytes) = (entries, files, bytes, sparseBytes)
+    }
+
+    init(_ summary: BundleSummary, writtenBytes: Int64) {
+        self.init(entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount, sparseBytes: summary.byteCount - writtenBytes)
+    }
+
+    /// As the header writes it; `sparseBytes` only where there are some.
+    var value: SaveValue {
+        var members: OrderedDictionary<String, SaveValue> = [
+            "entries": .integer(Int64(entries)), "files": .integer(Int64(files)), "bytes": .integer(bytes),
+        ]
+        if sparseBytes > 0 { members["sparseBytes"] = .integer(sparseBytes) }
+        return .dictionary(members)
+    }
+
+    /// The totals of a header's `"totals"` value, or why they cannot be.
+    static func declared(by value: SaveValue) -> Result<ManifestTotals, Refused> {
+        let expected = #"an object of "entries", "files", "bytes" and (for sparse files) "sparseBytes", each a whole number from 0"#
+        guard case .dictionary(let members) = value, members.keys.allSatisfy(["entries", "files", "bytes", "sparseBytes"].contains) else {
+            return .failure(Refused(reason: "\"totals\" is not \(expected)"))
+        }
+        func count(_ name: String, required: Bool = true) -> Int64? {
+            guard let member = members[name] else { return required ? nil : 0 }
+            switch member {
+            case .integer(let number) where number >= 0: return number
+            default: return nil
+            }
+        }
+        guard let entries = count("entries"), let files = count("files"), let bytes = count("bytes"), let sparse = count("sparseBytes", required: false),
+            files <= entries, sparse <= bytes, entries <= Int64(Int.max)
+        else {
+            return .failure(Refused(reason: "\"totals\" that do not add up, expected \(expected), no more files than entries and no more sparse bytes than bytes"))
+        }
+        return .success(ManifestTotals(entries: Int(entries), files: Int(files), bytes: bytes, sparseBytes: sparse))
+    }
+
+    struct Refused: Error {
+        var reason: String
+    }
+
+    /// Why entries read so far, with these running totals, are more than declared; `nil` while
+    /// they are not.
+    func exceeded(by summary: BundleSummary, written: Int64) -> String? {
+        let listed = ManifestTotals(summary, writtenBytes: written)
+        guard listed.entries > entries || listed.files > files || listed.bytes > bytes || listed.writtenBytes > writtenBytes else { return nil }
+        return "the files listed so far (\(listed.description)) are more than its \"totals\" declare (\(description)), expected the totals of every entry"
+    }
+
+    /// Why the whole manifest's totals are not the declared ones; `nil` when they are.
+    func mismatch(with summary: BundleSummary, written: Int64) -> String? {
+        let listed = ManifestTotals(summary, writtenBytes: written)
+        guard listed != self else { return nil }
+        return "it lists \(listed.description) where its \"totals\" declare \(description), expected the totals of every entry"
+    }
+
+    var description: String {
+        "\(entries) entr\(entries == 1 ? "y" : "ies"), \(files) file\(files == 1 ? "" : "s") of \(bytes) bytes" + (sparseBytes > 0 ? ", \(sparseBytes) of them in sparse files" : "")
+    }
+}

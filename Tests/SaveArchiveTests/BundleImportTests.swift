@@ -150,7 +150,7 @@ struct BundleImportTests {
     static let refused: [String] = [
         "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
         "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",
-        "hardlink-out", "totals-too-few", "totals-too-many", "totals-malformed",
+        "hardlink-out", "totals-too-few", "totals-too-many", "totals-malformed", "totals-huge-entries",
     ]
 
     /// A header's totals must be what the manifest lists: declared too low, the reading stops
@@ -159,7 +159,8 @@ struct BundleImportTests {
     @Test(arguments: [
         ("totals-too-few", #"at f1000: the files listed so far (1001 entries, 1001 files of"#),
         ("totals-too-many", #"it lists 3000 entries, 3000 files of 13890 bytes where its "totals" declare 3000 entries, 3000 files of 13891 bytes"#),
-        ("totals-malformed", #""totals" that do not add up"#),
+        ("totals-malformed", #""totals" whose "bytes" is a string, expected a whole number from 0"#),
+        ("totals-huge-entries", #"it lists 0 entries, 0 files of 0 bytes where its "totals" declare 4000000000000000 entries"#),
     ])
     func totalsThatAreNotTheListedOnesAreRefused(_ name: String, _ message: String) throws {
         let workspace = try Workspace()
@@ -175,6 +176,28 @@ struct BundleImportTests {
             #expect("\(error)".contains(message), "\(error)")
         }
         if name == "totals-too-few" { #expect(furthest.value <= 1000, "\(furthest.value) entries landed") }
+    }
+
+    /// Declared entries past `--max-entries` are refused before anything lands, naming both.
+    @Test func declaredEntriesPastTheLimitAreRefusedBeforeAnythingLands() throws {
+        let workspace = try Workspace()
+        defer { try? FileManager.default.removeItem(at: workspace.root) }
+        let bundle = try bundleOfManyFiles(in: workspace)
+        let furthest = Furthest()
+        var importer = BundleImporter(createdBy: "test")
+        importer.limits.maxEntries = 1000
+        importer.progress = { furthest.saw($0.entries) }
+        let before = workspace.listing()
+        for dryRun in [true, false] {
+            do {
+                try importer.restore(bundle, into: workspace.destination.path, dryRun: dryRun)
+                Issue.record("accepted 3,000 entries past a limit of 1,000")
+            } catch let error as BundleImportError {
+                #expect("\(error)".contains(#"more than 1000 files"#), "\(error)")
+            }
+        }
+        #expect(furthest.value == 0, "\(furthest.value) entries landed or were read")
+        #expect(workspace.listing() == before)
     }
 
     /// With totals in its header (export writes them), a bundle is checked against the free
@@ -340,10 +363,13 @@ struct BundleImportTests {
         var value: Int { lock.lock(); defer { lock.unlock() }; return entries }
     }
 
-    @Test func noFilePastABrokenLimitLands() throws {
+    /// With totals in its header (export's), the bundle is refused before anything lands; without
+    /// them (an older bundle), the running totals stop the landing where they break the limit.
+    @Test(arguments: [true, false])
+    func noFilePastABrokenLimitLands(declaringTotals: Bool) throws {
         let workspace = try Workspace()
         defer { try? FileManager.default.removeItem(at: workspace.root) }
-        let bundle = try bundleOfManyFiles(in: workspace)
+        let bundle = declaringTotals ? try bundleOfManyFiles(in: workspace) : try build("many-without-totals", in: workspace)
         let furthest = Furthest()
         var importer = BundleImporter(createdBy: "test")
         importer.limits.maxTotalBytes = 150_000
@@ -359,16 +385,18 @@ struct BundleImportTests {
         // How many land before the limit is found depends on the threads' timing (on this
         // machine, over a thousand): never one past it.
         #expect(furthest.value * 100 <= 150_000, "\(furthest.value) files of 100 bytes landed")
+        if declaringTotals { #expect(furthest.value == 0, "\(furthest.value) files landed") }
         #expect(workspace.listing() == before)
     }
 
-    /// Where the free space could run out, the manifest is read whole before anything lands: a
-    /// bundle larger than the room is refused with nothing landed, and the message gives the
-    /// whole need.
-    @Test func aBundleTooLargeForTheFreeSpaceIsRefusedBeforeAnythingLands() throws {
+    /// A bundle larger than the room is refused with nothing landed, and the message gives the
+    /// whole need: checked against the totals its header declares, or, for a bundle without
+    /// them, after reading its manifest whole first where the free space could run out.
+    @Test(arguments: [true, false])
+    func aBundleTooLargeForTheFreeSpaceIsRefusedBeforeAnythingLands(declaringTotals: Bool) throws {
         let workspace = try Workspace()
         defer { try? FileManager.default.removeItem(at: workspace.root) }
-        let bundle = try bundleOfManyFiles(in: workspace)
+        let bundle = declaringTotals ? try bundleOfManyFiles(in: workspace) : try build("many-without-totals", in: workspace)
         let furthest = Furthest()
         var importer = BundleImporter(createdBy: "test")
         importer.measureFreeSpace = { BundleImporter.FreeSpace(destination: $0, available: 2000 * 4096, block: 4096) }

@@ -400,5 +400,28 @@ struct ManifestReaderTests {
         #expect(fromBytes > 500, "\(fromBytes)")
         #expect(decodedOnly > 500, "\(decodedOnly)")
     }
+
+    /// The totals a manifest declares count a sparse file's bytes apart, as the reader counts
+    /// what an import writes; a manifest whose totals are not its entries' is refused, the same
+    /// from memory and from a spilled spool.
+    @Test func declaredTotalsAreTheEntriesOwnSparseBytesApart() throws {
+        let time = Timestamp(seconds: 1_763_712_000)
+        var sparse = BundleManifest.File(path: "disk.img", size: 3 << 30, sha256: Self.digest, mode: 0o644, modified: time)
+        sparse.sparse = true
+        let files = [
+            BundleManifest.File(path: "Saves", type: .directory, mode: 0o700, modified: time),
+            BundleManifest.File(path: "Saves/a.json", size: 12, sha256: Self.digest, mode: 0o644, modified: time),
+            sparse,
+        ]
+        let manifest = BundleManifest(createdAt: Date(timeIntervalSince1970: 0), createdBy: "test", label: nil, source: "s", sourcePath: nil, files: files)
+        let bytes = try manifest.encoded()
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains(#""totals": {"entries":3,"files":2,"bytes":3221225484,"sparseBytes":3221225472},"#), "\(text)")
+        for read in try Self.readBothWays(bytes) { #expect(read.files.count == 3 && read.summary.byteCount == 3_221_225_484) }
+        for (declared, lie) in [("\"sparseBytes\":3221225472", "\"sparseBytes\":3221225471"), ("\"entries\":3", "\"entries\":4")] {
+            let message = Self.refusal(Array(text.replacingOccurrences(of: declared, with: lie).utf8))
+            #expect(message?.contains("where its \"totals\" declare") == true, "\(lie): \(message ?? "accepted")")
+        }
+    }
 }
 

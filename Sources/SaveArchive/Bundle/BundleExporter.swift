@@ -16,7 +16,8 @@ import Darwin
 /// once every file is read. A tar bundle is therefore written in one pass, as tar writes: each
 /// file is read once, checksummed and compressed into a spool beside the destination, while
 /// the manifest's entries are compressed into a second spool; then the bundle is the
-/// manifest's header, compressed on its own, followed by the two spools (a compressed tar is
+/// manifest's tar header and first lines (which declare its totals), compressed on their own,
+/// followed by the two spools (a compressed tar is
 /// read as one stream across such parts: gzip members, zstd frames and xz streams follow one
 /// another). A zip bundle, a bundle sent to an upload as it is made, and a backup compared with
 /// the day's before it is written read the files twice: once to describe them, once to copy
@@ -267,7 +268,7 @@ public struct BundleExporter: Sendable {
             try append(BundleManifest.encodedEntry(file, first: summary.entryCount == 0))
             noteReaders(of: file.type, mode: file.mode)
             summary.add(file)
-            if file.sparse { sparseBytes += file.size }
+            if file.type == .file, file.sparse { sparseBytes += file.size }
             if keeping { try builder.append(file) }
         }
 

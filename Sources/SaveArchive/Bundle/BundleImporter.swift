@@ -137,6 +137,19 @@ public struct BundleImporter {
         } else {
             source = .read(try readWhole(try spoolManifest(reader, bundle: bundle), bundle: bundle, bundleSize: bundleSize))
         }
+        // A place that cannot be made before the manifest is read: a fault of the manifest (or
+        // a limit it breaks) is still the one told, as when the manifest was read first.
+        func preferringTheManifestsFault(_ placeError: any Error) -> any Error {
+            guard case .spooled(let spool) = source else { return placeError }
+            do { _ = try readWhole(spool, bundle: bundle, bundleSize: bundleSize) } catch { return error }
+            return placeError
+        }
+        // What the header declares is held to the limits before an entry is read.
+        var declared: ManifestTotals?
+        if case .spooled(let spool) = source, let totals = ManifestReader.declaredTotals(in: spool) {
+            declared = totals
+            do { try checkDeclaredLimits(totals, bundle: bundle, bundleSize: bundleSize) } catch { throw preferringTheManifestsFault(error) }
+        }
         if dryRun {
             var outcome = try extract(reader, source, bundle: bundle, bundleSize: bundleSize, into: nil, freeSpace: nil)
             // What would stop the real import keeping the old contents stops the dry run too.
@@ -144,13 +157,6 @@ public struct BundleImporter {
                 "\($0); the import would keep the folder's old contents as they are, beside it, since the bundle of what it held cannot hold this"
             } + outcome.notes
             return outcome
-        }
-        // A place that cannot be made before the manifest is read: a fault of the manifest (or
-        // a limit it breaks) is still the one told, as when the manifest was read first.
-        func preferringTheManifestsFault(_ placeError: any Error) -> any Error {
-            guard case .spooled(let spool) = source else { return placeError }
-            do { _ = try readWhole(spool, bundle: bundle, bundleSize: bundleSize) } catch { return error }
-            return placeError
         }
         // `--into` a folder whose parents are missing makes them (as `mkdir -p`), and takes
         // them away again when the import fails: a refused import changes nothing.
@@ -160,13 +166,10 @@ public struct BundleImporter {
         defer { if !swapped { for directory in madeParents.reversed() { rmdir(directory) } } }
         let freeSpace = measureFreeSpace(destination)
         if case .spooled(let spool) = source {
-            if let declared = ManifestReader.declaredTotals(in: spool) {
-                // The limits and the room are checked against what the header declares, before
-                // anything lands; no entry past the declared totals is ever handed over.
-                do {
-                    try Self.checkLimits(limits, total: declared.bytes, written: declared.writtenBytes, bundle: bundle, bundleSize: bundleSize)
-                    try Self.checkFreeSpace(for: declared.writtenBytes, entries: declared.entries, in: freeSpace)
-                } catch {
+            if let declared {
+                // The room too is checked against what the header declares, before anything
+                // lands; no entry past the declared totals is ever handed over.
+                do { try Self.checkFreeSpace(for: declared.writtenBytes, entries: declared.entries, in: freeSpace) } catch {
                     throw preferringTheManifestsFault(error)
                 }
             } else if !Self.hasRoom(in: freeSpace, forAnyBundleOf: bundleSize, manifestBytes: spool.count, limits: limits) {
@@ -266,6 +269,15 @@ public struct BundleImporter {
         let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: limits.maxEntries)
         try Self.checkLimits(limits, total: manifest.summary.byteCount, written: manifest.writtenBytes, bundle: bundle, bundleSize: bundleSize)
         return manifest
+    }
+
+    /// Throws when the totals a manifest's header declares break a limit: its entries, or
+    /// what ``checkLimits(_:total:written:bundle:bundleSize:)`` checks.
+    private func checkDeclaredLimits(_ declared: ManifestTotals, bundle: String, bundleSize: Int64) throws {
+        guard declared.entries <= limits.maxEntries else {
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) files (its \"totals\" declare \(declared.entries) entries)", limit: .entries)
+        }
+        try Self.checkLimits(limits, total: declared.bytes, written: declared.writtenBytes, bundle: bundle, bundleSize: bundleSize)
     }
 
     /// Throws when the files a manifest lists break a limit: their total size, or the bytes
@@ -869,7 +881,10 @@ public struct BundleImporter {
     private static func checkFreeSpace(for bytes: Int64, entries: Int, in space: FreeSpace?) throws {
         guard let space else { return }
         let (available, block) = (space.available, space.block)
-        let needed = bytes + Int64(entries) * block
+        // Declared totals can be anything a bundle says: a sum past Int64 needs more than any disk.
+        let (blocks, overflowed) = Int64(entries).multipliedReportingOverflow(by: block)
+        let (sum, overflowedToo) = bytes.addingReportingOverflow(blocks)
+        let needed = overflowed || overflowedToo ? Int64.max : sum
         guard available >= needed else {
             throw BundleImportError.noSpace(
                 destination: space.destination, needed: needed, available: available,

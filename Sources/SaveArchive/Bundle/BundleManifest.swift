@@ -91,7 +91,10 @@ public struct BundleManifest: Sendable, Equatable {
 
     /// What the header declares of the entries.
     var totals: ManifestTotals {
-        ManifestTotals(summary, writtenBytes: files.reduce(0) { $0 + ($1.sparse ? 0 : $1.size) })
+        let summary = summary
+        return ManifestTotals(
+            entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount,
+            sparseBytes: files.reduce(0) { $0 + ($1.type == .file && $1.sparse ? $1.size : 0) })
     }
 
     /// Every member but `files`, in order.

@@ -39,23 +39,24 @@ struct ManifestTotals: Sendable, Equatable {
         return .dictionary(members)
     }
 
-    /// The totals of a header's `"totals"` value, or why they cannot be.
+    /// The totals of a header's `"totals"` value, or why they cannot be. Members it does not
+    /// know are left for later versions to give a meaning.
     static func declared(by value: SaveValue) -> Result<ManifestTotals, Refused> {
-        let expected = #"an object of "entries", "files", "bytes" and (for sparse files) "sparseBytes", each a whole number from 0"#
-        guard case .dictionary(let members) = value, members.keys.allSatisfy(["entries", "files", "bytes", "sparseBytes"].contains) else {
-            return .failure(Refused(reason: "\"totals\" is not \(expected)"))
+        guard case .dictionary(let members) = value else {
+            return .failure(Refused(reason: "\"totals\" is \(value.typeNameWithArticle), expected an object of \"entries\", \"files\" and \"bytes\""))
         }
-        func count(_ name: String, required: Bool = true) -> Int64? {
-            guard let member = members[name] else { return required ? nil : 0 }
-            switch member {
-            case .integer(let number) where number >= 0: return number
-            default: return nil
+        var counts: [Int64] = []
+        for (name, required) in [("entries", true), ("files", true), ("bytes", true), ("sparseBytes", false)] {
+            switch members[name] {
+            case .integer(let number)? where number >= 0: counts.append(number)
+            case nil where !required: counts.append(0)
+            case nil: return .failure(Refused(reason: "\"totals\" without \"\(name)\", expected the count of every entry, the files and their bytes"))
+            case let other?: return .failure(Refused(reason: "\"totals\" whose \"\(name)\" is \(other.typeNameWithArticle), expected a whole number from 0"))
             }
         }
-        guard let entries = count("entries"), let files = count("files"), let bytes = count("bytes"), let sparse = count("sparseBytes", required: false),
-            files <= entries, sparse <= bytes, entries <= Int64(Int.max)
-        else {
-            return .failure(Refused(reason: "\"totals\" that do not add up, expected \(expected), no more files than entries and no more sparse bytes than bytes"))
+        let (entries, files, bytes, sparse) = (counts[0], counts[1], counts[2], counts[3])
+        guard files <= entries, sparse <= bytes else {
+            return .failure(Refused(reason: "\"totals\" that do not add up (\(files) files of \(entries) entries, \(sparse) sparse bytes of \(bytes)), expected no more files than entries and no more sparse bytes than bytes"))
         }
         return .success(ManifestTotals(entries: Int(entries), files: Int(files), bytes: bytes, sparseBytes: sparse))
     }

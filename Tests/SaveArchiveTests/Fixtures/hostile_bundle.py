@@ -140,6 +140,22 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
                                               "source": "x", "files": entries}).encode())
         for index, (path, data) in enumerate(many):
             add(tar, "files/" + path, b"changed\n" if case == "late-manifest-fault" and index == 0 else data)
+    elif case == "many-without-totals":
+        # Not hostile: 3,000 files of 100 bytes, as export writes them but with no "totals" (a
+        # bundle written before export declared them), for the limits checked while it streams.
+        many = [(f"f{i:04}", b"a" * 100) for i in range(3000)]
+        entries = [{"path": p, "size": len(d), "sha256": hashlib.sha256(d).hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"} for p, d in many]
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "files": entries}).encode())
+        for path, data in many:
+            add(tar, "files/" + path, data)
+    elif case == "totals-huge-entries":
+        # A few hundred bytes that declare 4e15 entries: refused by the entry limit, before any
+        # arithmetic on them (the room they would take overflows 64 bits).
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "totals": {"entries": 4000000000000000, "files": 0, "bytes": 0},
+                                              "files": []}).encode())
     elif case in ("totals-too-few", "totals-too-many", "totals-malformed"):
         # 3,000 files whose header's totals are not what they list: fewer entries (the stream
         # of entries stops at the declared count, before the last 2,000 are read), more bytes

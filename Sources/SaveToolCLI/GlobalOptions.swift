@@ -171,6 +171,12 @@ public struct ReadingOptions: ParsableArguments {
         options.duplicateKeys = duplicateKeys
         return options
     }
+
+    /// Runs `body` with the documents embedded in what it reads read as these options say
+    /// (`--duplicate-keys`), as the documents holding them are.
+    public func applying<T>(_ body: () throws -> T) rethrows -> T {
+        try EmbeddedDocument.$duplicateKeys.withValue(duplicateKeys, operation: body)
+    }
 }
 
 extension DecodingOptions.DuplicateKeyPolicy: ExpressibleByArgument {}

@@ -82,6 +82,31 @@ struct EditingCommandTests {
         }
     }
 
+    /// `--duplicate-keys` holds for the documents embedded in what a command reads, as for the
+    /// document itself: a key repeated in the JSON a plist holds is refused, with its place,
+    /// unless the command is told to keep the last value.
+    @Test func embeddedDocumentsAreReadAsTheDocumentHoldingThem() throws {
+        let directory = try Processes.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("prefs.plist").path
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>gameSave</key><string>{"level": 1, "coins": 5, "level": 2}</string></dict></plist>
+
+            """
+        try Data(plist.utf8).write(to: URL(fileURLWithPath: file))
+        let refused = try CLI.run("get", file, "/gameSave/level")
+        #expect(refused.status == 65 && refused.errors.contains(#"the key "level" a second time"#), "\(refused.errors)")
+        let kept = try CLI.run("get", file, "/gameSave/level", "--duplicate-keys", "last")
+        #expect(kept.status == 0 && kept.outputText == "2\n", "\(kept.outputText) \(kept.errors)")
+        let decoded = try CLI.run("get", file, "/gameSave", "--decode", "--duplicate-keys", "last")
+        #expect(decoded.outputText.contains(#""coins": 5"#) && decoded.outputText.contains(#""level": 2"#), "\(decoded.outputText) \(decoded.errors)")
+        let inspected = try CLI.run("inspect", file, "--duplicate-keys", "last")
+        #expect(inspected.status == 0 && inspected.outputText.contains("/gameSave"), "\(inspected.outputText) \(inspected.errors)")
+        let compared = try CLI.run("diff", file, file, "--duplicate-keys", "last")
+        #expect(compared.status == 0, "\(compared.outputText) \(compared.errors)")
+    }
+
     /// The JSON embedded in a save is read by the app's own decoder: a value it cannot read (a
     /// date, NaN) is refused with its path, never written as a typed-JSON marker.
     @Test func embeddedJSONTakesOnlyPlainJSON() throws {

@@ -97,11 +97,17 @@ public enum EmbeddedDocument {
         }
     }
 
+    /// What a key found twice in one dictionary of an embedded document does, for the task that
+    /// reads it: as for the document that holds it (a command's `--duplicate-keys`), refused
+    /// unless told otherwise.
+    @TaskLocal public static var duplicateKeys: DecodingOptions.DuplicateKeyPolicy = .reject
+
     /// How an embedded document is read: as the app wrote it. Its JSON is plain JSON (an app's
     /// own `{"$date": …}` is a dictionary, not a date), and is written back as plain JSON.
     public static var decoding: DecodingOptions {
         var options = DecodingOptions()
         options.typedJSONMarkers = false
+        options.duplicateKeys = duplicateKeys
         return options
     }
 

@@ -29,7 +29,9 @@ struct Diff: ParsableCommand {
     @Argument(help: "The second (new) document.", transform: PathArgument.named)
     var b: String
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         let differences = try Failure.reporting {
             // Standard input is read once: it cannot be both sides.
             if a == "-" && b == "-" { throw ValidationError("'-' for both sides, expected standard input as one of them at most") }

@@ -42,7 +42,9 @@ struct Get: ParsableCommand {
     @Flag(help: "When the value holds an embedded document, print that document.")
     var decode = false
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         try Failure.reporting(file: file) {
             let registry = reading.registry(from: global)
             let path = try JSONPointer(parsing: pointer)

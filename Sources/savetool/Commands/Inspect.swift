@@ -29,7 +29,9 @@ struct Inspect: ParsableCommand {
     @Argument(help: "The document to inspect, or - for standard input.", transform: PathArgument.named)
     var file: String
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         try Failure.reporting(file: file) {
             let registry = reading.registry(from: global)
             let document = try LoadedDocument.load(file, registry: registry, reading: reading)

@@ -32,7 +32,9 @@ struct Remove: ParsableCommand {
     @Argument(help: "A JSON Pointer such as /achievements/3.")
     var pointer: String
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         try Failure.reporting(file: file) {
             let registry = reading.registry(from: global)
             let path = try JSONPointer(parsing: pointer)

@@ -50,7 +50,9 @@ struct SetValue: ParsableCommand {
     @Flag(help: "Take the value as a string, not as JSON.")
     var string = false
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         try Failure.reporting(file: file) {
             var registry = reading.registry(from: global)
             registry.keyedArchiveWriting.retype = retype

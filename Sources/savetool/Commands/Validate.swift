@@ -26,7 +26,9 @@ struct Validate: ParsableCommand {
     @Option(help: ArgumentHelp("The kind to check against, instead of recognising it.", valueName: "kind"))
     var kind: String?
 
-    func run() throws {
+    func run() throws { try reading.applying(read) }
+
+    private func read() throws {
         try Failure.reporting(file: file) {
             let migrator = Migrator(kinds: try global.kinds())
             if let kind, migrator.kind(named: kind) == nil {

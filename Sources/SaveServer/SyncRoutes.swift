@@ -60,6 +60,12 @@ struct SyncRoutes: Sendable {
         }
         for method in [HTTPRequest.Method.get, .put, .post, .delete, .patch, .head] {
             router.on("/v1/**", method: method) { request, _ in await respond(to: request) }
+            // Outside the API too, an answer is JSON in its shape.
+            for path in ["/", "/**"] {
+                router.on(RouterPath(path), method: method) { _, _ in
+                    APIError(.notFound, "notFound", "no such resource, expected /v1/spaces/{space}/slots…").response
+                }
+            }
         }
     }
 
@@ -123,7 +129,13 @@ struct SyncRoutes: Sendable {
     private func authenticate(_ request: Request) throws -> TokenList.Entry? {
         guard let tokens = tokenFile?.current ?? configuration.tokens else { return nil }
         // The scheme's name is case-insensitive (RFC 9110): `bearer` is `Bearer`.
-        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ", let entry = tokens.entry(for: String(header.dropFirst(7))) else {
+        guard let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer " else {
+            throw APIError(.unauthorized, "unauthorized", "a missing or unknown token, expected Authorization: Bearer <token>")
+        }
+        let token = String(header.dropFirst(7))
+        // A token unknown to the tokens in force may have been added a moment ago: the file is
+        // looked at again at once (a `stat`; read only when it changed).
+        guard let entry = tokens.entry(for: token) ?? tokenFile?.current(lookingNow: true).entry(for: token) else {
             throw APIError(.unauthorized, "unauthorized", "a missing or unknown token, expected Authorization: Bearer <token>")
         }
         return entry
@@ -428,6 +440,13 @@ enum Target: Sendable {
         if slot.isEmpty {
             self = .slots(space: try SlotAddress.space(space))
             return
+        }
+        // A slot's history and restore take one method each; any other is that method's fault,
+        // not the name's (the names `history` and `restore` are reserved for them).
+        for (action, allowed) in [("history", HTTPRequest.Method.get), ("restore", .post)] where slot.count > 1 && slot.last == action {
+            guard method == allowed else {
+                throw APIError(.methodNotAllowed, "method", "\(method) is not allowed on a slot's \(action), expected \(allowed)")
+            }
         }
         if slot.count > 1, slot.last == "history", method == .get {
             slot.removeLast()

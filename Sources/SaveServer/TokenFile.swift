@@ -8,8 +8,8 @@ import Darwin
 #endif
 
 /// The tokens file a running server reads again when it changes: a token added with
-/// `savetool serve token add`, or one removed from the file by hand (its revocation), counts
-/// within a second, without a restart. A file that no longer reads leaves the tokens read
+/// `savetool serve token add` counts at once (an unknown token has the file looked at again),
+/// one removed from the file by hand (its revocation) within a second, without a restart. A file that no longer reads leaves the tokens read
 /// before in force, and says so once in the server's log.
 final class TokenFile: @unchecked Sendable {
     let path: String
@@ -31,10 +31,14 @@ final class TokenFile: @unchecked Sendable {
     }
 
     /// The tokens in force, the file looked at again at most once a second.
-    var current: TokenList {
+    var current: TokenList { current(lookingNow: false) }
+
+    /// The tokens in force; with `lookingNow`, the file looked at again whenever it was last
+    /// looked at (for a token not among them: one added a moment ago works at once).
+    func current(lookingNow: Bool) -> TokenList {
         lock.withLock {
             let now = ContinuousClock.now
-            guard now - lastLook >= .seconds(1) else { return tokens }
+            guard lookingNow || now - lastLook >= .seconds(1) else { return tokens }
             lastLook = now
             guard let found = Self.look(at: path) else {
                 if !missing { log("tokens: \(path): \(FileError.reason(errno)); the tokens read before stay in force") }

@@ -131,6 +131,9 @@ struct Sync: ParsableCommand {
                     if outcome.action == .conflict { worst = max(worst, Failure.Code.negative) }
                 } catch {
                     let code = Failure.report(error, file: file)
+                    // Said on standard output too, so that a program reading it sees every file.
+                    if global.json { jsonLine([("file", .string(file)), ("action", .string("failed")), ("exitCode", .integer(Int64(code))),
+                                               ("error", .string(Failure.describe(error, file: file).message))]) }
                     worst = worst == 0 || worst == Failure.Code.negative ? code : max(worst, code)
                     // A refused token, an untrusted server or one that does not answer refuses
                     // every other file alike: each would wait through the same tries.
@@ -177,7 +180,11 @@ struct Sync: ParsableCommand {
                 for slot in slots where !here.contains(slot) && !refused && !slot.split(separator: "/").contains(where: { $0.hasPrefix(".") }) && !insideUnreadable(slot) {
                     let file = (path.hasSuffix("/") ? path : path + "/") + slot
                     if let synced = state.entries[slot], synced.server == client.server, synced.space == client.space {
-                        if !global.quiet && !global.json { Console.outputLines(["\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)"]) }
+                        if global.json {
+                            jsonLine([("file", .string(file)), ("slot", .string(slot)), ("action", .string("deletedHere")), ("version", .integer(Int64(synced.version)))])
+                        } else if !global.quiet {
+                            Console.outputLines(["\(file): deleted here since version \(synced.version); left deleted (the server keeps the slot)"])
+                        }
                         continue
                     }
                     attempt(file) {
@@ -198,6 +205,11 @@ struct Sync: ParsableCommand {
         outcome.migratedTo.map { "; the server migrated it (\($0)), written here" } ?? ""
     }
 
+    /// One line of `--json`: an object of `fields`, in order.
+    private func jsonLine(_ fields: [(String, SaveValue)]) {
+        if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
+    }
+
     private func report(_ outcome: SyncClient.Outcome) {
         if global.json {
             var fields: [(String, SaveValue)] = [
@@ -210,7 +222,7 @@ struct Sync: ParsableCommand {
             if let parked = outcome.parked { fields.append(("parked", .string(parked))) }
             if let reason = outcome.reason { fields.append(("reason", .string(reason))) }
             if let migrated = outcome.migratedTo { fields.append(("migratedTo", .string(migrated))) }
-            if let line = try? Console.jsonLine(.dictionary(.init(uniqueKeysWithValues: fields))) { Console.output(line) }
+            jsonLine(fields)
             return
         }
         // A conflict, and a file given up for the server's copy, are said even under --quiet.

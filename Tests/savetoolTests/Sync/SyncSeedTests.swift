@@ -198,6 +198,17 @@ struct SyncSeedTests {
         let refused = try syncLaptop()
         #expect(refused.status == 73, "\(refused.errors)")
         #expect(refused.errors.contains("Documents/secret.json: cannot create: a symbolic link leading out of \(laptop.path)"), "\(refused.errors)")
+        // With --json, every file has its line on standard output: the one deleted here and the
+        // one that failed too, not only on standard error.
+        let json = try CLI.run("--json", "sync", laptop.path, "--server", server.url, "--space", "games/player-42", "--device", "laptop")
+        #expect(json.status == 73, "\(json.errors)")
+        let lines = json.outputText.split(separator: "\n").compactMap { try? Codecs.json.decode(Array($0.utf8)) }
+        #expect(lines.count == 5, "\(json.outputText)")
+        #expect(lines.contains { $0["file"]?.stringValue == "\(laptop.path)/\(Self.sudoku)" && $0["action"]?.stringValue == "deletedHere" && $0["version"] == .integer(1) }, "\(json.outputText)")
+        #expect(lines.contains {
+            $0["file"]?.stringValue?.hasSuffix("Documents/secret.json") == true && $0["action"]?.stringValue == "failed" && $0["exitCode"] == .integer(73)
+                && $0["error"]?.stringValue?.contains("a symbolic link leading out of") == true
+        }, "\(json.outputText)")
         let listed = try CLI.run("sync", phone.root.path, "--server", server.url, "--space", "games/player-42", "--device", "phone")
         #expect(!listed.outputText.contains("secret.json"), "the server never got it: \(listed.outputText)")
         #expect(!FileManager.default.fileExists(atPath: phone.file("Documents/secret.json")))

@@ -150,14 +150,14 @@ struct BundleImportTests {
     static let refused: [String] = [
         "dotdot", "absolute", "dotdot-entry-only", "symlink", "write-through-symlink", "hardlink", "fifo", "device",
         "duplicate", "nfc-nfd", "bigger-than-declared", "not-listed", "missing", "checksum", "future-format", "manifest-not-first",
-        "hardlink-out", "totals-too-few", "totals-too-many", "totals-malformed", "totals-huge-entries",
+        "hardlink-out", "totals-too-few", "totals-too-many", "totals-malformed", "totals-huge-entries", "sizes-overflow",
     ]
 
     /// A header's totals must be what the manifest lists: declared too low, the reading stops
     /// where the entries pass them (nothing past them lands); too high, once all are read;
     /// not numbers, at once. Each refusal says which.
     @Test(arguments: [
-        ("totals-too-few", #"at f1000: the files listed so far (1001 entries, 1001 files of"#),
+        ("totals-too-few", #"at f1000: 1001 entries listed so far, more than the 1000 its "totals" declare"#),
         ("totals-too-many", #"it lists 3000 entries, 3000 files of 13890 bytes where its "totals" declare 3000 entries, 3000 files of 13891 bytes"#),
         ("totals-malformed", #""totals" whose "bytes" is a string, expected a whole number from 0"#),
         ("totals-huge-entries", #"it lists 0 entries, 0 files of 0 bytes where its "totals" declare 4000000000000000 entries"#),
@@ -193,7 +193,7 @@ struct BundleImportTests {
                 try importer.restore(bundle, into: workspace.destination.path, dryRun: dryRun)
                 Issue.record("accepted 3,000 entries past a limit of 1,000")
             } catch let error as BundleImportError {
-                #expect("\(error)".contains(#"more than 1000 files"#), "\(error)")
+                #expect("\(error)".contains(#"more than 1000 entries (files, folders and links)"#), "\(error)")
             }
         }
         #expect(furthest.value == 0, "\(furthest.value) entries landed or were read")

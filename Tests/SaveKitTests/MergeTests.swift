@@ -86,6 +86,26 @@ struct MergeTests {
     /// Each element of a keyed list is named by its place in the merged list: two elements never
     /// share a path (the third element of one side and of the other), and an element's path is
     /// its index in the result.
+    @Test func rfc3339TimesCompareAsTheTimesTheySpell() throws {
+        let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/lastSaved", "policy": "max"}, {"path": "/firstSeen", "policy": "min"}, {"path": "/name", "policy": "max"}]}"#))
+        func save(_ last: String, _ first: String, _ name: String) throws -> SaveValue {
+            try Codecs.value(#"{"lastSaved": "\#(last)", "firstSeen": "\#(first)", "name": "\#(name)"}"#)
+        }
+        let base = try save("2026-11-20T00:00:00Z", "2026-01-01T00:00:00Z", "a")
+        // 11:00+02:00 is 09:00Z, before 10:00Z; 10:00:00Z is before 10:00:00.5Z. Text that is no
+        // time still compares by its bytes.
+        for (local, remote, later, earlier) in [
+            ("2026-11-21T11:00:00+02:00", "2026-11-21T10:00:00Z", "2026-11-21T10:00:00Z", "2026-11-21T11:00:00+02:00"),
+            ("2026-11-21T10:00:00.5Z", "2026-11-21T10:00:00Z", "2026-11-21T10:00:00.5Z", "2026-11-21T10:00:00Z"),
+        ] {
+            let outcome = ValueMerger(rules: rules).merge(base: base, local: try save(local, local, "b"), remote: try save(remote, remote, "c"))
+            #expect(outcome.conflicts.isEmpty)
+            #expect(outcome.value["lastSaved"]?.stringValue == later, "max of \(local) and \(remote)")
+            #expect(outcome.value["firstSeen"]?.stringValue == earlier, "min of \(local) and \(remote)")
+            #expect(outcome.value["name"]?.stringValue == "c")
+        }
+    }
+
     @Test func keyedElementsAreNamedByTheirPlaceInTheResult() throws {
         let rules = try MergeRules(parsing: Codecs.value(#"{"format": "savetool.merge/1", "kind": "k", "rules": [{"path": "/inventory", "policy": "keyed", "key": "/id"}]}"#))
         func items(_ text: String) throws -> SaveValue { try Codecs.value(#"{"inventory": \#(text)}"#) }

@@ -101,6 +101,9 @@ struct EditingCommandTests {
         #expect(kept.status == 0 && kept.outputText == "2\n", "\(kept.outputText) \(kept.errors)")
         let decoded = try CLI.run("get", file, "/gameSave", "--decode", "--duplicate-keys", "last")
         #expect(decoded.outputText.contains(#""coins": 5"#) && decoded.outputText.contains(#""level": 2"#), "\(decoded.outputText) \(decoded.errors)")
+        // inspect says the embedded save is there and why it does not read, not "none".
+        let told = try CLI.run("inspect", file)
+        #expect(told.status == 0 && told.outputText.contains(#"/gameSave  a json document that does not read: 1:26: the key "level" a second time"#), "\(told.outputText)")
         let inspected = try CLI.run("inspect", file, "--duplicate-keys", "last")
         #expect(inspected.status == 0 && inspected.outputText.contains("/gameSave"), "\(inspected.outputText) \(inspected.errors)")
         let compared = try CLI.run("diff", file, file, "--duplicate-keys", "last")

@@ -170,6 +170,29 @@ struct MergeCommandTests {
         let gitConflict = try CLI.run("merge", "--git", texts[0], texts[1], texts[2], "notes.txt")
         #expect(gitConflict.status == 1 && gitConflict.errors.contains("git checkout --ours or --theirs") && !gitConflict.errors.contains("--answers"), "\(gitConflict.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // A report over a copy, or the merged copy, or a merged folder or report inside a copy's
+        // folder, is refused (64) before anything is written: a merge never writes over what
+        // it was given.
+        let remoteFolder = root.appendingPathComponent("remote-folder"), localFolder = root.appendingPathComponent("local-folder")
+        for folder in [remoteFolder, localFolder] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(#"{"a": 1}"#.utf8).write(to: folder.appendingPathComponent("save.json"))
+        }
+        let inRemote = remoteFolder.appendingPathComponent("save.json").path
+        for (label, arguments, message) in [
+            ("report over the remote copy", ["--local", good, "--remote", other, "-o", out, "--report", other, "--prefer", "local"], "is the remote copy"),
+            ("report over the local copy", ["--local", good, "--remote", other, "-o", out, "--report", good, "--prefer", "local"], "is the local copy"),
+            ("report over the merged copy", ["--local", good, "--remote", other, "-o", out, "--report", out, "--prefer", "local"], "is the merged copy"),
+            ("report in the remote folder", ["--local", localFolder.path, "--remote", remoteFolder.path, "-o", root.appendingPathComponent("merged").path, "--report", inRemote], "inside the remote copy"),
+            ("merged folder in the remote folder", ["--local", localFolder.path, "--remote", remoteFolder.path, "-o", remoteFolder.appendingPathComponent("merged").path], "inside the remote copy"),
+        ] {
+            let refused = try Processes.run([CLI.executable, "merge"] + arguments)
+            #expect(refused.status == 64 && refused.errors.contains(message), "\(label): \(refused.status) \(refused.errors)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: other)) == Data(#"{"a": 2}"#.utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: good)) == Data(#"{"a": 1}"#.utf8))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: inRemote)) == Data(#"{"a": 1}"#.utf8))
+        #expect(!FileManager.default.fileExists(atPath: out) && !FileManager.default.fileExists(atPath: remoteFolder.appendingPathComponent("merged").path))
 
         // A copy that breaks its kind's schema (coins held as a string, inside the binary plist's
         // embedded save) is refused, naming the place: a counter took it for 0 and wrote 30.0.

@@ -275,7 +275,7 @@ public struct BundleImporter {
     /// what ``checkLimits(_:total:written:bundle:bundleSize:)`` checks.
     private func checkDeclaredLimits(_ declared: ManifestTotals, bundle: String, bundleSize: Int64) throws {
         guard declared.entries <= limits.maxEntries else {
-            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) files (its \"totals\" declare \(declared.entries) entries)", limit: .entries)
+            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(limits.maxEntries) entries (files, folders and links): its \"totals\" declare \(declared.entries)", limit: .entries)
         }
         try Self.checkLimits(limits, total: declared.bytes, written: declared.writtenBytes, bundle: bundle, bundleSize: bundleSize)
     }
@@ -517,7 +517,7 @@ public struct BundleImporter {
             next = try nextListed()
             previous = entryPath
             done.entries += 1
-            done.bytes += file.size
+            done.bytes = done.bytes.addingSaturated(file.size)
             defer { progress(done) }
             switch (entry.kind, file.type) {
             case (.file, .file):

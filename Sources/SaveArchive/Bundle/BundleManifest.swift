@@ -80,7 +80,7 @@ public struct BundleManifest: Sendable, Equatable {
     /// How many regular files (not directories or links) the bundle holds.
     public var fileCount: Int { files.lazy.filter { $0.type == .file }.count }
     /// The bytes of those files.
-    public var byteCount: Int64 { files.reduce(0) { $0 + $1.size } }
+    public var byteCount: Int64 { files.reduce(0) { $0.addingSaturated($1.size) } }
 
     /// The manifest as typed JSON values, keys in the order bundle.md shows them.
     public var value: SaveValue {
@@ -94,7 +94,7 @@ public struct BundleManifest: Sendable, Equatable {
         let summary = summary
         return ManifestTotals(
             entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount,
-            sparseBytes: files.reduce(0) { $0 + ($1.type == .file && $1.sparse ? $1.size : 0) })
+            sparseBytes: files.reduce(0) { $0.addingSaturated($1.type == .file && $1.sparse ? $1.size : 0) })
     }
 
     /// Every member but `files`, in order.

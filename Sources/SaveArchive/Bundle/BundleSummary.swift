@@ -28,7 +28,7 @@ public struct BundleSummary: Sendable, Equatable {
         entryCount += 1
         if file.type == .file {
             fileCount += 1
-            byteCount += file.size
+            byteCount = byteCount.addingSaturated(file.size)
         }
     }
 }
@@ -39,5 +39,14 @@ extension BundleManifest {
         var summary = BundleSummary(createdAt: createdAt, createdBy: createdBy, label: label, source: source, sourcePath: sourcePath)
         for file in files { summary.add(file) }
         return summary
+    }
+}
+
+extension Int64 {
+    /// The sum, or `Int64.max` past it: a manifest's sizes are anyone's numbers, and a total
+    /// past 2^63 bytes is refused by the limits rather than trapping (a crash, not a message).
+    func addingSaturated(_ other: Int64) -> Int64 {
+        let (sum, overflowed) = addingReportingOverflow(other)
+        return overflowed ? (other < 0 ? .min : .max) : sum
     }
 }

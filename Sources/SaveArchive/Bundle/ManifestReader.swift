@@ -243,7 +243,7 @@ enum ManifestReader {
                     delimited = try ManifestLayout.forEachElement(bytes, in: filesRange, reading: ManifestEntryFields.element(at:)) { range, scanned in
                         index += 1
                         guard index < maxEntries else {
-                            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) files", limit: .entries)
+                            throw BundleImportError.limitExceeded(bundle: bundle, reason: "more than \(maxEntries) entries (files, folders and links)", limit: .entries)
                         }
                         try kept.add(scanned ?? ManifestEntryFields(decode(range)), index: index)
                     }
@@ -420,7 +420,7 @@ private final class EntryKeeper: @unchecked Sendable {
                     let file = try ManifestReader.entry(from: fields, index: index, formatTwo: formatTwo, bundle: checks.bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
-                    if !file.sparse { written += file.size }
+                    if !file.sparse { written = written.addingSaturated(file.size) }
                     if let why = declared?.exceeded(by: summary, written: written) {
                         throw BundleImportError.badManifest(bundle: checks.bundle, reason: "at \(ExactFileName.printable(file.path)): " + why)
                     }

@@ -69,8 +69,19 @@ struct ManifestTotals: Sendable, Equatable {
     /// they are not.
     func exceeded(by summary: BundleSummary, written: Int64) -> String? {
         let listed = ManifestTotals(summary, writtenBytes: written)
-        guard listed.entries > entries || listed.files > files || listed.bytes > bytes || listed.writtenBytes > writtenBytes else { return nil }
-        return "the files listed so far (\(listed.description)) are more than its \"totals\" declare (\(description)), expected the totals of every entry"
+        let passed: String
+        if listed.entries > entries {
+            passed = "\(listed.entries) entries listed so far, more than the \(entries)"
+        } else if listed.files > files {
+            passed = "\(listed.files) files listed so far, more than the \(files)"
+        } else if listed.bytes > bytes {
+            passed = "\(listed.bytes) bytes of files listed so far, more than the \(bytes)"
+        } else if listed.writtenBytes > writtenBytes {
+            passed = "\(listed.writtenBytes) bytes outside sparse files listed so far, more than the \(writtenBytes) (\(bytes) bytes, \(sparseBytes) of them in sparse files)"
+        } else {
+            return nil
+        }
+        return passed + " its \"totals\" declare, expected the totals of every entry"
     }
 
     /// Why the whole manifest's totals are not the declared ones; `nil` when they are.

@@ -39,6 +39,28 @@ public struct MergeJob: Sendable {
         public var keptOriginals: String?
     }
 
+    /// Refuses places that would write over or into what a merge reads: a `report` that is one
+    /// of the copies or the merged output, or lies inside a copy given as a folder; a merged
+    /// `output` folder inside a copy's folder (the next merge would take it for new files).
+    /// A report on standard output (`-`), a device or a FIFO is written as a stream and passes.
+    public static func checkPlaces(base: String?, local: String, remote: String, output: String?, report: String?) throws {
+        let copies = [("the local copy", local), ("the remote copy", remote), ("the base", base)].compactMap { role, path in path.map { (role, $0) } }
+        // An output that exists is refused by the merge itself, unless it is the local copy.
+        if let output, !samePlace(output, local), !FileManager.default.fileExists(atPath: output) {
+            for (role, copy) in copies where isFolder(copy) && FileIO.isInside(output, copy) {
+                throw SaveError(.usage, file: output, "inside \(role) \(copy), expected a place for the merged copy outside the copies")
+            }
+        }
+        guard let report, report != "-" else { return }
+        var info = stat()
+        if stat(report, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFDIR { return }
+        for (role, path) in copies + (output.map { [("the merged copy", $0)] } ?? []) {
+            if samePlace(report, path) || (isFolder(path) && FileIO.isInside(report, path)) {
+                throw SaveError(.usage, file: report, "\(samePlace(report, path) ? "is" : "inside") \(role) \(path), expected a path for the report that none of the copies holds")
+            }
+        }
+    }
+
     /// Merges and, unless ``dryRun`` or a conflict is left, writes `output`; `each` sees every
     /// file's outcome as it is decided.
     public func run(base: String?, local: String, remote: String, output: String, each: (TreeMerger.FileOutcome) throws -> Void) throws -> Outcome {

@@ -40,7 +40,7 @@ extension BatchMigration {
         }
         // Copies written over their originals, or into the folder being walked, would be a
         // migration in place without the originals kept first.
-        guard let place = Self.resolvedPath(out) else { return }
+        guard let place = FileIO.resolvedPath(out) else { return }
         let files = FileWalk(paths: paths)
         for index in paths.indices {
             guard let root = FileIO.realPath(files.root(of: index)) else { continue }
@@ -49,7 +49,7 @@ extension BatchMigration {
             let isFolder = files.root(of: index) == paths[index]
             let inside = place == root || (isFolder && (root == "/" || place.hasPrefix(root + "/")))
             let name = URL(fileURLWithPath: paths[index]).lastPathComponent
-            let overFile = !isFolder && Self.resolvedPath(place + "/" + name) == FileIO.realPath(paths[index])
+            let overFile = !isFolder && FileIO.resolvedPath(place + "/" + name) == FileIO.realPath(paths[index])
             if inside || overFile {
                 throw SaveError(
                     .usage, file: out, "would put the migrated copies among the files migrated from \(paths[index]), expected a folder outside them",
@@ -64,7 +64,7 @@ extension BatchMigration {
     public func checkReportPlace(_ report: String) throws {
         var info = stat()
         let exists = stat(report, &info) == 0
-        if let out = destination.folder, let place = Self.resolvedPath(report), let folder = Self.resolvedPath(out) {
+        if let out = destination.folder, let place = FileIO.resolvedPath(report), let folder = FileIO.resolvedPath(out) {
             if place == folder {
                 throw SaveError(.usage, file: report, "the folder for the migrated copies, expected a report path outside it")
             }
@@ -133,13 +133,4 @@ extension BatchMigration {
         return true
     }
 
-    /// A path made real as far as it exists, with the rest (folders yet to be made) after it.
-    private static func resolvedPath(_ path: String) -> String? {
-        var existing = URL(fileURLWithPath: path).standardizedFileURL.path, rest: [String] = []
-        while FileIO.realPath(existing) == nil, existing != "/" {
-            rest.insert(URL(fileURLWithPath: existing).lastPathComponent, at: 0)
-            existing = FileIO.parentDirectory(of: existing)
-        }
-        return FileIO.realPath(existing).map { ([$0 == "/" ? "" : $0] + rest).joined(separator: "/") }
-    }
 }

@@ -70,6 +70,8 @@ public struct DocumentSummary: Sendable {
                     embedded.append(Embedded(
                         pointer: pointer, value: found.value, codec: found.codec.id, topLevelType: found.value.typeName, count: Self.count(of: found.value),
                         byteCount: bytes.count, keyedArchive: found.codec.viewedArchive?.summary))
+                } else {
+                    noteUnreadable(Array(bytes), at: pointer, registry: registry)
                 }
             } catch {
                 embedded.append(Embedded(
@@ -79,10 +81,22 @@ public struct DocumentSummary: Sendable {
             let bytes = Array(text.utf8)
             if bytes.count >= 2, let found = EmbeddedDocument.decode(bytes, registry: registry), found.codec.id == "json" {
                 embedded.append(Embedded(pointer: pointer, value: found.value, codec: "json", topLevelType: found.value.typeName, count: Self.count(of: found.value), byteCount: bytes.count))
+            } else if let first = text.first(where: { !$0.isWhitespace }), let last = text.last(where: { !$0.isWhitespace }),
+                (first, last) == ("{", "}") || (first, last) == ("[", "]"), registry.codec(sniffing: bytes)?.id == "json"
+            {
+                // Text that is shaped as a JSON object or array throughout, and does not read.
+                noteUnreadable(bytes, at: pointer, registry: registry)
             }
         default:
             break
         }
+    }
+
+    /// A value that begins as a document and does not read (the JSON a plist holds, with a key
+    /// repeated, say): listed with why, so that `inspect` does not say there is none.
+    private mutating func noteUnreadable(_ bytes: [UInt8], at pointer: JSONPointer, registry: CodecRegistry) {
+        guard let problem = EmbeddedDocument.unreadable(bytes, registry: registry), let codec = registry.codec(sniffing: bytes) else { return }
+        embedded.append(Embedded(pointer: pointer, value: .null, codec: codec.id, topLevelType: "document", count: nil, byteCount: bytes.count, problem: problem))
     }
 }
 

@@ -356,7 +356,15 @@ public struct ValueMerger: Sendable {
         /// -1, 0 or 1, or `nil` when the two cannot be ordered.
         static func compare(_ left: SaveValue, _ right: SaveValue) -> Int? {
             switch (left, right) {
-            case (.string(let a), .string(let b)): return a == b ? 0 : (Array(a.utf8).lexicographicallyPrecedes(b.utf8) ? -1 : 1)
+            case (.string(let a), .string(let b)):
+                if a == b { return 0 }
+                // RFC 3339 times (what JSON saves keep times as) compare as the times they spell:
+                // as text, "…11:00:00+02:00" comes after "…10:00:00Z", and "…10:00:00Z" after
+                // "…10:00:00.5Z", though both are earlier.
+                if let first = RFC3339.parseUnixTime(a), let second = RFC3339.parseUnixTime(b) {
+                    return first == second ? 0 : (first < second ? -1 : 1)
+                }
+                return Array(a.utf8).lexicographicallyPrecedes(b.utf8) ? -1 : 1
             case (.date(let a), .date(let b)): return a == b ? 0 : (a < b ? -1 : 1)
             case (.bool(let a), .bool(let b)): return a == b ? 0 : (b ? -1 : 1)
             case (.array(let a), .array(let b)): return compareTuples(a.map(Optional.some), b.map(Optional.some))

@@ -72,7 +72,7 @@ struct Import: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The most bytes the files may total.", valueName: "bytes"))
     var maxBytes: Int64 = BundleImporter.Limits().maxTotalBytes
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The most files a bundle may hold.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The most entries (files, folders and links) a bundle may hold.", valueName: "count"))
     var maxEntries: Int = BundleImporter.Limits().maxEntries
 
     @Option(parsing: .unconditional, help: ArgumentHelp("The most bytes of files per byte of bundle, for bundles that write more than 256 MiB.", valueName: "ratio"))

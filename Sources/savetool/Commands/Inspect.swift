@@ -91,7 +91,7 @@ struct Inspect: ParsableCommand {
             lines.append("embedded:")
             for item in summary.embedded {
                 let kind = embeddedKinds[item.pointer].map { ", \($0)" } ?? ""
-                let what = item.problem.map { "keyed archive that cannot be read: \($0)" }
+                let what = item.problem.map { item.codec == "keyed" ? "keyed archive that cannot be read: \($0)" : $0 }
                     ?? item.keyedArchive.map { "\($0)" } ?? "\(item.codec) document, \(describe(item.topLevelType, item.count))"
                 lines.append("  \(item.pointer.displayText.escapingControlCharacters())  \(what) (\(item.byteCount) bytes)\(kind)")
             }
@@ -110,7 +110,8 @@ struct Inspect: ParsableCommand {
         ]
         if let manifest = document.value["manifest"] {
             let files = manifest["files"]?.arrayValue ?? []
-            let total = files.compactMap { $0["size"]?.int64Value }.reduce(0, +)
+            // Sizes are the bundle's word: a sum past 2^63 is shown as that, not a crash.
+            let total = files.compactMap { $0["size"]?.int64Value }.reduce(Int64(0)) { let (sum, over) = $0.addingReportingOverflow($1); return over ? .max : sum }
             let regular = files.filter { ($0["type"]?.stringValue ?? "file") == "file" }.count
             lines.append("bundle:    \(ExactFileName.printable(manifest["format"]?.stringValue ?? "?")), \(regular) file\(regular == 1 ? "" : "s"), \(total) bytes")
             for key in ["createdAt", "createdBy", "label", "source"] {

@@ -142,6 +142,7 @@ struct Merge: ParsableCommand {
             job.keepsOriginals = !git
             job.isGitDriver = git
             if git, gitFiles.count == 4 { job.recognitionPath = gitFiles[3] }
+            try MergeJob.checkPlaces(base: baseCopy, local: localCopy, remote: remoteCopy, output: git ? nil : output, report: report)
             var collected = MergeReport()
             // Opened first: a report that cannot be written stops the merge before the merged
             // copy is, never after (it is committed once the merge is done).

@@ -150,6 +150,17 @@ with tarfile.open(output, "w:gz", format=tarfile.PAX_FORMAT, compresslevel=1) as
                                               "source": "x", "files": entries}).encode())
         for path, data in many:
             add(tar, "files/" + path, data)
+    elif case == "sizes-overflow":
+        # Two files whose declared sizes add up past 2^63 (the second's bytes are 8): their sum
+        # trapped, a crash rather than a refusal.
+        entries = [{"path": "a.json", "size": 9223372036854775807, "sha256": hashlib.sha256(b"").hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"},
+                   {"path": "b.json", "size": 8, "sha256": hashlib.sha256(b'{"b": 1}').hexdigest(), "mode": "0644",
+                    "modifiedAt": "2026-11-21T08:00:00Z"}]
+        add(tar, "manifest.json", json.dumps({"format": "savetool.bundle/2", "createdAt": "2026-11-21T08:00:00Z", "createdBy": "test",
+                                              "source": "x", "files": entries}).encode())
+        add(tar, "files/a.json", b"")
+        add(tar, "files/b.json", b'{"b": 1}')
     elif case == "totals-huge-entries":
         # A few hundred bytes that declare 4e15 entries: refused by the entry limit, before any
         # arithmetic on them (the room they would take overflows 64 bits).

@@ -154,6 +154,9 @@ struct MergeCommandTests {
         let missing = try CLI.run("merge", "--local", good, "--remote", root.appendingPathComponent("nope.json").path, "-o", out)
         #expect(missing.status == 66)
         #expect(try CLI.run("merge", "--local", good, "--remote", good).status == 64, "no output and no --dry-run")
+        // An option merge does not have is named, not its value.
+        let unknown = try CLI.run("merge", "--local", good, "--remote", good, "-o", out, "--null", "drop")
+        #expect(unknown.status == 64 && unknown.errors.hasPrefix("savetool: unknown option '--null' (with 'drop')"), "\(unknown.errors)")
         let folders = try CLI.run("merge", "--local", root.path, "--remote", root.path, "-o", good)
         #expect(folders.status == 73, "an existing output other than the local copy is never replaced")
         let other = root.appendingPathComponent("other.json").path

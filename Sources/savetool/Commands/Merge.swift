@@ -98,7 +98,14 @@ struct Merge: ParsableCommand {
                 throw ValidationError("--git takes its copies as %O %A %B, expected no --local, --remote, --base or --output")
             }
         } else {
-            guard gitFiles.isEmpty else { throw ValidationError("unexpected argument '\(gitFiles[0])'; the copies are given with --local and --remote") }
+            if let stray = gitFiles.first {
+                // `--null drop`: the value of an option merge does not have is taken for a path.
+                let arguments = CommandLineText.arguments()
+                if let index = arguments.lastIndex(of: stray), index > 0, arguments[index - 1].hasPrefix("-"), arguments[index - 1].count > 1 {
+                    throw ValidationError("unknown option '\(arguments[index - 1])' (with '\(stray)')")
+                }
+                throw ValidationError("unexpected argument '\(stray)'; the copies are given with --local and --remote")
+            }
             guard local != nil, remote != nil else { throw ValidationError("missing --local or --remote, expected both copies") }
             guard output != nil || dryRun else { throw ValidationError("missing --output, expected where the merged copy goes (or --dry-run)") }
         }

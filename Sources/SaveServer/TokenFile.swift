@@ -7,10 +7,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The tokens file a running server reads again when it changes: a token added with
-/// `savetool serve token add` counts at once (an unknown token has the file looked at again),
-/// one removed from the file by hand (its revocation) within a second, without a restart. A file that no longer reads leaves the tokens read
-/// before in force, and says so once in the server's log.
+/// The tokens file a running server reads again when it changes, without a restart: a token
+/// added with `savetool serve token add` counts at once (an unknown token has the file looked
+/// at again), one removed from the file by hand (its revocation) within a second. A file that
+/// no longer reads leaves the tokens read before in force, and says so once in the server's log.
 final class TokenFile: @unchecked Sendable {
     let path: String
     private let log: @Sendable (String) -> Void

@@ -132,5 +132,4 @@ extension BatchMigration {
         }
         return true
     }
-
 }

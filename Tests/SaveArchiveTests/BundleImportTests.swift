@@ -178,6 +178,22 @@ struct BundleImportTests {
         if name == "totals-too-few" { #expect(furthest.value <= 1000, "\(furthest.value) entries landed") }
     }
 
+    /// What `--max-ratio` a bundle needs when import's defaults would refuse it, as export tells:
+    /// none up to 256 MiB written or 200 bytes per byte of bundle, the ratio past them, a sparse
+    /// file's bytes counted a fiftieth.
+    @Test func theRatioABundleNeedsIsToldWhenTheDefaultsWouldRefuseIt() {
+        var summary = BundleSummary(createdAt: Date(), createdBy: "test", label: nil, source: "s", sourcePath: nil)
+        summary.fileCount = 1
+        summary.byteCount = 300 << 20  // 300 MiB of zeros, dense
+        #expect(BundleImporter.ratioNeeded(for: summary, bundleSize: 10_000) == 31_458 + 1)
+        #expect(BundleImporter.ratioNeeded(for: summary, bundleSize: 2 << 20) == nil, "150 bytes per byte")
+        summary.byteCount = 200 << 20
+        #expect(BundleImporter.ratioNeeded(for: summary, bundleSize: 10_000) == nil, "under the 256 MiB floor")
+        summary.byteCount = 3 << 30
+        summary.sparseByteCount = 3 << 30  // a sparse disk image: a fiftieth of it counts
+        #expect(BundleImporter.ratioNeeded(for: summary, bundleSize: 10_000) == nil)
+    }
+
     /// Declared entries past `--max-entries` are refused before anything lands, naming both.
     @Test func declaredEntriesPastTheLimitAreRefusedBeforeAnythingLands() throws {
         let workspace = try Workspace()

@@ -271,6 +271,16 @@ public struct BundleImporter {
         return manifest
     }
 
+    /// The `--max-ratio` that a bundle of `bundleSize` bytes with these totals needs to be
+    /// restored, when `limits` (import's own by default) refuse it; `nil` when they let it in.
+    /// An export tells its user so (a folder of more than 256 MiB of zeros compresses past them).
+    public static func ratioNeeded(for summary: BundleSummary, bundleSize: Int64, limits: Limits = Limits()) -> Int? {
+        let written = summary.byteCount - summary.sparseByteCount
+        guard (try? checkLimits(limits, total: summary.byteCount, written: written, bundle: "", bundleSize: bundleSize)) == nil, summary.byteCount <= limits.maxTotalBytes else { return nil }
+        let weighed = Double(written) + Double(summary.sparseByteCount) / 50
+        return Int((weighed / Double(max(bundleSize, 1))).rounded(.up)) + 1
+    }
+
     /// Throws when the totals a manifest's header declares break a limit: its entries, or
     /// what ``checkLimits(_:total:written:bundle:bundleSize:)`` checks.
     private func checkDeclaredLimits(_ declared: ManifestTotals, bundle: String, bundleSize: Int64) throws {

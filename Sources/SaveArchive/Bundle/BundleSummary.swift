@@ -18,6 +18,8 @@ public struct BundleSummary: Sendable, Equatable {
     public var fileCount = 0
     /// The bytes of those files.
     public var byteCount: Int64 = 0
+    /// Of ``byteCount``, those of sparse files (their holes are made, not written).
+    public var sparseByteCount: Int64 = 0
 
     public init(format: String = BundleManifest.format, createdAt: Date, createdBy: String, label: String?, source: String, sourcePath: String?) {
         (self.format, self.createdAt, self.createdBy, self.label, self.source, self.sourcePath) = (format, createdAt, createdBy, label, source, sourcePath)
@@ -29,6 +31,7 @@ public struct BundleSummary: Sendable, Equatable {
         if file.type == .file {
             fileCount += 1
             byteCount = byteCount.addingSaturated(file.size)
+            if file.sparse { sparseByteCount = sparseByteCount.addingSaturated(file.size) }
         }
     }
 }

@@ -80,6 +80,12 @@ struct Export: ParsableCommand {
                     defer { bar.finish() }
                     summary = try exporter.export(directory: source, to: output)
                 }
+                // A bundle that import's default limits would refuse (a folder mostly of zeros
+                // compresses past them) is said now, with the flag that restores it.
+                var written = stat()
+                if output != "-", stat(output, &written) == 0, let needed = BundleImporter.ratioNeeded(for: summary, bundleSize: Int64(written.st_size)) {
+                    global.warn("\(output): its files write \(summary.byteCount) bytes from a \(written.st_size)-byte bundle, more than import lets in by default (--max-ratio 200); restore it with --max-ratio \(needed)")
+                }
                 // The manifest as written, read back from the bundle.
                 if global.json { try Console.outputJSON(BundleImporter(createdBy: "").manifest(of: output).value) }
             }

@@ -346,4 +346,22 @@ struct SaveKindTests {
             try KindLoader.load(folder: zero.path)
         }
     }
+
+    /// Content that the fingerprints of two kinds match is `ambiguous` in the pipeline that
+    /// migrate and import go through, as `validate` says it, never skipped as nobody's.
+    @Test func contentTwoKindsRecogniseIsAmbiguousInThePipeline() throws {
+        let root = try Processes.temporaryDirectory("two-kinds")
+        defer { try? FileManager.default.removeItem(at: root) }
+        for name in ["dungeon.save", "clone.save"] {
+            let folder = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data(#"{"format": "savetool.kind/1", "kind": "\#(name)", "codec": "json", "version": {"path": "/v", "current": 1}, "detect": [{"version": 1, "all": [{"has": "/dungeonLevel"}]}]}"#.utf8)
+                .write(to: folder.appendingPathComponent("kind.json"))
+        }
+        let pipeline = try SavePipeline(kinds: try KindLoader.kinds(in: root.path), registry: .builtIn)
+        let result = pipeline.process(Array(#"{"dungeonLevel": 3}"#.utf8), path: "saves/other.json")
+        #expect(result.status == .ambiguous)
+        #expect(result.problem == "recognised by the fingerprints of 2 kinds (clone.save, dungeon.save), expected one", "\(result.problem ?? "")")
+        #expect(pipeline.process(Array(#"{"gold": 3}"#.utf8), path: "saves/other.json").status == .unrecognized)
+    }
 }

@@ -76,7 +76,14 @@ public struct SavePipeline: Sendable {
             }
             return result
         }
-        guard let found = migrator.match(value, path: path, named: kind) else { return result }
+        guard let found = migrator.match(value, path: path, named: kind) else {
+            // Content that the fingerprints of two kinds match is nobody's, and said so, as
+            // `validate` says it: a batch or an import never passes a kind's mistake in silence.
+            if claimed == nil, case let several = migrator.contentMatches(value), several.count > 1 {
+                result.fail(.ambiguous, "recognised by the fingerprints of \(several.count) kinds (\(several.map(\.kind.name).joined(separator: ", "))), expected one")
+            }
+            return result
+        }
         (result.kind, result.evidence) = (found.kind.name, found.evidence)
         switch found.recognition {
         case .unrecognized:

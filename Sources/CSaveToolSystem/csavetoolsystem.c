@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "csavetoolsystem.h"
 #include <errno.h>
+#include <signal.h>
+#include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,4 +204,42 @@ int savetool_append_file(int from, int to, int release) {
     }
     free(buffer);
     return result;
+}
+
+static volatile sig_atomic_t tracked_groups[64];
+
+void savetool_track_child_group(int group) {
+    for (int index = 0; index < 64; index++) {
+        if (tracked_groups[index] == 0) { tracked_groups[index] = group; return; }
+    }
+}
+
+void savetool_untrack_child_group(int group) {
+    for (int index = 0; index < 64; index++) {
+        if (tracked_groups[index] == group) tracked_groups[index] = 0;
+    }
+}
+
+/// Async-signal-safe: kill and raise only.
+static void savetool_stop_tracked_groups(int signal_number) {
+    for (int index = 0; index < 64; index++) {
+        int group = tracked_groups[index];
+        if (group > 0) kill(-group, SIGKILL);
+    }
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
+void savetool_stop_tracked_groups_on_interrupt(void) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = savetool_stop_tracked_groups;
+    sigemptyset(&action.sa_mask);
+    int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int index = 0; index < 3; index++) {
+        struct sigaction previous;
+        // A signal ignored when savetool started (nohup, a shell's background job) stays ignored.
+        if (sigaction(signals[index], NULL, &previous) == 0 && previous.sa_handler == SIG_IGN) continue;
+        sigaction(signals[index], &action, NULL);
+    }
 }

@@ -53,6 +53,9 @@ struct SaveTool: ParsableCommand {
         // when freed, rather than kept in malloc's per-thread arenas: resident memory falls when
         // a part has gone up, and an upload of any size stays flat.
         savetool_map_buffers_from(4 << 20)
+        // A plugin leads a process group of its own, which Ctrl-C does not reach: interrupted,
+        // savetool stops what it started before it goes.
+        savetool_stop_tracked_groups_on_interrupt()
         let arguments = GlobalOptions.movedAfterCommand(CommandLineText.arguments())
         Console.beforeMessage = { ProgressBar.active?.erase() }
         // The sync server is its own binary, so that every other command starts without

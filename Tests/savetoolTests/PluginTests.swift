@@ -137,6 +137,44 @@ struct PluginTests {
         #expect(!commands.contains { $0.contains(child) }, "what the plugin started is stopped too")
     }
 
+    /// savetool interrupted (Ctrl-C, or SIGTERM from `timeout` or a job runner) while a plugin
+    /// works stops the plugin's process group first: a terminal's Ctrl-C never reaches it.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedRunStopsItsPlugin(_ signal: Int32) throws {
+        let child = "sleep 62.\(Int.random(in: 100_000...999_999))"
+        let hanging = "#!/bin/sh\nif [ \"$1\" = describe ]; then echo '{\"id\":\"slow\",\"extensions\":[\"slow\"],\"magic\":[],\"decode\":true,\"encode\":true}'; else \(child); fi\n"
+        let plugins = try install(hanging, name: "savetool-codec-slow")
+        defer { try? FileManager.default.removeItem(at: plugins) }
+        let input = plugins.appendingPathComponent("a.slow")
+        try Data("a".utf8).write(to: input)
+        // Started as a terminal starts it, with SIGINT and SIGTERM in their default course (a test
+        // runner's children may inherit them blocked or ignored, which savetool leaves so).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c",
+            "import os, signal, sys\nfor s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\nsignal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})\nos.execv(sys.argv[1], sys.argv[1:])",
+            CLI.executable, "convert", input.path, "--from", "slow", "--plugins", plugins.path,
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        func commands() -> [String] {
+            let running = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return running.filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+                (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))).map { String(decoding: $0.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self) }
+            }
+        }
+        let deadline = Date().addingTimeInterval(20)
+        while !commands().contains(where: { $0.contains(child) }), Date() < deadline { usleep(50_000) }
+        #expect(commands().contains { $0.contains(child) }, "the plugin is at work")
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == signal, "\(process.terminationReason.rawValue) \(process.terminationStatus)")
+        usleep(200_000)
+        #expect(!commands().contains { $0.contains(child) }, "the plugin's group is stopped with savetool")
+    }
+
     /// A plugin that prints without end is stopped at its output limit (a save document's most,
     /// 1 GiB, by default) with a message, before its timeout and before memory runs out; a
     /// plugin's stderr is kept only in part for its message (its end). And its failures read like every

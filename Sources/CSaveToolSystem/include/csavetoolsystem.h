@@ -50,4 +50,13 @@ void savetool_limit_malloc_arenas(int count);
 /// Returns 0, or an errno (EIO when fewer bytes were copied than `from` holds).
 int savetool_append_file(int from, int to, int release);
 
+/// Plugin processes lead process groups of their own, which a terminal's Ctrl-C does not
+/// reach: a group tracked here is killed (SIGKILL) if this process is interrupted (SIGINT,
+/// SIGTERM, SIGHUP) once savetool_stop_tracked_groups_on_interrupt has been called, before
+/// the signal takes its default course. Up to 64 groups; more are not tracked.
+void savetool_track_child_group(int group);
+void savetool_untrack_child_group(int group);
+/// Installs the handlers (a command-line process; a server keeps its own).
+void savetool_stop_tracked_groups_on_interrupt(void);
+
 #endif

@@ -1,3 +1,4 @@
+import CSaveToolSystem
 import Foundation
 
 /// A codec provided by an executable named `savetool-codec-<id>`, found on `PATH` or in a
@@ -254,6 +255,9 @@ public struct ExternalCodec: SaveCodec {
         #else
         let leadsGroup = getpgid(pid) == pid
         #endif
+        // Ctrl-C reaches savetool, not a group of its own: interrupted, savetool stops it first.
+        if leadsGroup { savetool_track_child_group(pid) }
+        defer { if leadsGroup { savetool_untrack_child_group(pid) } }
         Thread.detachNewThread {
             var output: [UInt8] = []
             switch read(stdout.fileHandleForReading.fileDescriptor, into: &output, limit: outputLimit, keepingTail: false) {

@@ -20,7 +20,15 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
         }
         self.bucket = bucket
         var prefix = parts.count > 1 ? String(parts[1]) : ""
-        while prefix.hasSuffix("/") { prefix.removeLast() }
+        if prefix.hasSuffix("/") { prefix.removeLast() }  // `s3://bucket/saves/` is `saves`
+        // An object store keeps `.`, `..` and empty names as they are, but the HTTP paths that
+        // reach them do not: a repository at `saves/p7/..` would write into `saves` and list
+        // `saves/p7/..`, out of sight of its own lock and of its other backups.
+        if !prefix.isEmpty, let odd = prefix.split(separator: "/", omittingEmptySubsequences: false).first(where: { $0.isEmpty || $0 == "." || $0 == ".." }) {
+            throw SaveError(
+                .usage, file: text,
+                odd.isEmpty ? "an empty segment (//) in the prefix, expected names separated by single slashes" : "the segment \"\(odd)\" in the prefix, expected names (not . or ..)")
+        }
         self.prefix = prefix
     }
 

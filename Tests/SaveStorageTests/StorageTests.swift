@@ -15,6 +15,18 @@ extension MotoServer {
 
 @Suite("Storage")
 struct StorageTests {
+    /// A prefix holds names only: `..`, `.` and `//` would reach other keys over HTTP than the
+    /// ones listed (a repository out of sight of its own lock), and are refused (64).
+    @Test func aPrefixOfDotsOrEmptyNamesIsRefused() throws {
+        #expect(try S3Location(parsing: "s3://saves-bucket/devices/qa/").prefix == "devices/qa")
+        #expect(try S3Location(parsing: "s3://saves-bucket").prefix == "")
+        for text in ["s3://saves-bucket/dd/p7/..", "s3://saves-bucket/de/./q", "s3://saves-bucket/df//q", "s3://saves-bucket/dg//", "s3://saves-bucket//x"] {
+            #expect(throws: SaveError.self, "\(text)") { try S3Location(parsing: text) }
+            #expect((try? S3Location(parsing: text)) == nil)
+            do { _ = try S3Location(parsing: text) } catch let error as SaveError { #expect(error.category == .usage, "\(text)") }
+        }
+    }
+
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case local, s3
         var testDescription: String { rawValue }

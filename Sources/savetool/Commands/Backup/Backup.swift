@@ -79,7 +79,11 @@ extension RemoteRepository {
         guard let slash = text.lastIndex(of: "/"), text.distance(from: text.startIndex, to: slash) > "s3:/".count, slash != text.index(before: text.endIndex) else {
             throw SaveError(.usage, file: text, "no object name, expected s3://bucket/prefix/<name>.tar.gz")
         }
-        return (try s3(String(text[..<slash])), String(text[text.index(after: slash)...]))
+        let name = String(text[text.index(after: slash)...])
+        guard !text[..<slash].hasSuffix("/"), name != ".", name != ".." else {
+            throw SaveError(.usage, file: text, "an empty or dot name before the object's (// . ..), expected names separated by single slashes")
+        }
+        return (try s3(String(text[..<slash])), name)
     }
 }
 

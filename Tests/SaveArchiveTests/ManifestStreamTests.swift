@@ -15,7 +15,7 @@ struct ManifestStreamTests {
     static func manifest(entries: Int) -> CheckedManifest {
         var summary = BundleSummary(createdAt: Date(timeIntervalSince1970: 0), createdBy: "test", label: nil, source: "x", sourcePath: nil)
         summary.entryCount = entries
-        return CheckedManifest(summary: summary, formatTwo: true, writtenBytes: 0, entries: ManifestEntries(held: []))
+        return CheckedManifest(summary: summary, formatTwo: true, entries: ManifestEntries(held: []))
     }
 
     /// More batches than may wait: the reader waits for the import, and every entry comes once,

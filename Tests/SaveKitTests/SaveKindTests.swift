@@ -5,6 +5,12 @@ import Testing
 
 @Suite("Save kinds")
 struct SaveKindTests {
+    /// A kind folder holding only `kind.json`.
+    static func writeKindFile(_ json: String, into folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(json.utf8).write(to: folder.appendingPathComponent("kind.json"))
+    }
+
     /// A `Formats/kape.tournament/` folder as formats.md describes it, written for the test.
     static func writeKind(into root: URL, kindJSON: String? = nil) throws -> URL {
         let folder = root.appendingPathComponent("kape.tournament")
@@ -194,9 +200,7 @@ struct SaveKindTests {
         let root = try Processes.temporaryDirectory("kinds")
         defer { try? FileManager.default.removeItem(at: root) }
         for folder in ["x", "y"] {
-            let url = root.appendingPathComponent(folder)
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-            try Data(#"{"format": "savetool.kind/1", "kind": "same.k", "version": {"current": 1}}"#.utf8).write(to: url.appendingPathComponent("kind.json"))
+            try Self.writeKindFile(#"{"format": "savetool.kind/1", "kind": "same.k", "version": {"current": 1}}"#, into: root.appendingPathComponent(folder))
         }
         #expect(throws: KindLoader.LoadError(
             file: root.path + "/y/kind.json", at: JSONPointer(tokens: ["kind"]),
@@ -353,10 +357,9 @@ struct SaveKindTests {
         let root = try Processes.temporaryDirectory("two-kinds")
         defer { try? FileManager.default.removeItem(at: root) }
         for name in ["dungeon.save", "clone.save"] {
-            let folder = root.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data(#"{"format": "savetool.kind/1", "kind": "\#(name)", "codec": "json", "version": {"path": "/v", "current": 1}, "detect": [{"version": 1, "all": [{"has": "/dungeonLevel"}]}]}"#.utf8)
-                .write(to: folder.appendingPathComponent("kind.json"))
+            try Self.writeKindFile(
+                #"{"format": "savetool.kind/1", "kind": "\#(name)", "codec": "json", "version": {"path": "/v", "current": 1}, "detect": [{"version": 1, "all": [{"has": "/dungeonLevel"}]}]}"#,
+                into: root.appendingPathComponent(name))
         }
         let pipeline = try SavePipeline(kinds: try KindLoader.kinds(in: root.path), registry: .builtIn)
         let result = pipeline.process(Array(#"{"dungeonLevel": 3}"#.utf8), path: "saves/other.json")

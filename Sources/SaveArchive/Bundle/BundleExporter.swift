@@ -171,8 +171,6 @@ public struct BundleExporter: Sendable {
         /// The manifest's first lines, every member but the entries of `files`; known once
         /// ``finish()`` has run.
         private(set) var headerBytes: [UInt8] = []
-        /// The bytes of the sparse files among the entries.
-        private var sparseBytes: Int64 = 0
         /// The manifest's data, in one pass: compressed as each entry is described, on a thread
         /// of its own, where it was compressed after everything else (7% of an export's time
         /// at 100,000 files, with the other core idle).
@@ -268,14 +266,13 @@ public struct BundleExporter: Sendable {
             try append(BundleManifest.encodedEntry(file, first: summary.entryCount == 0))
             noteReaders(of: file.type, mode: file.mode)
             summary.add(file)
-            if file.type == .file, file.sparse { sparseBytes += file.size }
             if keeping { try builder.append(file) }
         }
 
         /// Ends the manifest (and its stream), and makes its header, with the totals.
         func finish() throws {
             try append(BundleManifest.encodedEnd(empty: summary.entryCount == 0))
-            headerBytes = try header.encodedHeader(totals: ManifestTotals(summary, writtenBytes: summary.byteCount - sparseBytes))
+            headerBytes = try header.encodedHeader(totals: ManifestTotals(summary))
             try stream?.finish(after: headerBytes.count)
         }
     }

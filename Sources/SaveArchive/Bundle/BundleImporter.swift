@@ -275,10 +275,9 @@ public struct BundleImporter {
     /// restored, when `limits` (import's own by default) refuse it; `nil` when they let it in.
     /// An export tells its user so (a folder of more than 256 MiB of zeros compresses past them).
     public static func ratioNeeded(for summary: BundleSummary, bundleSize: Int64, limits: Limits = Limits()) -> Int? {
-        let written = summary.byteCount - summary.sparseByteCount
-        guard (try? checkLimits(limits, total: summary.byteCount, written: written, bundle: "", bundleSize: bundleSize)) == nil, summary.byteCount <= limits.maxTotalBytes else { return nil }
-        let weighed = Double(written) + Double(summary.sparseByteCount) / 50
-        return Int((weighed / Double(max(bundleSize, 1))).rounded(.up)) + 1
+        let (total, written) = (summary.byteCount, summary.writtenByteCount)
+        guard total <= limits.maxTotalBytes, (try? checkLimits(limits, total: total, written: written, bundle: "", bundleSize: bundleSize)) == nil else { return nil }
+        return Int((weighed(total: total, written: written) / Double(max(bundleSize, 1))).rounded(.up)) + 1
     }
 
     /// Throws when the totals a manifest's header declares break a limit: its entries, or
@@ -290,6 +289,13 @@ public struct BundleImporter {
         try Self.checkLimits(limits, total: declared.bytes, written: declared.writtenBytes, bundle: bundle, bundleSize: bundleSize)
     }
 
+    /// The bytes a bundle's files count for against its compression ratio. Holes compress far
+    /// better than data (gzip about a thousandfold, zstd more): a sparse file's bytes count a
+    /// fiftieth, so an ordinary sparse file restores and a bomb does not.
+    private static func weighed(total: Int64, written: Int64) -> Double {
+        Double(written) + Double(total - written) / 50
+    }
+
     /// Throws when the files a manifest lists break a limit: their total size, or the bytes
     /// written for each byte of the bundle. Checked on the running totals too, while entries
     /// are landed as the manifest is read: they only grow, so an entry past the point where
@@ -299,10 +305,7 @@ public struct BundleImporter {
         guard total <= limits.maxTotalBytes else {
             throw BundleImportError.limitExceeded(bundle: bundle, reason: "the files total \(total) bytes, more than \(limits.maxTotalBytes)", limit: .totalBytes)
         }
-        // Holes compress far better than data (gzip about a thousandfold, zstd more): a sparse
-        // file's bytes count a fiftieth, so an ordinary sparse file restores and a bomb does not.
-        let weighed = Double(written) + Double(total - written) / 50
-        guard weighed <= max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)) else {
+        guard weighed(total: total, written: written) <= max(limits.maxCompressionRatio * Double(max(bundleSize, 1)), Double(limits.ratioFloor)) else {
             throw BundleImportError.limitExceeded(
                 bundle: bundle, reason: "\(written) bytes from a \(bundleSize)-byte bundle, a ratio above \(Int(limits.maxCompressionRatio))", limit: .compressionRatio)
         }
@@ -429,8 +432,9 @@ public struct BundleImporter {
             let (limits, maxEntries) = (limits, limits.maxEntries)
             Thread.detachNewThread {
                 stream.finish(Result {
-                    let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries) { batch, summary, written in
+                    let manifest = try ManifestReader.read(spool, bundle: bundle, maxEntries: maxEntries) { batch, summary in
                         // Running totals only grow: once they break a limit, the whole manifest does.
+                        let written = summary.writtenByteCount
                         let holds = (try? Self.checkLimits(limits, total: summary.byteCount, written: written, bundle: bundle, bundleSize: bundleSize)) != nil
                             && (try? Self.checkFreeSpace(for: written, entries: summary.entryCount, in: freeSpace)) != nil
                         if !holds { stream.halt() }

@@ -90,12 +90,7 @@ public struct BundleManifest: Sendable, Equatable {
     }
 
     /// What the header declares of the entries.
-    var totals: ManifestTotals {
-        let summary = summary
-        return ManifestTotals(
-            entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount,
-            sparseBytes: files.reduce(0) { $0.addingSaturated($1.type == .file && $1.sparse ? $1.size : 0) })
-    }
+    var totals: ManifestTotals { ManifestTotals(summary) }
 
     /// Every member but `files`, in order.
     private func header(totals: ManifestTotals) -> OrderedDictionary<String, SaveValue> {

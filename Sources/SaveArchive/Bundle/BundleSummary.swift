@@ -20,6 +20,8 @@ public struct BundleSummary: Sendable, Equatable {
     public var byteCount: Int64 = 0
     /// Of ``byteCount``, those of sparse files (their holes are made, not written).
     public var sparseByteCount: Int64 = 0
+    /// What the files take once written: every byte but those of sparse files.
+    public var writtenByteCount: Int64 { byteCount - sparseByteCount }
 
     public init(format: String = BundleManifest.format, createdAt: Date, createdBy: String, label: String?, source: String, sourcePath: String?) {
         (self.format, self.createdAt, self.createdBy, self.label, self.source, self.sourcePath) = (format, createdAt, createdBy, label, source, sourcePath)

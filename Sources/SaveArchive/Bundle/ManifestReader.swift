@@ -6,9 +6,10 @@ import SaveKit
 struct CheckedManifest {
     var summary: BundleSummary
     var formatTwo: Bool
-    /// The bytes the files' contents take once written: the holes of sparse files are made, not written.
-    var writtenBytes: Int64
     var entries: ManifestEntries
+
+    /// The bytes the files' contents take once written: the holes of sparse files are made, not written.
+    var writtenBytes: Int64 { summary.writtenByteCount }
 
     /// The manifest with every entry held (for callers that want them all, not for streaming).
     func whole() throws -> BundleManifest {
@@ -103,8 +104,8 @@ enum ManifestReader {
 
     /// Where a streaming read hands each batch of checked entries (last entry first, see
     /// ``ManifestStream/post(reversed:)``) as it goes, with the totals of the entries checked
-    /// so far: the summary's counts and the bytes the files' contents take once written.
-    typealias HandOff = @Sendable (_ reversedBatch: [BundleManifest.File], _ summary: BundleSummary, _ written: Int64) -> Void
+    /// so far (the summary's counts, and so the bytes the files' contents take once written).
+    typealias HandOff = @Sendable (_ reversedBatch: [BundleManifest.File], _ summary: BundleSummary) -> Void
 
     /// Thrown by a streaming read that cannot hand its entries over once each, in order: a
     /// manifest not in export's order, or one whose `files` ends before the document does.
@@ -265,8 +266,8 @@ enum ManifestReader {
             }
         }
         var checks = kept.checks
-        let (summary, written) = (kept.summary, kept.written)
-        if let why = declared?.mismatch(with: summary, written: written) { throw bad(why) }
+        let summary = kept.summary
+        if let why = declared?.mismatch(with: summary) { throw bad(why) }
         if handOff != nil {
             // The entries went to the import as they came. What relates an entry to those after
             // it (a hard link's target, a parent not listed) is checked by reading the manifest
@@ -274,14 +275,14 @@ enum ManifestReader {
             if checks.needsSecondPass {
                 return try read(bytes, bundle: bundle, maxEntries: maxEntries, wholeDocumentLimit: wholeDocumentLimit, handOff: nil)
             }
-            return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: ManifestEntries(held: []))
+            return CheckedManifest(summary: summary, formatTwo: formatTwo, entries: ManifestEntries(held: []))
         }
         let checked = kept.entries.entries
         if checks.needsSecondPass {
             try checked.forEach { index, file in try checks.checkAgain(file, index: index) }
             try checks.finish()
         }
-        return CheckedManifest(summary: summary, formatTwo: formatTwo, writtenBytes: written, entries: checked)
+        return CheckedManifest(summary: summary, formatTwo: formatTwo, entries: checked)
     }
 
     /// One entry of `files`, checked on its own: a safe relative path, a known type, a size and
@@ -380,7 +381,6 @@ private final class EntryKeeper: @unchecked Sendable {
     // The queue's alone until ``finish()`` returns, then the caller's.
     private(set) var checks: ManifestChecks
     private(set) var summary: BundleSummary
-    private(set) var written: Int64 = 0
     /// What the header declares: no entry past it is kept or handed over.
     private let declared: ManifestTotals?
     private(set) var entries = ManifestEntries.Builder()
@@ -420,15 +420,14 @@ private final class EntryKeeper: @unchecked Sendable {
                     let file = try ManifestReader.entry(from: fields, index: index, formatTwo: formatTwo, bundle: checks.bundle)
                     try checks.check(file, index: index)
                     summary.add(file)
-                    if !file.sparse { written = written.addingSaturated(file.size) }
-                    if let why = declared?.exceeded(by: summary, written: written) {
+                    if let why = declared?.exceeded(by: summary) {
                         throw BundleImportError.badManifest(bundle: checks.bundle, reason: "at \(ExactFileName.printable(file.path)): " + why)
                     }
                     if handOff != nil { checked.append(file) } else { try entries.append(file) }
                 }
                 if let handOff {
                     checked.reverse()
-                    handOff(checked, summary, written)
+                    handOff(checked, summary)
                 }
             } catch {
                 lock.withLock { failure = error }

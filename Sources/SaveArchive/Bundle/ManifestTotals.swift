@@ -26,8 +26,9 @@ struct ManifestTotals: Sendable, Equatable {
         (self.entries, self.files, self.bytes, self.sparseBytes) = (entries, files, bytes, sparseBytes)
     }
 
-    init(_ summary: BundleSummary, writtenBytes: Int64) {
-        self.init(entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount, sparseBytes: summary.byteCount - writtenBytes)
+    /// The totals of `summary`'s entries.
+    init(_ summary: BundleSummary) {
+        self.init(entries: summary.entryCount, files: summary.fileCount, bytes: summary.byteCount, sparseBytes: summary.sparseByteCount)
     }
 
     /// As the header writes it; `sparseBytes` only where there are some.
@@ -67,8 +68,8 @@ struct ManifestTotals: Sendable, Equatable {
 
     /// Why entries read so far, with these running totals, are more than declared; `nil` while
     /// they are not.
-    func exceeded(by summary: BundleSummary, written: Int64) -> String? {
-        let listed = ManifestTotals(summary, writtenBytes: written)
+    func exceeded(by summary: BundleSummary) -> String? {
+        let listed = ManifestTotals(summary)
         let passed: String
         if listed.entries > entries {
             passed = "\(listed.entries) entries listed so far, more than the \(entries)"
@@ -85,8 +86,8 @@ struct ManifestTotals: Sendable, Equatable {
     }
 
     /// Why the whole manifest's totals are not the declared ones; `nil` when they are.
-    func mismatch(with summary: BundleSummary, written: Int64) -> String? {
-        let listed = ManifestTotals(summary, writtenBytes: written)
+    func mismatch(with summary: BundleSummary) -> String? {
+        let listed = ManifestTotals(summary)
         guard listed != self else { return nil }
         return "it lists \(listed.description) where its \"totals\" declare \(description), expected the totals of every entry"
     }

@@ -55,8 +55,9 @@ public struct MergeJob: Sendable {
         var info = stat()
         if stat(report, &info) == 0, info.st_mode & S_IFMT != S_IFREG, info.st_mode & S_IFMT != S_IFDIR { return }
         for (role, path) in copies + (output.map { [("the merged copy", $0)] } ?? []) {
-            if samePlace(report, path) || (isFolder(path) && FileIO.isInside(report, path)) {
-                throw SaveError(.usage, file: report, "\(samePlace(report, path) ? "is" : "inside") \(role) \(path), expected a path for the report that none of the copies holds")
+            let same = samePlace(report, path)
+            if same || (isFolder(path) && FileIO.isInside(report, path)) {
+                throw SaveError(.usage, file: report, "\(same ? "is" : "inside") \(role) \(path), expected a path for the report that none of the copies holds")
             }
         }
     }
